@@ -1,0 +1,127 @@
+"""The typed configuration: what a config file may say, validated once.
+
+Shape follows the predecessor (`agent:`/`agents:`, `orchestrator:`, `ui:`,
+`timeout_settings:`) so its configs load unchanged where we support what they use.
+Unknown keys are errors; nothing is forwarded to a provider unless it is declared here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from massgen.core.types import GenerationParams
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+VotingSensitivity = Literal["lenient", "balanced", "strict"]
+Novelty = Literal["lenient", "balanced", "strict"]
+FinalStrategy = Literal["winner_present", "winner_reuse", "synthesize"]
+
+
+class BackendConfig(Strict):
+    type: str
+    model: str | None = None
+    api_key: str | None = None
+    base_url: str | None = None
+    api_version: str | None = None
+    # Typed generation parameters; nothing else reaches the provider except `extra_body`.
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    stop: list[str] | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    extra_body: dict[str, Any] | None = None
+    # Ask the model for a JSON action instead of function calls (models without tools).
+    structured_actions: bool = False
+    # Per-request limits for this backend.
+    request_timeout_seconds: float = Field(default=300, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+
+    def generation_params(self) -> GenerationParams:
+        return GenerationParams(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            stop=tuple(self.stop) if self.stop else None,
+            presence_penalty=self.presence_penalty,
+            frequency_penalty=self.frequency_penalty,
+            reasoning_effort=self.reasoning_effort,
+            extra_body=self.extra_body,
+        )
+
+
+class AgentConfig(Strict):
+    id: str = Field(min_length=1)
+    backend: BackendConfig
+    system_message: str | None = None
+    voting_sensitivity: VotingSensitivity | None = None
+
+
+class OrchestratorConfig(Strict):
+    max_new_answers_per_agent: int = Field(default=3, ge=1)
+    # None: twice the team size, at least 10.
+    max_new_answers_global: int | None = Field(default=None, ge=1)
+    max_tool_iterations: int = Field(default=10, ge=1)
+    max_invalid_action_retries: int = Field(default=3, ge=0)
+    answer_novelty_requirement: Novelty = "lenient"
+    voting_sensitivity: VotingSensitivity = "lenient"
+    final_answer_strategy: FinalStrategy = "winner_present"
+    skip_final_presentation: bool = False
+    # How a vote for one's own answer counts: "tiebreak" (only to break ties between peer
+    # votes; self-preference is a known judge bias), "count" (like any vote), "exclude".
+    self_votes: Literal["tiebreak", "count", "exclude"] = "tiebreak"
+    # Seed for the anonymous label assignment and answer shuffling; recorded in the logs.
+    seed: int | None = None
+
+    def answer_limit(self, team_size: int) -> int:
+        if self.max_new_answers_global is not None:
+            return self.max_new_answers_global
+        return max(10, 2 * team_size)
+
+
+class TimeoutSettings(Strict):
+    orchestrator_timeout_seconds: float = Field(default=1800, gt=0)
+
+
+class UIConfig(Strict):
+    display_type: Literal[
+        "rich_terminal", "textual_terminal", "terminal", "simple", "silent", "plain"
+    ] = "rich_terminal"
+    logging_enabled: bool = True
+    automation_mode: bool = False
+    debug: bool = False
+
+
+class MassgenConfig(Strict):
+    agents: list[AgentConfig] = Field(min_length=1)
+    orchestrator: OrchestratorConfig = OrchestratorConfig()
+    ui: UIConfig = UIConfig()
+    timeout_settings: TimeoutSettings = TimeoutSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_agent_or_many(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "agent" in data:
+            data = dict(data)
+            if "agents" in data:
+                raise ValueError("use either `agent:` or `agents:`, not both")
+            data["agents"] = [data.pop("agent")]
+        return data
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> MassgenConfig:
+        seen: set[str] = set()
+        for agent in self.agents:
+            if agent.id in seen:
+                raise ValueError(f"agent id {agent.id!r} is used twice; ids must be unique")
+            seen.add(agent.id)
+        return self

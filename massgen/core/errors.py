@@ -1,0 +1,103 @@
+"""The error tree. Raise these; never yield error strings.
+
+    MassgenError
+    ├── ConfigError            the user can fix it: says where (file, key path) and how
+    ├── BackendError           a provider call failed; `retryable` says whether trying again can help
+    │   ├── AuthFailed         bad or missing credentials (never retried)
+    │   ├── RateLimited        429; carries the provider's Retry-After when it sent one
+    │   ├── ProviderUnavailable  5xx, connect or read timeout, a stream that stopped mid-answer
+    │   ├── MalformedResponse  the provider sent something we could not parse
+    │   ├── ContextTooLong     the prompt does not fit the model (never retried)
+    │   └── BadRequest         the provider rejected the request for another reason
+    └── DeadlineExceeded       a run's wall-clock deadline passed
+"""
+
+from __future__ import annotations
+
+
+class MassgenError(Exception):
+    """Base of every error massgen raises on purpose."""
+
+
+class ConfigError(MassgenError):
+    """A configuration the user can fix.
+
+    Rendered as one line: `FILE: KEY.PATH: what is wrong. fix`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        path: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.path = path
+        self.fix = fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = ": ".join(part for part in (self.file, self.path) if part)
+        text = f"{where}: {self.message}" if where else self.message
+        if self.fix:
+            text = f"{text.rstrip('.')}. {self.fix}"
+        return text
+
+
+class BackendError(MassgenError):
+    """A provider call failed. `message` is the provider's own words where it gave any."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, provider: str = "", status: int | None = None) -> None:
+        self.message = message
+        self.provider = provider
+        self.status = status
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        prefix = f"{self.provider}: " if self.provider else ""
+        code = f" (HTTP {self.status})" if self.status else ""
+        return f"{prefix}{type(self).__name__}{code}: {self.message}"
+
+
+class AuthFailed(BackendError):
+    pass
+
+
+class RateLimited(BackendError):
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        status: int | None = 429,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, provider=provider, status=status)
+        self.retry_after = retry_after
+
+
+class ProviderUnavailable(BackendError):
+    retryable = True
+
+
+class MalformedResponse(BackendError):
+    retryable = True
+
+
+class ContextTooLong(BackendError):
+    pass
+
+
+class BadRequest(BackendError):
+    pass
+
+
+class DeadlineExceeded(MassgenError):
+    pass

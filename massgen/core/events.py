@@ -1,0 +1,220 @@
+"""The event stream: everything a run does, as a closed union of small frozen records.
+
+The terminal views, the log directory, `status.json`, automation output and the Python
+`stream()` API are all derived from these events; none of them drives coordination.
+
+`agent` is always the user's own agent id from the config (the user may see it); models
+only ever see anonymised labels such as `agent2.3`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+def _now() -> float:
+    return time.time()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    at: float = field(default_factory=_now, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return _KIND_BY_TYPE[type(self)]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {"type": self.kind, **data}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted(Event):
+    question: str
+    agents: tuple[str, ...]
+    labels: dict[str, str]  # agent id -> anonymous label stem ("agent2")
+    log_dir: str | None = None
+    turn: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentStarted(Event):
+    """An agent began one run: a fresh context with the answers current at this moment."""
+
+    agent: str
+    run: int  # 1 for the first run of this agent, 2 after its first restart, ...
+    answers_in_view: tuple[str, ...]  # labels it can see
+    vote_only: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta(Event):
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta(Event):
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted(Event):
+    agent: str
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallFinished(Event):
+    agent: str
+    call_id: str
+    name: str
+    result: str
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerPublished(Event):
+    agent: str
+    label: str  # "agent2.3"
+    content: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteCast(Event):
+    agent: str
+    voter_label: str  # the voter's anonymous stem ("agent1")
+    target: str  # the agent id voted for
+    target_label: str  # the answer label voted for ("agent2.3")
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteInvalidated(Event):
+    """A standing vote stopped counting because a newer answer appeared."""
+
+    agent: str
+    target_label: str
+    newer_label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionRejected(Event):
+    """The agent's workflow action was invalid; it was told why and may try again."""
+
+    agent: str
+    reason: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentRestarted(Event):
+    agent: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentFailed(Event):
+    agent: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageReported(Event):
+    agent: str
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float | None = None
+    phase: str = "coordination"  # or "presentation"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinationFinished(Event):
+    winner: str | None
+    winner_label: str | None
+    tally: dict[str, int]  # answer label -> standing votes
+    reason: str  # "consensus", "deadline", "answer limit", "all agents failed", ...
+    tie_break: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PresentationStarted(Event):
+    agent: str
+    strategy: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinalTextDelta(Event):
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinished(Event):
+    answer: str
+    status: str  # "ok", "degraded", "timeout", "interrupted", "failed"
+    reason: str
+    winner: str | None
+    winner_label: str | None
+    failed_agents: dict[str, str] = field(default_factory=dict)
+
+
+AnyEvent = (
+    RunStarted
+    | AgentStarted
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | AnswerPublished
+    | VoteCast
+    | VoteInvalidated
+    | ActionRejected
+    | AgentRestarted
+    | AgentFailed
+    | UsageReported
+    | CoordinationFinished
+    | PresentationStarted
+    | FinalTextDelta
+    | RunFinished
+)
+
+_KIND_BY_TYPE: dict[type, str] = {
+    RunStarted: "run_started",
+    AgentStarted: "agent_started",
+    TextDelta: "text",
+    ReasoningDelta: "reasoning",
+    ToolCallStarted: "tool_call_started",
+    ToolCallFinished: "tool_call_finished",
+    AnswerPublished: "answer_published",
+    VoteCast: "vote_cast",
+    VoteInvalidated: "vote_invalidated",
+    ActionRejected: "action_rejected",
+    AgentRestarted: "agent_restarted",
+    AgentFailed: "agent_failed",
+    UsageReported: "usage",
+    CoordinationFinished: "coordination_finished",
+    PresentationStarted: "presentation_started",
+    FinalTextDelta: "final_text",
+    RunFinished: "run_finished",
+}
+_TYPE_BY_KIND = {kind: cls for cls, kind in _KIND_BY_TYPE.items()}
+
+
+def event_from_dict(data: dict[str, Any]) -> AnyEvent:
+    """Rebuild an event from `to_dict()` output (e.g. a line of events.jsonl)."""
+    cls = _TYPE_BY_KIND[data["type"]]
+    names = {f.name for f in fields(cls)}
+    kwargs = {k: v for k, v in data.items() if k in names}
+    for key in ("agents", "answers_in_view"):
+        if isinstance(kwargs.get(key), list):
+            kwargs[key] = tuple(kwargs[key])
+    return cls(**kwargs)

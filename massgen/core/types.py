@@ -1,0 +1,107 @@
+"""Value types that cross the backend seam.
+
+A backend receives a `Request` and yields `BackendEvent`s. Nothing above the backend layer
+ever sees a provider payload: every backend normalises into these types at its boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A function the model may call: name, description and a JSON schema for arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model made. `arguments` is the raw JSON text as the model wrote it."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationParams:
+    """Typed sampling parameters. `None` means "let the provider decide"."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    reasoning_effort: str | None = None
+    extra_body: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    params: GenerationParams = field(default_factory=GenerationParams)
+    # Ask for a JSON object matching this schema instead of (or besides) tools; used by
+    # models without function calling.
+    json_schema: dict[str, Any] | None = None
+
+
+# --- what a backend yields -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+    # True when the provider sent no usage and the numbers are estimated from text length.
+    estimated: bool = False
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
+            self.estimated or other.estimated,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    reason: str = "stop"
+
+
+BackendEvent = TextChunk | ReasoningChunk | ToolCall | Usage | Finish
