@@ -1,1 +1,37 @@
+"""Typed config: the schema, the file loader and the packaged examples."""
 
+from massgen.config.loader import (
+    config_from_dict,
+    find_default_config,
+    load_config,
+    load_config_with_raw,
+    load_env_files,
+    redact,
+)
+from massgen.config.presets import example_text, list_examples, resolve_config_arg
+from massgen.config.schema import (
+    AgentConfig,
+    BackendConfig,
+    MassgenConfig,
+    OrchestratorConfig,
+    TimeoutSettings,
+    UIConfig,
+)
+
+__all__ = [
+    "AgentConfig",
+    "BackendConfig",
+    "MassgenConfig",
+    "OrchestratorConfig",
+    "TimeoutSettings",
+    "UIConfig",
+    "config_from_dict",
+    "example_text",
+    "find_default_config",
+    "list_examples",
+    "load_config",
+    "load_config_with_raw",
+    "load_env_files",
+    "redact",
+    "resolve_config_arg",
+]

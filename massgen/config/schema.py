@@ -125,3 +125,53 @@ class MassgenConfig(Strict):
                 raise ValueError(f"agent id {agent.id!r} is used twice; ids must be unique")
             seen.add(agent.id)
         return self
+
+
+def _keys(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Keys the predecessor's configs use that we do not honour yet. A config that sets one is
+# refused with "not supported yet" (not a did-you-mean) and is never silently ignored.
+# Keyed by the model whose level the key would sit at.
+NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
+    MassgenConfig: _keys("memory hooks checkpoint filesystem consumption_settings"),
+    AgentConfig: _keys("subtask main_agent subagent_agents memory hooks filesystem"),
+    BackendConfig: _keys(
+        # tools and workspaces
+        "mcp_servers cwd custom_tools permissions hooks allowed_tools exclude_tools"
+        " disallowed_tools direct_mcp_servers exclude_file_operation_mcps"
+        " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
+        " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
+        # provider built-in tools
+        " enable_web_search enable_code_execution enable_code_interpreter enable_x_search"
+        " enable_programmatic_flow enable_tool_search enable_strict_tool_use output_schema"
+        " upload_files"
+        # command-line execution
+        " enable_mcp_command_line command_line_execution_mode command_line_allowed_commands"
+        " command_line_blocked_commands command_line_docker_image"
+        " command_line_docker_memory_limit command_line_docker_cpu_limit"
+        " command_line_docker_network_mode command_line_docker_enable_sudo"
+        " command_line_docker_credentials command_line_docker_packages"
+        # media generation
+        " enable_image_generation enable_audio_generation enable_file_generation"
+        " enable_video_generation enable_multimodal_tools"
+        # claude_code specifics, and the OpenAI Responses `text` block
+        " permission_mode system_prompt append_system_prompt text"
+    ),
+    OrchestratorConfig: _keys(
+        "context_paths snapshot_storage agent_temporary_workspace coordination dspy"
+        " skip_coordination_rounds debug_final_answer voting_threshold skip_voting"
+        " disable_injection defer_voting_until_all_answered coordination_mode presenter_agent"
+        " fairness_enabled fairness_lead_cap_answers max_midstream_injections_per_round"
+        " defer_peer_updates_until_restart checklist_require_gap_report gap_report_mode"
+        " max_checklist_calls_per_round checklist_first_answer"
+        " allow_midstream_peer_updates_before_checklist_submit enable_nlip nlip_config"
+        " enable_multimodal_tools image_generation_backend video_generation_backend"
+        " audio_generation_backend docker max_turns interactive_mode"
+    ),
+    TimeoutSettings: _keys(
+        "initial_round_timeout_seconds subsequent_round_timeout_seconds"
+        " round_timeout_grace_seconds agent_timeout_seconds"
+    ),
+}
