@@ -1,0 +1,360 @@
+"""OpenAI Chat Completions, the wire format most providers and local servers speak.
+
+Provider payloads and SDK exceptions stop here: callers see `BackendEvent`s and
+`BackendError`s only. The SDK's own retries are off; `retry.retrying` wraps each call so
+retries are bounded, jittered and never repeat streamed text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.core.errors import (
+    AuthFailed,
+    BackendError,
+    BadRequest,
+    ContextTooLong,
+    MalformedResponse,
+    ProviderUnavailable,
+    RateLimited,
+)
+from massgen.core.types import (
+    BackendEvent,
+    Finish,
+    GenerationParams,
+    Message,
+    ReasoningChunk,
+    Request,
+    TextChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+_TYPED_PARAMS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "reasoning_effort",
+)
+# Servers put reasoning in non-standard delta fields: vLLM/DeepSeek `reasoning_content`,
+# OpenRouter/Ollama/newer vLLM `reasoning`.
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+_CONTEXT_WORDING = re.compile(
+    r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long|"
+    r"reduce the length|input is too long",
+    re.IGNORECASE,
+)
+_CHARS_PER_TOKEN = 4
+
+
+class ChatCompletionsBackend:
+    """One model behind an OpenAI-compatible `/chat/completions` endpoint."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str,
+        provider: str = "chatcompletion",
+        params: GenerationParams | None = None,
+        timeout: float = 300.0,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rand: Callable[[], float] | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> None:
+        self.name = f"{provider}:{model}"
+        self.model = model
+        self._params = params or GenerationParams()
+        self._retry = retry or RetryPolicy()
+        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
+        if rand is not None:
+            self._retry_hooks["rand"] = rand
+        self._secret = api_key
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            # `read` bounds the gap between bytes, so a stalled stream fails in time.
+            timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)),
+        )
+
+    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
+        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
+        try:
+            async for event in self._events(request):
+                yield event
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from None
+        except json.JSONDecodeError as exc:
+            raise MalformedResponse(f"unparseable chunk: {exc}", provider=self.name) from None
+
+    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+        stream = await self._client.chat.completions.create(**self._payload(request))
+        state = _StreamState(self.name)
+        async with stream:
+            async for chunk in stream:
+                for event in state.feed(chunk):
+                    yield event
+        for event in state.close(_prompt_chars(request)):
+            yield event
+
+    def _payload(self, request: Request) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_message(m) for m in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            payload["tools"] = [_tool(t) for t in request.tools]
+        if request.json_schema is not None:
+            payload["response_format"] = _response_format(request.json_schema)
+        payload.update(_merged_params(self._params, request.params))
+        return payload
+
+    def _error(self, exc: openai.OpenAIError) -> BackendError:
+        error = _map_error(exc, self.name)
+        # Some providers echo the key back in their error text.
+        if self._secret and len(self._secret) > 4 and self._secret in error.message:
+            error.message = error.message.replace(self._secret, "***")
+            error.args = (error.message,)
+        return error
+
+
+# --- request conversion -----------------------------------------------------------------
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    return out
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    function = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+    return {"type": "function", "function": function}
+
+
+def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))[:64]
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+
+
+def _merged_params(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
+    """Typed parameters only; the request's values win over the backend's defaults."""
+    out: dict[str, Any] = {}
+    for name in _TYPED_PARAMS:
+        value = getattr(override, name)
+        if value is None:
+            value = getattr(defaults, name)
+        if value is not None:
+            out[name] = list(value) if name == "stop" else value
+    extra = {**(defaults.extra_body or {}), **(override.extra_body or {})}
+    if extra:
+        out["extra_body"] = extra
+    return out
+
+
+def _prompt_chars(request: Request) -> int:
+    chars = sum(
+        len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
+    )
+    if request.tools:
+        chars += len(json.dumps([_tool(t) for t in request.tools]))
+    return chars
+
+
+# --- stream normalisation ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class _StreamState:
+    """What one streamed completion has said so far."""
+
+    def __init__(self, provider: str) -> None:
+        self._provider = provider
+        self._calls: dict[int, _PendingCall] = {}
+        self._finish: str | None = None
+        self._usage: Any = None
+        self._output_chars = 0
+
+    def feed(self, chunk: Any) -> list[BackendEvent]:
+        try:
+            return self._feed(chunk)
+        except (AttributeError, TypeError) as exc:
+            raise MalformedResponse(
+                f"unexpected chunk shape: {exc}", provider=self._provider
+            ) from None
+
+    def _feed(self, chunk: Any) -> list[BackendEvent]:
+        if chunk.usage is not None:
+            self._usage = chunk.usage
+        events: list[BackendEvent] = []
+        for choice in chunk.choices or ():
+            if choice.index not in (0, None):
+                continue  # we ask for one choice; ignore any others
+            events.extend(self._delta(choice.delta))
+            self._finish = choice.finish_reason or self._finish
+        return events
+
+    def _delta(self, delta: Any) -> list[BackendEvent]:
+        if delta is None:
+            return []
+        events: list[BackendEvent] = []
+        reasoning = _reasoning_text(delta)
+        if reasoning:
+            self._output_chars += len(reasoning)
+            events.append(ReasoningChunk(reasoning))
+        if delta.content:
+            self._output_chars += len(delta.content)
+            events.append(TextChunk(delta.content))
+        for position, part in enumerate(delta.tool_calls or ()):
+            self._tool_delta(position, part)
+        return events
+
+    def _tool_delta(self, position: int, part: Any) -> None:
+        index = part.index if part.index is not None else position
+        call = self._calls.setdefault(index, _PendingCall())
+        call.id = call.id or part.id or ""
+        if part.function is not None:
+            call.name = call.name or part.function.name or ""
+            call.arguments += part.function.arguments or ""
+            self._output_chars += len(part.function.arguments or "")
+
+    def close(self, prompt_chars: int) -> list[BackendEvent]:
+        """Tool calls, usage and finish, once the stream has ended.
+
+        Raises:
+            ProviderUnavailable: the stream ended without a finish reason.
+        """
+        if self._finish is None:
+            raise ProviderUnavailable("stream ended early", provider=self._provider)
+        events: list[BackendEvent] = [self._tool_call(i, c) for i, c in sorted(self._calls.items())]
+        events.append(self._usage_event(prompt_chars))
+        events.append(Finish(self._finish))
+        return events
+
+    def _tool_call(self, index: int, call: _PendingCall) -> ToolCall:
+        if not call.name:
+            raise MalformedResponse("tool call without a name", provider=self._provider)
+        return ToolCall(call.id or f"call_{index}", call.name, call.arguments or "{}")
+
+    def _usage_event(self, prompt_chars: int) -> Usage:
+        if self._usage is None:
+            return Usage(
+                input_tokens=_estimate(prompt_chars),
+                output_tokens=_estimate(self._output_chars),
+                estimated=True,
+            )
+        return _usage(self._usage)
+
+
+def _reasoning_text(delta: Any) -> str:
+    extra = delta.model_extra or {}
+    for field in _REASONING_FIELDS:
+        value = extra.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _usage(raw: Any) -> Usage:
+    prompt_details = getattr(raw, "prompt_tokens_details", None)
+    completion_details = getattr(raw, "completion_tokens_details", None)
+    return Usage(
+        input_tokens=raw.prompt_tokens or 0,
+        output_tokens=raw.completion_tokens or 0,
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+        cached_input_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+    )
+
+
+def _estimate(chars: int) -> int:
+    return math.ceil(chars / _CHARS_PER_TOKEN)
+
+
+# --- errors -----------------------------------------------------------------------------
+
+
+def _map_error(exc: openai.OpenAIError, provider: str) -> BackendError:
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(exc, provider)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        return ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+    if isinstance(exc, openai.APIError):
+        # An error event inside an otherwise healthy stream.
+        return ProviderUnavailable(_provider_message(exc), provider=provider)
+    return BadRequest(str(exc), provider=provider)
+
+
+def _status_error(exc: openai.APIStatusError, provider: str) -> BackendError:
+    status = exc.status_code
+    message = _provider_message(exc)
+    if status in (401, 403):
+        return AuthFailed(message, provider=provider, status=status)
+    if status == 429:
+        wait = _retry_after(exc.response.headers)
+        return RateLimited(message, provider=provider, status=status, retry_after=wait)
+    if status in (400, 413, 422) and _is_context_error(exc, message):
+        return ContextTooLong(message, provider=provider, status=status)
+    if status in (408, 409, 425) or status >= 500:
+        return ProviderUnavailable(message, provider=provider, status=status)
+    return BadRequest(message, provider=provider, status=status)
+
+
+def _provider_message(exc: openai.APIError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str) and body["message"]:
+        return body["message"]
+    if isinstance(body, str) and body:
+        return body
+    return exc.message
+
+
+def _is_context_error(exc: openai.APIError, message: str) -> bool:
+    return exc.code == "context_length_exceeded" or bool(_CONTEXT_WORDING.search(message))
+
+
+def _retry_after(headers: Any) -> float | None:
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    return parse_retry_after(headers.get("retry-after"))

@@ -1,0 +1,120 @@
+"""Provider profiles: data, not subclasses.
+
+A profile says where a provider lives and how it is authenticated; `wire` names the module
+that speaks its API format. Adding an OpenAI-compatible provider is one row in `PROFILES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    # None: the config must give `base_url`.
+    base_url: str | None
+    # Environment variables tried in order when the config has no `api_key`.
+    key_env: tuple[str, ...]
+    # None: the config must give `model`.
+    default_model: str | None
+    key_required: bool
+    wire: str = "chatcompletion"
+
+
+# Sent when a local server needs no key; the SDK refuses an empty one.
+NO_KEY = "EMPTY"
+
+_P = Profile
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        # Generic: any OpenAI-compatible URL; the key env var follows the host (`key_env_for`).
+        _P("chatcompletion", None, (), None, key_required=False),
+        _P("vllm", "http://localhost:8000/v1", ("VLLM_API_KEY",), None, key_required=False),
+        _P("sglang", "http://localhost:30000/v1", ("SGLANG_API_KEY",), None, key_required=False),
+        _P("lmstudio", "http://localhost:1234/v1", (), None, key_required=False),
+        _P("ollama", "http://localhost:11434/v1", (), None, key_required=False),
+        _P("openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), None, True),
+        _P("groq", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), None, True),
+        _P("together", "https://api.together.xyz/v1", ("TOGETHER_API_KEY",), None, True),
+        _P("cerebras", "https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",), None, True),
+        _P(
+            "fireworks", "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",), None, True
+        ),
+        _P("nebius", "https://api.studio.nebius.ai/v1", ("NEBIUS_API_KEY",), None, True),
+        _P(
+            "moonshot",
+            "https://api.moonshot.cn/v1",
+            ("MOONSHOT_API_KEY", "KIMI_API_KEY"),
+            None,
+            True,
+        ),
+        _P("zai", "https://api.z.ai/api/paas/v4/", ("ZAI_API_KEY",), "glm-4.5", True),
+        _P(
+            "qwen",
+            "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+            ("QWEN_API_KEY",),
+            None,
+            True,
+        ),
+        _P("nvidia_nim", "https://integrate.api.nvidia.com/v1", ("NGC_API_KEY",), None, True),
+        _P("poe", None, ("POE_API_KEY",), None, True),
+    )
+}
+
+# Host suffix -> key env vars, for the generic `chatcompletion` type. Matched on the URL's
+# host at a dot boundary (the predecessor used raw substrings, and checked `nebius.com`
+# while its own default URL was on `nebius.ai`).
+KEY_ENV_BY_HOST: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("cerebras.ai", ("CEREBRAS_API_KEY",)),
+    ("together.xyz", ("TOGETHER_API_KEY",)),
+    ("fireworks.ai", ("FIREWORKS_API_KEY",)),
+    ("groq.com", ("GROQ_API_KEY",)),
+    ("nebius.ai", ("NEBIUS_API_KEY",)),
+    ("nebius.com", ("NEBIUS_API_KEY",)),
+    ("openrouter.ai", ("OPENROUTER_API_KEY",)),
+    ("z.ai", ("ZAI_API_KEY",)),
+    ("bigmodel.cn", ("ZAI_API_KEY",)),
+    ("moonshot.ai", ("MOONSHOT_API_KEY", "KIMI_API_KEY")),
+    ("moonshot.cn", ("MOONSHOT_API_KEY", "KIMI_API_KEY")),
+    ("nvidia.com", ("NGC_API_KEY",)),
+    ("poe.com", ("POE_API_KEY",)),
+    ("aliyuncs.com", ("QWEN_API_KEY",)),
+    ("openai.com", ("OPENAI_API_KEY",)),
+    ("x.ai", ("XAI_API_KEY",)),
+    ("googleapis.com", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+    ("anthropic.com", ("ANTHROPIC_API_KEY",)),
+)
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1"})
+
+
+def host_of(url: str) -> str:
+    return (urlparse(url).hostname or "").lower()
+
+
+def is_local(url: str) -> bool:
+    return host_of(url) in LOCAL_HOSTS
+
+
+def key_env_for(profile: Profile, base_url: str | None) -> tuple[str, ...]:
+    """The env vars that may hold the key for `profile` talking to `base_url`."""
+    if profile.key_env or not base_url:
+        return profile.key_env
+    host = host_of(base_url)
+    for suffix, names in KEY_ENV_BY_HOST:
+        if host == suffix or host.endswith("." + suffix):
+            return names
+    return ()
+
+
+def key_required(profile: Profile, base_url: str | None) -> bool:
+    """Whether a call can work without a key. Unknown hosts may or may not need one; we
+    never send some other provider's key to them, so a key for them comes from the config."""
+    if base_url and is_local(base_url):
+        return False
+    if profile.name == "chatcompletion":
+        return bool(key_env_for(profile, base_url))
+    return profile.key_required
