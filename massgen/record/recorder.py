@@ -1,0 +1,213 @@
+"""The recorded-run layout of one turn, written from the event stream alone.
+
+turn_<n>/
+  events.jsonl               every event, one JSON object per line
+  coordination_events.json   coordination-level events + session metadata
+  coordination_table.txt     one column per agent (see table.py)
+  vote.json                  the tally and every vote, with its standing flag
+  status.json                live status, rewritten on every coordination event
+  execution_metadata.yaml    how the run was started (secrets masked)
+  agent_<id>/answer_<n>.txt, agent_<id>/votes.json
+  final/answer.txt, final/presenter.txt
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+
+from massgen.core.events import (
+    AnswerPublished,
+    AnyEvent,
+    CoordinationFinished,
+    RunFinished,
+    VoteCast,
+    VoteInvalidated,
+)
+from massgen.record.atomic import write_json, write_text
+from massgen.record.metadata import execution_metadata
+from massgen.record.state import COORDINATION_EVENTS, STATUS_EVENTS, STREAM_EVENTS, RunState
+from massgen.record.status import agent_votes, status_document, vote_document
+from massgen.record.table import coordination_table
+from massgen.record.timeline import timeline_document
+
+LOG_BASE_ENV = "MASSGEN_LOG_BASE_DIR"
+
+
+def new_log_dir(base: Path | None = None, turn: int = 1) -> Path:
+    """Create and return `<base>/log_<YYYYMMDD_HHMMSS_ffffff>/turn_<turn>/`.
+
+    `base` defaults to `$MASSGEN_LOG_BASE_DIR`, else `.massgen/massgen_logs` under the
+    current directory. Two runs started in the same microsecond get distinct directories.
+    """
+    root = base or Path(os.environ.get(LOG_BASE_ENV) or Path.cwd() / ".massgen" / "massgen_logs")
+    while True:
+        session = Path(root) / f"log_{datetime.now().strftime('%Y%m%d_%H%M%S_%f')}"
+        try:
+            session.mkdir(parents=True)
+            break
+        except FileExistsError:
+            continue
+    turn_dir = session / f"turn_{turn}"
+    turn_dir.mkdir()
+    return turn_dir
+
+
+class Recorder:
+    """Writes one turn's log directory from its events.
+
+    Call `handle` for every event in order and `close` once at the end (also on Ctrl-C,
+    with `interrupted=True`). Stream chunks only append to the buffered events.jsonl;
+    every other event flushes it, and coordination events rewrite status.json atomically.
+    Disk errors propagate as `OSError`; the caller decides whether logging may fail a run.
+    """
+
+    def __init__(
+        self,
+        log_dir: Path,
+        *,
+        question: str,
+        config_raw: dict[str, Any] | None = None,
+        config_path: str | None = None,
+        cli_args: list[str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._clock = clock  # injectable so tests get fixed timestamps
+        self._start = clock()
+        self._end: float | None = None
+        self._state = RunState(question)
+        self._timeline: list[AnyEvent] = []
+        self._events = (self.log_dir / "events.jsonl").open("a", encoding="utf-8")
+        meta = execution_metadata(
+            question=question,
+            config_raw=config_raw,
+            config_path=config_path,
+            cli_args=cli_args,
+            log_dir=str(self.log_dir),
+            start=self._start,
+        )
+        text = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False)
+        write_text(self.log_dir / "execution_metadata.yaml", text)
+        self._write_status()
+
+    @property
+    def state(self) -> RunState:
+        return self._state
+
+    def handle(self, event: AnyEvent) -> None:
+        """Record one event. Events arriving after `close` are ignored."""
+        if self._events.closed:
+            return
+        self._events.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self._state.apply(event)
+        if isinstance(event, STREAM_EVENTS):
+            return
+        self._events.flush()
+        if isinstance(event, COORDINATION_EVENTS):
+            self._timeline.append(event)
+            self._on_coordination(event)
+        if isinstance(event, STATUS_EVENTS):
+            self._write_status()
+
+    def close(self, interrupted: bool = False) -> None:
+        """Write everything known so far. Idempotent.
+
+        Without a RunFinished the run is marked "interrupted" (or "incomplete" when
+        `interrupted` is false), keeping every answer and vote already decided.
+        """
+        if self._events.closed:
+            return
+        self._events.close()
+        self._end = self._clock()
+        self._state.end(interrupted)
+        self._write_summary()
+        for agent_id in self._state.agents:
+            self._write_agent_votes(agent_id)
+        self._write_final()
+        self._write_status()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close(interrupted=exc_type is not None)
+
+    def _on_coordination(self, event: AnyEvent) -> None:
+        match event:
+            case AnswerPublished():
+                answer = self._state.agent(event.agent).answers[-1]
+                path = self._agent_dir(event.agent) / f"answer_{answer.version}.txt"
+                write_text(path, event.content)
+            case VoteCast() | VoteInvalidated():
+                self._write_agent_votes(event.agent)
+            case CoordinationFinished():
+                self._write_summary()
+            case RunFinished():
+                self._write_final()
+            case _:
+                pass
+
+    def _agent_dir(self, agent_id: str) -> Path:
+        # Agent ids come from the user's config; keep them from escaping the log dir.
+        return self.log_dir / f"agent_{re.sub(r'[^A-Za-z0-9_.-]', '_', agent_id)}"
+
+    def _write_agent_votes(self, agent_id: str) -> None:
+        write_json(self._agent_dir(agent_id) / "votes.json", agent_votes(self._state, agent_id))
+
+    def _write_status(self) -> None:
+        doc = status_document(
+            self._state, log_dir=str(self.log_dir), start=self._start, now=self._clock()
+        )
+        write_json(self.log_dir / "status.json", doc)
+
+    def _write_summary(self) -> None:
+        """vote.json, coordination_events.json and the table: what coordination decided."""
+        state = self._state
+        write_json(self.log_dir / "vote.json", vote_document(state))
+        doc = timeline_document(
+            self._timeline,
+            question=state.question,
+            agent_ids=list(state.agents),
+            start=self._start,
+            end=self._end,
+            winner=state.winner,
+        )
+        write_json(self.log_dir / "coordination_events.json", doc)
+        write_text(self.log_dir / "coordination_table.txt", coordination_table(self._timeline))
+
+    def _write_final(self) -> None:
+        state = self._state
+        answer = state.finished.answer if state.finished else "".join(state.final_parts)
+        if state.finished or answer:
+            write_text(self.log_dir / "final" / "answer.txt", answer)
+        write_text(self.log_dir / "final" / "presenter.txt", _presenter_text(state))
+
+
+def _presenter_text(state: RunState) -> str:
+    rows = {
+        "winner": state.winner or "none",
+        "label": state.winner_label or "none",
+        "presenter": state.presenter or "none",
+        "strategy": state.strategy or "none",
+        "status": state.run_status,
+        "reason": state.finish_reason or "none",
+    }
+    if state.finished is None and state.final_parts:
+        rows["answer"] = "partial: the presentation was cut off"
+    return "".join(f"{key}: {value}\n" for key, value in rows.items())

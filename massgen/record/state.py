@@ -1,0 +1,291 @@
+"""What a run has decided so far, folded from its events.
+
+Every recorded file (status.json, vote.json, the per-agent files) is rendered from this
+one state, so they cannot disagree with each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from massgen.core.events import (
+    ActionRejected,
+    AgentFailed,
+    AgentRestarted,
+    AgentStarted,
+    AnswerPublished,
+    AnyEvent,
+    CoordinationFinished,
+    FinalTextDelta,
+    PresentationStarted,
+    ReasoningDelta,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageReported,
+    VoteCast,
+    VoteInvalidated,
+)
+from massgen.record.text import iso, version_of
+
+# Streamed chunks: many per second, so they are buffered and never trigger a rewrite.
+STREAM_EVENTS = (TextDelta, ReasoningDelta, FinalTextDelta)
+
+# What a reader of the coordination log cares about: who answered, voted, failed, won.
+COORDINATION_EVENTS = (
+    RunStarted,
+    AgentStarted,
+    AnswerPublished,
+    VoteCast,
+    VoteInvalidated,
+    ActionRejected,
+    AgentRestarted,
+    AgentFailed,
+    CoordinationFinished,
+    PresentationStarted,
+    RunFinished,
+)
+
+# Events that change what status.json shows: coordination, plus live token/cost totals.
+STATUS_EVENTS = (*COORDINATION_EVENTS, UsageReported)
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float | None = None  # None until some call reports a price
+
+    def add(self, other: Usage | UsageReported) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.cached_input_tokens += other.cached_input_tokens
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(slots=True)
+class Vote:
+    voter: str
+    voter_label: str
+    target: str
+    target_label: str
+    reason: str
+    at: float
+    standing: bool = True
+    ended_by: str | None = None  # the newer answer label, or "superseded"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "voter": self.voter,
+            "voter_label": self.voter_label,
+            "target": self.target,
+            "target_label": self.target_label,
+            "reason": self.reason,
+            "timestamp": iso(self.at),
+            "standing": self.standing,
+            "ended_by": self.ended_by,
+        }
+
+
+@dataclass(slots=True)
+class Answer:
+    label: str
+    version: int
+    content: str
+
+
+@dataclass(slots=True)
+class AgentState:
+    label: str  # anonymous stem, "agent2"
+    status: str = "waiting"
+    runs: int = 0
+    answers: list[Answer] = field(default_factory=list)
+    vote: Vote | None = None  # the standing vote, if any
+    restarts: int = 0
+    rejected_actions: int = 0
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+class RunState:
+    """The fold of a run's events; `apply` is called once per event, in order."""
+
+    def __init__(self, question: str) -> None:
+        self.question = question
+        self.agents: dict[str, AgentState] = {}
+        self.votes: list[Vote] = []
+        self.phase = "coordinating"
+        self.outcome: CoordinationFinished | None = None
+        self.finished: RunFinished | None = None
+        self.presenter: str | None = None
+        self.strategy: str | None = None
+        self.final_parts: list[str] = []  # presentation text streamed so far
+        self.ended: str | None = None  # "interrupted"/"incomplete" if closed without RunFinished
+
+    def agent(self, agent_id: str) -> AgentState:
+        """The agent's state, created on first sight (an event may precede RunStarted)."""
+        if agent_id not in self.agents:
+            self.agents[agent_id] = AgentState(label=agent_id)
+        return self.agents[agent_id]
+
+    def end(self, interrupted: bool) -> None:
+        """The recording stops; without a RunFinished, say how the run ended."""
+        if self.finished is None:
+            self.ended = "interrupted" if interrupted else "incomplete"
+            self.phase = "finished"
+
+    @property
+    def run_status(self) -> str:
+        if self.finished is not None:
+            return self.finished.status
+        return self.ended or "running"
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self.finished.reason if self.finished is not None else self.ended
+
+    @property
+    def winner(self) -> str | None:
+        source = self.finished or self.outcome
+        return source.winner if source else None
+
+    @property
+    def winner_label(self) -> str | None:
+        source = self.finished or self.outcome
+        return source.winner_label if source else None
+
+    def totals(self) -> Usage:
+        total = Usage()
+        for state in self.agents.values():
+            total.add(state.usage)
+        return total
+
+    def standing_tally(self) -> dict[str, int]:
+        """Votes per answer label among votes still standing: the tally before it is final."""
+        tally: dict[str, int] = {}
+        for vote in self.votes:
+            if vote.standing:
+                tally[vote.target_label] = tally.get(vote.target_label, 0) + 1
+        return tally
+
+    def apply(self, event: AnyEvent) -> None:
+        match event:
+            case TextDelta() | ReasoningDelta() | ToolCallStarted() | ToolCallFinished():
+                pass
+            case FinalTextDelta():
+                self.final_parts.append(event.text)
+            case RunStarted():
+                self._run_started(event)
+            case AgentStarted():
+                self._agent_started(event)
+            case AnswerPublished():
+                self._answer_published(event)
+            case VoteCast():
+                self._vote_cast(event)
+            case VoteInvalidated():
+                self._vote_invalidated(event)
+            case ActionRejected():
+                self.agent(event.agent).rejected_actions += 1
+            case AgentRestarted():
+                self._agent_restarted(event)
+            case AgentFailed():
+                self._agent_failed(event)
+            case UsageReported():
+                self.agent(event.agent).usage.add(event)
+            case CoordinationFinished():
+                self.outcome = event
+                self.phase = "presenting"
+            case PresentationStarted():
+                self._presentation_started(event)
+            case RunFinished():
+                self._run_finished(event)
+            case _:
+                assert_never(event)
+
+    def _run_started(self, event: RunStarted) -> None:
+        self.question = event.question or self.question
+        for agent_id in event.agents:
+            self.agent(agent_id).label = event.labels.get(agent_id, agent_id)
+
+    def _agent_started(self, event: AgentStarted) -> None:
+        state = self.agent(event.agent)
+        state.runs = max(state.runs + 1, event.run)
+        state.status = "streaming"
+
+    def _answer_published(self, event: AnswerPublished) -> None:
+        state = self.agent(event.agent)
+        version = version_of(event.label, len(state.answers) + 1)
+        state.answers.append(Answer(event.label, version, event.content))
+        state.status = "answered"
+
+    def _vote_cast(self, event: VoteCast) -> None:
+        state = self.agent(event.agent)
+        if state.vote is not None:
+            _end(state.vote, "superseded")
+        vote = Vote(
+            voter=event.agent,
+            voter_label=event.voter_label,
+            target=event.target,
+            target_label=event.target_label,
+            reason=event.reason,
+            at=event.at,
+        )
+        self.votes.append(vote)
+        state.vote = vote
+        state.status = "voted"
+
+    def _vote_invalidated(self, event: VoteInvalidated) -> None:
+        state = self.agent(event.agent)
+        if state.vote is not None:
+            _end(state.vote, event.newer_label)
+            state.vote = None
+        # Its turn is over until the orchestrator starts it again.
+        if state.status == "voted":
+            state.status = "waiting"
+
+    def _agent_restarted(self, event: AgentRestarted) -> None:
+        state = self.agent(event.agent)
+        state.restarts += 1
+        state.status = "restarting"
+
+    def _agent_failed(self, event: AgentFailed) -> None:
+        state = self.agent(event.agent)
+        state.status = "failed"
+        state.error = event.error
+
+    def _presentation_started(self, event: PresentationStarted) -> None:
+        self.presenter = event.agent
+        self.strategy = event.strategy
+        self.phase = "presenting"
+        self.agent(event.agent).status = "presenting"
+
+    def _run_finished(self, event: RunFinished) -> None:
+        self.finished = event
+        self.phase = "finished"
+        for agent_id, error in event.failed_agents.items():
+            self.agent(agent_id).status = "failed"
+            self.agent(agent_id).error = error
+        for state in self.agents.values():
+            if state.status != "failed":
+                state.status = "done"
+
+
+def _end(vote: Vote, by: str) -> None:
+    vote.standing = False
+    vote.ended_by = by

@@ -1,0 +1,97 @@
+"""The documents rendered from a `RunState`: status.json, vote.json, per-agent votes.
+
+Pure functions of the state (plus the clock values passed in), so they are easy to test
+and the recorder decides alone when to write them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from massgen.record.state import AgentState, RunState
+from massgen.record.text import iso, preview
+
+REASON_PREVIEW = 120
+ANSWER_PREVIEW = 300
+
+
+def status_document(state: RunState, *, log_dir: str, start: float, now: float) -> dict[str, Any]:
+    """Live status: what each agent is doing and what has been decided, as of `now`."""
+    return {
+        "meta": {
+            "question": state.question,
+            "log_dir": log_dir,
+            "start_time": iso(start),
+            "last_updated": iso(now),
+            "elapsed_seconds": round(now - start, 3),
+        },
+        "coordination": _coordination(state),
+        "agents": {agent_id: _agent(a) for agent_id, a in state.agents.items()},
+        "results": _results(state),
+        "totals": state.totals().to_dict(),
+        "status": state.run_status,
+        "finish_reason": state.finish_reason,
+        "is_complete": state.finished is not None,
+    }
+
+
+def _coordination(state: RunState) -> dict[str, Any]:
+    agents = state.agents.values()
+    return {
+        "phase": state.phase,
+        "agents_total": len(state.agents),
+        "agents_answered": sum(1 for a in agents if a.answers),
+        "agents_voting": sum(1 for a in agents if a.vote is not None),
+        "agents_failed": sum(1 for a in agents if a.status == "failed"),
+        "presenter": state.presenter,
+        "strategy": state.strategy,
+    }
+
+
+def _agent(a: AgentState) -> dict[str, Any]:
+    vote = None
+    if a.vote is not None:
+        vote = {
+            "target_label": a.vote.target_label,
+            "reason_preview": preview(a.vote.reason, REASON_PREVIEW),
+        }
+    return {
+        "label": a.label,
+        "status": a.status,
+        "runs": a.runs,
+        "answer_count": len(a.answers),
+        "latest_answer_label": a.answers[-1].label if a.answers else None,
+        "vote": vote,
+        "restarts": a.restarts,
+        "rejected_actions": a.rejected_actions,
+        "error": a.error,
+        "usage": a.usage.to_dict(),
+    }
+
+
+def _results(state: RunState) -> dict[str, Any]:
+    outcome, finished = state.outcome, state.finished
+    return {
+        "winner": state.winner,
+        "winner_label": state.winner_label,
+        "tally": outcome.tally if outcome else state.standing_tally(),
+        "final_answer_preview": preview(finished.answer, ANSWER_PREVIEW) if finished else None,
+    }
+
+
+def vote_document(state: RunState) -> dict[str, Any]:
+    """The final tally and every vote cast; provisional (`decided: false`) until it is final."""
+    outcome = state.outcome
+    return {
+        "decided": outcome is not None,
+        "winner": outcome.winner if outcome else None,
+        "winner_label": outcome.winner_label if outcome else None,
+        "tally": outcome.tally if outcome else state.standing_tally(),
+        "tie_break": outcome.tie_break if outcome else None,
+        "reason": outcome.reason if outcome else state.finish_reason,
+        "votes": [vote.to_dict() for vote in state.votes],
+    }
+
+
+def agent_votes(state: RunState, agent_id: str) -> list[dict[str, Any]]:
+    return [vote.to_dict() for vote in state.votes if vote.voter == agent_id]

@@ -1,0 +1,168 @@
+"""coordination_table.txt: one column per agent, one row per coordination event.
+
+Column width follows the agent count, so the table fits `width` characters for up to
+`(width + 3) // (MIN_COL + 3)` agents (9 at the default 120); cells wrap, long reasons
+are cut, and more agents than that widen the table rather than become unreadable.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+
+from massgen.core.events import (
+    ActionRejected,
+    AgentFailed,
+    AgentRestarted,
+    AgentStarted,
+    AnswerPublished,
+    AnyEvent,
+    CoordinationFinished,
+    PresentationStarted,
+    RunFinished,
+    RunStarted,
+    VoteCast,
+    VoteInvalidated,
+    event_from_dict,
+)
+from massgen.record.text import preview
+
+WIDTH = 120
+MIN_COL = 10
+MAX_COL = 32
+MAX_CELL_LINES = 6
+REASON_CHARS = 60
+SEP = " | "
+
+
+def coordination_table(events: Iterable[AnyEvent], *, width: int = WIDTH) -> str:
+    """Render the coordination events of one run as fixed-width text ending in a newline."""
+    events = list(events)
+    agents = _agent_ids(events)
+    if not agents:
+        return "(no coordination events)\n"
+    col = max(MIN_COL, min(MAX_COL, (width - len(SEP) * (len(agents) - 1)) // len(agents)))
+    total = col * len(agents) + len(SEP) * (len(agents) - 1)
+    lines = [*_row([_middle(a, col) for a in agents], col), "-+-".join(["-" * col] * len(agents))]
+    for event in events:
+        cell = _cell(event)
+        if cell is not None:
+            agent, text = cell
+            lines.extend(_row([text if a == agent else "" for a in agents], col))
+    footer = _footer(events)
+    if footer:
+        lines.append("=" * total)
+        lines.extend(line for text in footer for line in _wrap(text, total, limit=None))
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def table_from_log(turn_dir: Path) -> str:
+    """The table for a recorded turn, rebuilt from its events.jsonl.
+
+    A torn last line (the process died mid-write) is skipped rather than fatal.
+    """
+    events = []
+    with (Path(turn_dir) / "events.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                events.append(event_from_dict(json.loads(line)))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    return coordination_table(events)
+
+
+def _agent_ids(events: list[AnyEvent]) -> list[str]:
+    """Config order from RunStarted, then anyone else in order of first appearance."""
+    ids: list[str] = []
+    for event in events:
+        if isinstance(event, RunStarted):
+            ids.extend(a for a in event.agents if a not in ids)
+        elif (cell := _cell(event)) is not None and cell[0] not in ids:
+            ids.append(cell[0])
+    return ids
+
+
+def _cell(event: AnyEvent) -> tuple[str, str] | None:
+    """(agent, text) for an event that fills a cell; None for events without a column."""
+    match event:
+        case AgentStarted():
+            seen = ", ".join(event.answers_in_view) or "none"
+            only = " · vote only" if event.vote_only else ""
+            return event.agent, f"run {event.run} · sees {seen}{only}"
+        case AnswerPublished():
+            return event.agent, f"answer {event.label}"
+        case VoteCast():
+            return event.agent, f"vote → {event.target_label}"
+        case VoteInvalidated():
+            return event.agent, f"vote → {event.target_label} invalid (new {event.newer_label})"
+        case AgentRestarted():
+            return event.agent, f"restart: {_short(event.reason)}"
+        case ActionRejected():
+            return event.agent, f"rejected #{event.attempt}: {_short(event.reason)}"
+        case AgentFailed():
+            return event.agent, f"FAILED: {_short(event.error)}"
+        case PresentationStarted():
+            return event.agent, f"presents ({event.strategy})"
+        case _:
+            return None
+
+
+def _footer(events: list[AnyEvent]) -> list[str]:
+    rows: list[str] = []
+    for event in events:
+        if isinstance(event, CoordinationFinished):
+            rows = _outcome_rows(event)
+        elif isinstance(event, RunFinished):
+            rows.append(f"result: {event.status} · {_short(event.reason)}")
+    return rows
+
+
+def _outcome_rows(event: CoordinationFinished) -> list[str]:
+    winner = f"{event.winner} ({event.winner_label})" if event.winner else "none"
+    ranked = sorted(event.tally.items(), key=lambda item: (-item[1], item[0]))
+    tally = ", ".join(f"{label} = {n}" for label, n in ranked) or "no votes"
+    rows = [f"winner: {winner}", f"tally: {tally}"]
+    if event.tie_break:
+        rows.append(f"tie-break: {event.tie_break}")
+    rows.append(f"reason: {event.reason}")
+    return rows
+
+
+def _row(cells: list[str], col: int) -> list[str]:
+    wrapped = [_wrap(cell, col, limit=MAX_CELL_LINES) for cell in cells]
+    height = max(len(w) for w in wrapped)
+    return [_line([w[i] if i < len(w) else "" for w in wrapped], col) for i in range(height)]
+
+
+def _line(parts: list[str], col: int) -> str:
+    # Empty cells at the right end are dropped so no line ends in a dangling separator.
+    while len(parts) > 1 and not parts[-1]:
+        parts.pop()
+    return SEP.join(part.ljust(col) for part in parts).rstrip()
+
+
+def _wrap(text: str, col: int, *, limit: int | None) -> list[str]:
+    # Continuation lines are indented so each event's cell reads as one entry.
+    lines = textwrap.wrap(text, col, subsequent_indent="  ", break_on_hyphens=False) or [""]
+    if limit is not None and len(lines) > limit:
+        rest = " ".join(line.strip() for line in lines[limit - 1 :])
+        lines = [*lines[: limit - 1], _fit("  " + rest, col)]
+    return lines
+
+
+def _fit(text: str, col: int) -> str:
+    return text if len(text) <= col else text[: col - 1] + "…"
+
+
+def _middle(text: str, col: int) -> str:
+    """Cut from the middle: ids in a team often share a prefix and differ at the end."""
+    if len(text) <= col:
+        return text
+    head = (col - 1) // 2
+    return text[:head] + "…" + text[len(text) - (col - 1 - head) :]
+
+
+def _short(text: str) -> str:
+    return preview(text, REASON_CHARS) or ""

@@ -1,0 +1,159 @@
+"""The coordination table: exact text for a small run, bounded width for a large team."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from recorded_run_script import QUESTION
+
+from massgen.core.events import (
+    ActionRejected,
+    AgentFailed,
+    AgentRestarted,
+    AgentStarted,
+    AnswerPublished,
+    AnyEvent,
+    CoordinationFinished,
+    PresentationStarted,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    VoteCast,
+    VoteInvalidated,
+)
+from massgen.record import Recorder, coordination_table, table_from_log
+
+
+def small_run() -> list[AnyEvent]:
+    return [
+        RunStarted(
+            question="q",
+            agents=("a", "b", "c"),
+            labels={"a": "agent1", "b": "agent2", "c": "agent3"},
+        ),
+        AgentStarted(agent="a", run=1, answers_in_view=()),
+        AgentStarted(agent="b", run=1, answers_in_view=()),
+        AnswerPublished(agent="a", label="agent1.1", content="x"),
+        TextDelta(agent="b", text="ignored"),
+        VoteCast(agent="b", voter_label="agent2", target="a", target_label="agent1.1", reason="ok"),
+        AgentFailed(agent="c", error="AuthFailed: bad key"),
+        AnswerPublished(agent="a", label="agent1.2", content="y"),
+        VoteInvalidated(agent="b", target_label="agent1.1", newer_label="agent1.2"),
+        AgentRestarted(agent="b", reason="new answer"),
+        AgentStarted(agent="b", run=2, answers_in_view=("agent1.2",), vote_only=True),
+        ActionRejected(agent="b", reason="no such label", attempt=1),
+        VoteCast(agent="b", voter_label="agent2", target="a", target_label="agent1.2", reason="ok"),
+        VoteCast(agent="a", voter_label="agent1", target="a", target_label="agent1.2", reason="ok"),
+        CoordinationFinished(
+            winner="a", winner_label="agent1.2", tally={"agent1.2": 2}, reason="consensus"
+        ),
+        PresentationStarted(agent="a", strategy="winner_present"),
+        RunFinished(
+            answer="y",
+            status="degraded",
+            reason="1 agent failed",
+            winner="a",
+            winner_label="agent1.2",
+        ),
+    ]
+
+
+EXPECTED = """\
+a                  | b                  | c
+-------------------+--------------------+-------------------
+run 1 · sees none
+                   | run 1 · sees none
+answer agent1.1
+                   | vote → agent1.1
+                   |                    | FAILED:
+                   |                    |   AuthFailed: bad
+                   |                    |   key
+answer agent1.2
+                   | vote → agent1.1
+                   |   invalid (new
+                   |   agent1.2)
+                   | restart: new
+                   |   answer
+                   | run 2 · sees
+                   |   agent1.2 · vote
+                   |   only
+                   | rejected #1: no
+                   |   such label
+                   | vote → agent1.2
+vote → agent1.2
+presents
+  (winner_present)
+============================================================
+winner: a (agent1.2)
+tally: agent1.2 = 2
+reason: consensus
+result: degraded · 1 agent failed
+"""
+
+
+def test_small_run_exact_text() -> None:
+    assert coordination_table(small_run(), width=60) == EXPECTED
+
+
+def big_team(n: int) -> list[AnyEvent]:
+    ids = tuple(f"agent_with_a_long_name_{i}" for i in range(1, n + 1))
+    labels = {a: f"agent{i}" for i, a in enumerate(ids, 1)}
+    events: list[AnyEvent] = [RunStarted(question="q", agents=ids, labels=labels)]
+    for i, a in enumerate(ids, 1):
+        seen = tuple(f"agent{j}.1" for j in range(1, i))
+        events.append(AgentStarted(agent=a, run=1, answers_in_view=seen))
+        events.append(AnswerPublished(agent=a, label=f"agent{i}.1", content="x"))
+    events.append(
+        AgentFailed(agent=ids[-1], error="ProviderUnavailable: " + "stream stopped " * 20)
+    )
+    for i, a in enumerate(ids[:-1], 1):
+        events.append(
+            VoteCast(
+                agent=a, voter_label=f"agent{i}", target=ids[0], target_label="agent1.1", reason=""
+            )
+        )
+    tally = {"agent1.1": n - 1}
+    events.append(
+        CoordinationFinished(
+            winner=ids[0],
+            winner_label="agent1.1",
+            tally=tally,
+            reason="consensus " * 30,
+            tie_break="earliest answer",
+        )
+    )
+    return events
+
+
+def test_eight_agents_fit_in_120_columns() -> None:
+    table = coordination_table(big_team(8))
+    lines = table.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    headers = lines[0].split(" | ")
+    assert [h.strip() for h in headers] == [f"agent…name_{i}" for i in range(1, 9)]
+    assert "tie-break: earliest answer" in table
+    assert any("agent7.1" in line for line in lines)  # agent 8 saw it, wrapped or not
+
+
+def test_one_agent_table() -> None:
+    events = big_team(1)
+    table = coordination_table(events)
+    assert table.splitlines()[0] == "agent_with_a_long_name_1"
+    assert max(len(line) for line in table.splitlines()) <= 32
+
+
+def test_no_events() -> None:
+    assert coordination_table([]) == "(no coordination events)\n"
+
+
+def test_table_from_log_skips_a_torn_last_line(tmp_path: Path) -> None:
+    recorder = Recorder(
+        tmp_path, question=QUESTION, config_raw=None, config_path=None, cli_args=None
+    )
+    for event in small_run():
+        recorder.handle(event)
+    recorder.close()
+    with (tmp_path / "events.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "vote_cast", "agent": "c"})[:20])
+    assert table_from_log(tmp_path) == coordination_table(small_run())
