@@ -225,7 +225,7 @@ class RunState:
 
     def _agent_started(self, event: AgentStarted) -> None:
         state = self.agent(event.agent)
-        state.runs = max(state.runs + 1, event.run)
+        state.runs = event.run
         state.status = "streaming"
 
     def _answer_published(self, event: AnswerPublished) -> None:
