@@ -1,0 +1,27 @@
+"""massgen: a team of LLM agents answers in parallel, refines, votes, and the winner presents.
+
+    import massgen
+    result = massgen.run("What is the capital of France?", config="team.yaml")
+    print(result.answer)
+
+Heavy modules load on first use, so `import massgen` and `massgen --help` stay instant.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from massgen.api import RunResult, run, stream
+
+__all__ = ["RunResult", "__version__", "run", "stream"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in {"run", "stream", "RunResult"}:
+        from massgen import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'massgen' has no attribute {name!r}")

@@ -1,0 +1,399 @@
+"""A team run: agents work concurrently on one board until every live agent's vote stands.
+
+The orchestrator owns the board and is the only place that changes it. Agents submit
+actions through `_submit`; everything observable leaves as events through `emit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import zlib
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from massgen.log import logger
+
+from massgen.config.schema import OrchestratorConfig
+from massgen.coordination import actions, novelty, prompts
+from massgen.coordination.agent import (
+    Emit,
+    Member,
+    Rejected,
+    RunSetup,
+    Verdict,
+    run_agent,
+)
+from massgen.coordination.board import Answer, Board, Vote
+from massgen.coordination.labels import Labels
+from massgen.coordination.presentation import present
+from massgen.coordination.winner import Decision, decide
+from massgen.core import events as ev
+from massgen.core.types import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class TeamOutcome:
+    answer: str
+    status: str  # "ok", "degraded", "timeout", "failed", "interrupted"
+    reason: str
+    winner: str | None
+    winner_label: str | None
+    tally: dict[str, int]
+    tie_break: str | None
+    votes: tuple[Vote, ...]
+    answers: tuple[Answer, ...]
+    failed: dict[str, str]
+    usage: dict[str, Usage]
+    seed: int
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        members: Sequence[Member],
+        settings: OrchestratorConfig | None = None,
+        *,
+        deadline_seconds: float = 1800,
+        emit: Emit = lambda event: None,
+    ) -> None:
+        if not members:
+            raise ValueError("a team needs at least one member")
+        self.members = list(members)
+        self.settings = settings or OrchestratorConfig()
+        self.deadline_seconds = deadline_seconds
+        self._sink = emit
+        self.outcome: TeamOutcome | None = None
+
+    # --- the run ----------------------------------------------------------------------
+
+    async def run(self, question: str, history: Sequence[prompts.Turn] = ()) -> TeamOutcome:
+        self._start(question, history)
+        deadline = asyncio.get_running_loop().time() + self.deadline_seconds
+        try:
+            outcome = await self._run_until(deadline)
+        except asyncio.CancelledError:
+            self._finish(self._fallback("interrupted", "interrupted by the user"))
+            raise
+        return self._finish(outcome)
+
+    def _start(self, question: str, history: Sequence[prompts.Turn]) -> None:
+        ids = [m.id for m in self.members]
+        self.seed = (
+            self.settings.seed if self.settings.seed is not None else random.randrange(2**31)
+        )
+        self.labels = Labels(ids, self.seed)
+        self.board = Board(ids, self.labels)
+        self.question, self.history = question, tuple(history)
+        self.failed: dict[str, str] = {}
+        self.usage: dict[str, Usage] = {m.id: Usage() for m in self.members}
+        self._runs = {m.id: 0 for m in self.members}
+        self._restart_reason: dict[str, str] = {}
+        self._wake = {m.id: asyncio.Event() for m in self.members}
+        self._fresh = {m.id: asyncio.Event() for m in self.members}  # a peer published
+        self._done = asyncio.Event()
+        self.emit(ev.RunStarted(question=question, agents=tuple(ids), labels=self.labels.as_dict()))
+
+    async def _run_until(self, deadline: float) -> TeamOutcome:
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._coordinate()
+        except TimeoutError:
+            return self._fallback("timeout", f"deadline of {self.deadline_seconds:g}s reached")
+        decision = decide(self.board, self.settings.self_votes)
+        if decision.winner is None:
+            self._announce(decision, "all agents failed")
+            return self._outcome(decision, "", "failed", "all agents failed")
+        self._announce(decision, self._consensus_reason())
+        try:
+            async with asyncio.timeout_at(deadline):
+                answer = await self._present(decision)
+        except TimeoutError:
+            reason = (
+                "deadline reached during the final presentation; the selected answer is shown as is"
+            )
+            return self._outcome(decision, decision.winner.content, "timeout", reason)
+        status = "degraded" if self.failed else "ok"
+        return self._outcome(decision, answer, status, self._consensus_reason())
+
+    def _finish(self, outcome: TeamOutcome) -> TeamOutcome:
+        self.outcome = outcome
+        self.emit(
+            ev.RunFinished(
+                answer=outcome.answer,
+                status=outcome.status,
+                reason=outcome.reason,
+                winner=outcome.winner,
+                winner_label=outcome.winner_label,
+                failed_agents=dict(outcome.failed),
+            )
+        )
+        return outcome
+
+    # --- events -----------------------------------------------------------------------
+
+    def emit(self, event: ev.AnyEvent) -> None:
+        if isinstance(event, ev.UsageReported):
+            self.usage[event.agent] = self.usage[event.agent] + Usage(
+                event.input_tokens,
+                event.output_tokens,
+                event.reasoning_tokens,
+                event.cached_input_tokens,
+            )
+        self._sink(event)
+
+    # --- coordination -----------------------------------------------------------------
+
+    async def _coordinate(self) -> None:
+        try:
+            async with asyncio.TaskGroup() as group:
+                for member in self.members:
+                    group.create_task(self._agent_loop(member))
+        finally:
+            self._done.set()
+
+    async def _agent_loop(self, member: Member) -> None:
+        while not self._done.is_set():
+            if self._holds_vote(member.id):
+                await self._wait_for_change(member.id)
+                continue
+            try:
+                verdict = await self._one_run(member)
+            except Exception as error:  # one agent's failure must not end the team's run
+                self._fail(member.id, error)
+                return
+            if verdict is Verdict.STALE:
+                reason = self._restart_reason.pop(member.id, "newer answers arrived")
+                self.emit(ev.AgentRestarted(agent=member.id, reason=reason))
+
+    def _holds_vote(self, agent: str) -> bool:
+        vote = self.board.vote_of(agent)
+        return vote is not None and self.board.stands(vote)
+
+    async def _wait_for_change(self, agent: str) -> None:
+        wake = self._wake[agent]
+        while self._holds_vote(agent) and not self._done.is_set():
+            wake.clear()
+            await wake.wait()
+
+    async def _one_run(self, member: Member) -> Verdict:
+        self._runs[member.id] += 1
+        snapshot = self.board.versions()
+        in_view = list(self.board.latest().values())
+        setup = self._setup(member, in_view)
+        self.emit(
+            ev.AgentStarted(
+                agent=member.id,
+                run=self._runs[member.id],
+                answers_in_view=tuple(a.label for a in in_view),
+                vote_only=not setup.can_answer,
+            )
+        )
+
+        def submit(action: actions.NewAnswer | actions.CastVote) -> Verdict | Rejected:
+            return self._submit(member.id, snapshot, action)
+
+        self._fresh[member.id].clear()
+        work = run_agent(member, setup, submit, self.emit)
+        if self.board.answer_count(member.id) == 0:
+            return await work  # an agent is never interrupted before its first answer
+        return await _unless_set(work, self._fresh[member.id])
+
+    def _setup(self, member: Member, in_view: list[Answer]) -> RunSetup:
+        single = len(self.members) == 1
+        can_answer = self._may_answer(member.id)
+        sensitivity = member.voting_sensitivity or self.settings.voting_sensitivity
+        return RunSetup(
+            system=prompts.system_prompt(
+                member.system_message,
+                sensitivity=sensitivity,
+                vote_only=not can_answer,
+                single=single,
+            ),
+            user=prompts.user_message(
+                self.question,
+                in_view,
+                own_agent=member.id,
+                history=self.history,
+                shuffle_seed=zlib.crc32(
+                    f"{self.seed}:{member.id}:{self._runs[member.id]}".encode()
+                ),
+            ),
+            vote_labels=[] if single else sorted(a.label for a in in_view),
+            can_answer=can_answer,
+            max_invalid_retries=self.settings.max_invalid_action_retries,
+            max_tool_iterations=self.settings.max_tool_iterations,
+        )
+
+    def _may_answer(self, agent: str) -> bool:
+        cap = self.settings.max_new_answers_per_agent
+        total_cap = self.settings.answer_limit(len(self.members))
+        return self.board.answer_count(agent) < cap and self.board.total_answers < total_cap
+
+    # --- actions ----------------------------------------------------------------------
+
+    def _submit(
+        self, agent: str, seen: dict[str, int], action: actions.NewAnswer | actions.CastVote
+    ) -> Verdict | Rejected:
+        if self._done.is_set():
+            return Verdict.STALE
+        if isinstance(action, actions.NewAnswer):
+            verdict = self._publish(agent, action.content)
+        else:
+            verdict = self._vote(agent, seen, action)
+        if isinstance(verdict, Rejected) and self.board.versions() != seen:
+            # Answers it has not seen may resolve it: let it look again.
+            self._restart_reason[agent] = verdict.reason
+            return Verdict.STALE
+        return verdict
+
+    def _publish(self, agent: str, content: str) -> Verdict | Rejected:
+        if not self._may_answer(agent):
+            return Rejected("You cannot publish more answers. Call `vote` instead.")
+        requirement = self.settings.answer_novelty_requirement
+        repeat = novelty.repeated(content, self.board.latest().values(), requirement)
+        if repeat:
+            return Rejected(repeat)
+        answer, retired = self.board.publish(agent, content)
+        self.emit(ev.AnswerPublished(agent=agent, label=answer.label, content=content))
+        for vote in retired:
+            self.emit(
+                ev.VoteInvalidated(
+                    agent=vote.voter, target_label=vote.target_label, newer_label=answer.label
+                )
+            )
+        for other in self.members:
+            if other.id != agent:
+                self._fresh[other.id].set()
+                self._wake[other.id].set()
+        self._check_done()
+        return Verdict.ACCEPTED
+
+    def _vote(
+        self, agent: str, seen: dict[str, int], action: actions.CastVote
+    ) -> Verdict | Rejected:
+        offered = sorted(self.labels.label(a, v) for a, v in seen.items() if v)
+        if len(self.members) == 1 or not offered:
+            return Rejected("There is nothing to vote on yet. Call `new_answer` instead.")
+        parsed = self.labels.parse(action.label)
+        if parsed is None or action.label not in offered:
+            return Rejected(f"Invalid agent_id {action.label!r}. Valid: {', '.join(offered)}.")
+        target, _version = parsed
+        vote = Vote(agent, target, action.label, action.reason, dict(seen))
+        if not self.board.stands(vote):
+            return Verdict.STALE
+        self.board.cast(vote)
+        self.emit(
+            ev.VoteCast(
+                agent=agent,
+                voter_label=self.labels.stem(agent),
+                target=target,
+                target_label=action.label,
+                reason=action.reason,
+            )
+        )
+        self._check_done()
+        return Verdict.ACCEPTED
+
+    def _fail(self, agent: str, error: Exception) -> None:
+        logger.opt(exception=error).debug("agent {} failed", agent)
+        self.failed[agent] = str(error) or type(error).__name__
+        self.emit(ev.AgentFailed(agent=agent, error=self.failed[agent]))
+        self._check_done()
+
+    def _check_done(self) -> None:
+        live = [m.id for m in self.members if m.id not in self.failed]
+        if len(self.members) == 1:
+            finished = not live or self.board.total_answers > 0
+        else:
+            finished = all(self._holds_vote(agent) for agent in live)
+        if finished:
+            self._done.set()
+            for wake in self._wake.values():
+                wake.set()
+
+    # --- the end ----------------------------------------------------------------------
+
+    def _consensus_reason(self) -> str:
+        live = len(self.members) - len(self.failed)
+        if len(self.members) == 1:
+            return "single agent answered"
+        text = f"consensus: {live} of {len(self.members)} agents hold a standing vote"
+        if self.failed:
+            text += "; failed: " + ", ".join(sorted(self.failed))
+        return text
+
+    def _announce(self, decision: Decision, reason: str) -> None:
+        winner = decision.winner
+        self.emit(
+            ev.CoordinationFinished(
+                winner=winner.agent if winner else None,
+                winner_label=winner.label if winner else None,
+                tally=dict(decision.tally),
+                reason=reason,
+                tie_break=decision.tie_break,
+            )
+        )
+
+    async def _present(self, decision: Decision) -> str:
+        assert decision.winner is not None
+        strategy = self.settings.final_answer_strategy
+        reuse = strategy == "winner_reuse" or self.settings.skip_final_presentation
+        if reuse or len(self.members) == 1:
+            return decision.winner.content
+        member = next(m for m in self.members if m.id == decision.winner.agent)
+        return await present(
+            member,
+            self.question,
+            decision,
+            self.board.all_answers(),
+            strategy=strategy,
+            emit=self.emit,
+            history=self.history,
+        )
+
+    def _fallback(self, status: str, reason: str) -> TeamOutcome:
+        """The best available answer when the run cannot finish normally."""
+        decision = decide(self.board, self.settings.self_votes)
+        if not self.board.standing_votes() and self.board.total_answers:
+            newest = self.board.all_answers()[-1]  # it saw the most of the team's work
+            decision = Decision(newest, decision.tally, None, ())
+        self._announce(decision, reason)
+        answer = decision.winner.content if decision.winner else ""
+        return self._outcome(decision, answer, status, reason)
+
+    def _outcome(self, decision: Decision, answer: str, status: str, reason: str) -> TeamOutcome:
+        winner = decision.winner
+        return TeamOutcome(
+            answer=answer,
+            status=status,
+            reason=reason,
+            winner=winner.agent if winner else None,
+            winner_label=winner.label if winner else None,
+            tally=dict(decision.tally),
+            tie_break=decision.tie_break,
+            votes=tuple(self.board.standing_votes()),
+            answers=tuple(self.board.all_answers()),
+            failed=dict(self.failed),
+            usage=dict(self.usage),
+            seed=self.seed,
+            labels=self.labels.as_dict(),
+        )
+
+
+async def _unless_set(work: Coroutine[Any, Any, Verdict], signal: asyncio.Event) -> Verdict:
+    """Run `work`, but abandon it (STALE) as soon as `signal` is set."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    return Verdict.STALE if task.cancelled() else task.result()

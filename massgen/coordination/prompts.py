@@ -1,0 +1,141 @@
+"""What an agent reads: the system prompt and the user message, built from labels only.
+
+No real agent id ever appears here. Answers are shown in an order shuffled per viewer,
+with the viewer's own answer last, to blunt position bias without hiding anything.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from massgen.coordination.board import Answer
+
+_SENSITIVITY = {
+    "lenient": (
+        "If the best CURRENT ANSWER already addresses the ORIGINAL MESSAGE well, vote for it."
+    ),
+    "balanced": (
+        "Before voting, name to yourself at least one weakness of the best CURRENT ANSWER. "
+        "Vote only if it is accurate, complete and could not be clearly improved."
+    ),
+    "strict": (
+        "Vote only for an answer of reference quality: correct, complete, clear, and covering "
+        "the edge cases. If you can improve any of these, write a better answer instead."
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One earlier turn of a conversation: the user's question and the team's answer."""
+
+    question: str
+    answer: str
+
+
+def system_prompt(identity: str | None, *, sensitivity: str, vote_only: bool, single: bool) -> str:
+    parts = [identity.strip()] if identity and identity.strip() else []
+    parts.append(_coordination_rules(sensitivity, vote_only=vote_only, single=single))
+    return "\n\n".join(parts)
+
+
+def _coordination_rules(sensitivity: str, *, vote_only: bool, single: bool) -> str:
+    if single:
+        return (
+            "Answer the ORIGINAL MESSAGE as well as you can, then publish your answer by "
+            "calling `new_answer` with the full text."
+        )
+    if vote_only:
+        return (
+            "You are one of several agents answering the same ORIGINAL MESSAGE. You have "
+            "used your share of new answers, so now you must vote: call `vote` with the label "
+            "of the CURRENT ANSWER that best addresses the ORIGINAL MESSAGE, and a short reason."
+        )
+    return (
+        "You are one of several agents answering the same ORIGINAL MESSAGE. You see the "
+        "CURRENT ANSWERS of the team under anonymous labels such as agent2.1.\n"
+        f"{_SENSITIVITY[sensitivity]} Otherwise combine the strengths of the answers, fix "
+        "their mistakes, and publish a complete improved answer with `new_answer`.\n"
+        "End your turn with exactly one tool call: `vote` or `new_answer`. "
+        "Do not resubmit an answer that is already there: vote for it instead."
+    )
+
+
+def user_message(
+    question: str,
+    answers: Sequence[Answer],
+    *,
+    own_agent: str,
+    history: Sequence[Turn] = (),
+    shuffle_seed: int = 0,
+) -> str:
+    parts = []
+    if history:
+        parts.append(_history_block(history))
+    parts.append(f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>")
+    parts.append(_answers_block(order_for_viewer(answers, own_agent, shuffle_seed)))
+    return "\n\n".join(parts)
+
+
+def order_for_viewer(answers: Sequence[Answer], own_agent: str, seed: int) -> list[Answer]:
+    """Peers' answers in a viewer-specific shuffled order, the viewer's own answer last."""
+    peers = sorted((a for a in answers if a.agent != own_agent), key=lambda a: a.label)
+    random.Random(seed).shuffle(peers)
+    own = [a for a in answers if a.agent == own_agent]
+    return peers + own
+
+
+def _answers_block(answers: Sequence[Answer]) -> str:
+    if not answers:
+        body = "(no answers available yet)"
+    else:
+        body = "\n".join(f"<{a.label}>\n{a.content}\n<end of {a.label}>" for a in answers)
+    return f"<CURRENT ANSWERS from the agents>\n{body}\n<END OF CURRENT ANSWERS>"
+
+
+def _history_block(history: Sequence[Turn]) -> str:
+    lines = [f"User: {turn.question}\nAssistant: {turn.answer}" for turn in history]
+    body = "\n".join(lines)
+    return f"<CONVERSATION_HISTORY>\n{body}\n<END OF CONVERSATION_HISTORY>"
+
+
+def presentation_messages(
+    question: str,
+    winner: Answer,
+    answers: Sequence[Answer],
+    reasons: Sequence[str],
+    *,
+    identity: str | None,
+    synthesize: bool,
+    history: Sequence[Turn] = (),
+) -> tuple[str, str]:
+    """(system, user) for the final presentation call."""
+    task = (
+        "combine the best of all answers below into one final answer, keeping concrete "
+        "details from each where they are right"
+        if synthesize
+        else f"use the selected answer ({winner.label}) as the basis, and improve it only "
+        "where another answer or the reviewers' feedback shows a clear gain"
+    )
+    rules = (
+        "The team has finished and selected an answer. Write the final answer for the "
+        f"user: {task}. Reply with the final answer only, in Markdown, without mentioning "
+        "the team, the labels or the voting."
+    )
+    system = "\n\n".join(p for p in ((identity or "").strip(), rules) if p)
+    feedback = "\n".join(f"- {reason}" for reason in reasons if reason) or "- (no reasons given)"
+    others = [a for a in answers if a.agent != winner.agent]
+    parts = []
+    if history:
+        parts.append(_history_block(history))
+    parts += [
+        f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>",
+        f"<SELECTED ANSWER {winner.label}>\n{winner.content}\n<END OF SELECTED ANSWER>",
+        f"Reviewers' reasons for choosing it:\n{feedback}",
+    ]
+    if others:
+        parts.append(_answers_block(others).replace("CURRENT ANSWERS", "OTHER ANSWERS"))
+    parts.append("Write the final answer now.")
+    return system, "\n\n".join(parts)

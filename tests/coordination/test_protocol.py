@@ -1,0 +1,249 @@
+"""The coordination protocol, on scripted in-process backends."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from scripted import Cues, Gate, ScriptedBackend, answer, text, vote, vote_for
+
+from massgen.config.schema import OrchestratorConfig
+from massgen.coordination.agent import Member
+from massgen.coordination.orchestrator import Orchestrator
+from massgen.core import events as ev
+from massgen.core.errors import ProviderUnavailable
+
+
+def team(**backends: ScriptedBackend) -> list[Member]:
+    return [Member(id=name, backend=backend) for name, backend in backends.items()]
+
+
+def orchestrator(members, events=None, deadline=10, **settings) -> Orchestrator:
+    sink = events if callable(events) else events.append if events is not None else None
+    sink = sink or (lambda e: None)
+    config = OrchestratorConfig(seed=7, **settings)
+    return Orchestrator(members, config, deadline_seconds=deadline, emit=sink)
+
+
+def of_kind(events, kind):
+    return [e for e in events if isinstance(e, kind)]
+
+
+async def test_team_converges_and_winner_presents():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 3)
+    a = ScriptedBackend(answer("Paris is the capital."), Gate(all_in, vote_for("Seine")), text("A"))
+    b = ScriptedBackend(
+        answer("Paris is the capital, on the Seine."),
+        Gate(all_in, vote_for("Seine")),
+        text("B final"),
+    )
+    c = ScriptedBackend(answer("It is Lyon."), Gate(all_in, vote_for("Seine")))
+    events = cues.events
+    outcome = await orchestrator(team(a=a, b=b, c=c), cues).run("Capital of France?")
+
+    assert outcome.status == "ok"
+    assert outcome.winner == "b"
+    assert outcome.answer == "B final"
+    assert sorted(outcome.tally.values(), reverse=True)[0] == 3
+    assert len(of_kind(events, ev.VoteCast)) == 3
+    assert isinstance(events[-1], ev.RunFinished) and events[-1].answer == "B final"
+    # The winner's presentation call sees its answer and the voters' reasons.
+    presentation = b.requests[-1].messages[1].content
+    assert "on the Seine" in presentation and "<SELECTED ANSWER" in presentation
+
+
+async def test_no_real_agent_id_reaches_a_model():
+    ids = {"alice_gpt": "Answer A.", "bob_claude": "Answer B."}
+    backends = {
+        name: ScriptedBackend(answer(content), vote_for("Answer B."), text("done"))
+        for name, content in ids.items()
+    }
+    members = [Member(id=n, backend=b, system_message="Be brief.") for n, b in backends.items()]
+    await orchestrator(members).run("q")
+    for backend in backends.values():
+        for request in backend.requests:
+            sent = " ".join(m.content for m in request.messages)
+            sent += " ".join(str(t.parameters) for t in request.tools)
+            assert "alice" not in sent and "bob" not in sent
+
+
+async def test_new_answer_invalidates_votes_that_did_not_see_it():
+    cues = Cues()
+    all_in, two_votes = cues.after(ev.AnswerPublished, 3), cues.after(ev.VoteCast, 2)
+    a = ScriptedBackend(
+        answer("alpha"), Gate(all_in, vote_for("bravo")), vote_for("charlie v2"), text("A")
+    )
+    b = ScriptedBackend(
+        answer("bravo"), Gate(all_in, vote_for("bravo")), vote_for("charlie v2"), text("B")
+    )
+    c = ScriptedBackend(
+        answer("charlie"),
+        Gate(two_votes, answer("charlie v2 is much better")),
+        vote_for("charlie v2"),
+        text("C final"),
+    )
+    outcome = await orchestrator(team(a=a, b=b, c=c), cues).run("q")
+
+    invalidated = cues.of(ev.VoteInvalidated)
+    assert {e.agent for e in invalidated} == {"a", "b"}
+    assert all(e.newer_label.endswith(".2") for e in invalidated)
+    assert outcome.winner == "c" and outcome.answer == "C final"
+    assert len(outcome.votes) == 3
+
+
+async def test_stale_vote_is_not_counted_and_the_voter_looks_again():
+    cues = Cues()
+    two_in, three_in = cues.after(ev.AnswerPublished, 2), cues.after(ev.AnswerPublished, 3)
+    # a's vote for "bravo 1" arrives just after "bravo 2" was published: it must not count.
+    a = ScriptedBackend(
+        answer("alpha"),
+        Gate(three_in, vote_for("bravo 1"), settle=False),
+        vote_for("bravo 2"),
+        text("A"),
+    )
+    b = ScriptedBackend(
+        answer("bravo 1"), Gate(two_in, answer("bravo 2")), vote_for("bravo 2"), text("B final")
+    )
+    outcome = await orchestrator(team(a=a, b=b), cues).run("q")
+
+    a_votes = [e for e in cues.of(ev.VoteCast) if e.agent == "a"]
+    assert [v.target_label.endswith(".2") for v in a_votes] == [True]
+    assert any(e.agent == "a" for e in cues.of(ev.AgentRestarted))
+    assert outcome.winner == "b" and outcome.answer == "B final"
+
+
+async def test_invalid_vote_gets_a_correction_and_a_retry():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(
+        answer("alpha"), Gate(all_in, vote("agent9.9")), vote_for("alpha"), text("A")
+    )
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("alpha")))
+    outcome = await orchestrator(team(a=a, b=b), cues).run("q")
+
+    rejected = cues.of(ev.ActionRejected)
+    assert len(rejected) == 1 and "agent9.9" in rejected[0].reason
+    correction = a.requests[-2].messages[-1]  # the retry, just before the presentation
+    assert correction.role == "tool" and "Invalid agent_id" in correction.content
+    assert outcome.winner == "a"
+
+
+async def test_answer_cap_leaves_only_the_vote_tool():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(answer("alpha"), Gate(all_in, vote_for("alpha")), text("A"))
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("alpha")))
+    await orchestrator(team(a=a, b=b), cues, max_new_answers_per_agent=1).run("q")
+
+    assert a.tool_names(0) == ["new_answer"]
+    assert all(a.tool_names(i) == ["vote"] for i in range(1, len(a.requests) - 1))
+    later_runs = [e for e in cues.of(ev.AgentStarted) if e.run > 1]
+    assert later_runs and all(e.vote_only for e in later_runs)
+
+
+async def test_exhausted_retries_fail_the_agent_and_the_team_carries_on():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(answer("alpha"), Gate(all_in, vote_for("alpha")), text("A"))
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("alpha")))
+    c = ScriptedBackend(text("no tool"), text("still none"))
+    outcome = await orchestrator(team(a=a, b=b, c=c), cues, max_invalid_action_retries=1).run("q")
+
+    assert outcome.failed.keys() == {"c"}
+    assert "no valid action after 2 attempts" in outcome.failed["c"]
+    assert outcome.status == "degraded" and outcome.answer == "A"
+
+
+async def test_failing_backend_drops_the_agent_and_says_why():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(answer("alpha"), Gate(all_in, vote_for("alpha")), text("A"))
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("alpha")))
+    broken = ScriptedBackend(ProviderUnavailable("upstream exploded", provider="fake", status=503))
+    outcome = await orchestrator(team(a=a, b=b, c=broken), cues).run("q")
+
+    failure = cues.of(ev.AgentFailed)[0]
+    assert failure.agent == "c" and "upstream exploded" in failure.error
+    assert outcome.status == "degraded"
+    assert "failed: c" in outcome.reason
+    assert outcome.answer == "A"
+
+
+async def test_deadline_returns_the_best_answer_and_says_so():
+    never = asyncio.Event()
+    a = ScriptedBackend(answer("alpha"), Gate(never, vote_for("alpha")))
+    b = ScriptedBackend(Gate(never, answer("bravo")))
+    events: list = []
+    outcome = await orchestrator(team(a=a, b=b), events, deadline=0.05).run("q")
+
+    assert outcome.status == "timeout"
+    assert "deadline" in outcome.reason
+    assert outcome.answer == "alpha"
+    assert isinstance(events[-1], ev.RunFinished) and events[-1].status == "timeout"
+
+
+async def test_tie_is_broken_deterministically_and_recorded():
+    cues = Cues()
+    first, both = cues.after(ev.AnswerPublished, 1), cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(answer("alpha"), Gate(both, vote_for("bravo")), text("A"))
+    # alpha is published first, so it wins the 1-1 tie.
+    b = ScriptedBackend(Gate(first, answer("bravo")), Gate(both, vote_for("alpha")), text("B"))
+    outcome = await orchestrator(team(a=a, b=b), cues).run("q")
+
+    assert outcome.winner == "a"
+    assert outcome.tie_break and "earliest-published" in outcome.tie_break
+    assert cues.of(ev.CoordinationFinished)[0].tie_break == outcome.tie_break
+
+
+async def test_self_vote_only_breaks_ties():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 3)
+    a = ScriptedBackend(answer("alpha"), Gate(all_in, vote_for("alpha")), text("A"))
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("bravo")), text("B"))
+    c = ScriptedBackend(answer("charlie"), Gate(all_in, vote_for("bravo")), text("C"))
+    outcome = await orchestrator(team(a=a, b=b, c=c), cues).run("q")
+    assert outcome.winner == "b"
+    assert outcome.tally[outcome.winner_label] == 2
+
+
+async def test_single_agent_answers_once_without_voting():
+    solo = ScriptedBackend(answer("The answer is 4."))
+    events: list = []
+    outcome = await orchestrator(team(solo=solo), events).run("2+2?")
+
+    assert outcome.answer == "The answer is 4."
+    assert solo.tool_names(0) == ["new_answer"]
+    assert len(solo.requests) == 1
+    assert not of_kind(events, ev.VoteCast)
+
+
+async def test_duplicate_answer_is_rejected_with_a_pointer_to_vote():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(answer("The capital is Paris."), Gate(all_in, vote_for("Paris")), text("A"))
+    b = ScriptedBackend(
+        answer("Lyon."), Gate(all_in, answer("the capital is   Paris.")), vote_for("Paris")
+    )
+    outcome = await orchestrator(team(a=a, b=b), cues).run("q")
+
+    rejected = cues.of(ev.ActionRejected)
+    assert rejected and "identical to" in rejected[0].reason
+    assert outcome.winner == "a"
+
+
+async def test_cancelling_a_run_keeps_what_was_decided():
+    never = asyncio.Event()
+    a = ScriptedBackend(answer("alpha"), Gate(never, text("")))
+    b = ScriptedBackend(Gate(never, text("")))
+    events: list = []
+    orch = orchestrator(team(a=a, b=b), events)
+    task = asyncio.create_task(orch.run("q"))
+    while not of_kind(events, ev.AnswerPublished):
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert orch.outcome is not None
+    assert orch.outcome.status == "interrupted" and orch.outcome.answer == "alpha"
+    assert events[-1].status == "interrupted"
