@@ -1,0 +1,3 @@
+from massgen.cli import entry
+
+entry()

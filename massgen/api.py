@@ -1,0 +1,244 @@
+"""The Python API: `run()` for a result, `stream()` for the events as they happen.
+
+    result = massgen.run("question", config="team.yaml")
+    async for event in massgen.stream("question", config="@examples/three_agents"): ...
+
+The CLI is built on the same `TeamRun`, so both behave alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from massgen import team
+from massgen.config import loader, presets
+from massgen.config.schema import MassgenConfig
+from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
+from massgen.coordination.prompts import Turn
+from massgen.core import events as ev
+from massgen.core.errors import ConfigError
+from massgen.core.types import Usage
+
+ConfigLike = str | Path | dict[str, Any] | MassgenConfig | None
+Sink = Callable[[ev.AnyEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class VoteRecord:
+    voter: str
+    target: str
+    target_label: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    answer: str
+    status: str  # "ok", "degraded" (some agents failed), "timeout", "failed", "interrupted"
+    reason: str
+    winner: str | None
+    winner_label: str | None
+    votes: tuple[VoteRecord, ...]
+    tally: dict[str, int]
+    usage: dict[str, Usage]
+    log_dir: Path | None
+    failed_agents: dict[str, str] = field(default_factory=dict)
+    tie_break: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in {"ok", "degraded"}
+
+    @property
+    def total_usage(self) -> Usage:
+        return sum(self.usage.values(), Usage())
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    config: MassgenConfig
+    source: str | None = None  # the file it came from, for error messages and logs
+    raw: dict[str, Any] | None = None  # as written (unexpanded ${VAR}s), for the run log
+    single: bool = False  # written with `agent:` rather than `agents:`
+
+
+def load(
+    config: ConfigLike = None,
+    *,
+    model: str | None = None,
+    backend: str | None = None,
+    base_url: str | None = None,
+    system_message: str | None = None,
+) -> LoadedConfig:
+    """Resolve what the caller gave into a validated config. Raises ConfigError."""
+    loader.load_env_files()
+    if config is None:
+        config = _quick_config(model, backend, base_url, system_message)
+    if isinstance(config, MassgenConfig):
+        return LoadedConfig(config)
+    if isinstance(config, dict):
+        loaded = LoadedConfig(
+            loader.config_from_dict(config), "<config>", config, "agent" in config
+        )
+    else:
+        path = presets.resolve_config_arg(str(config))
+        parsed, raw = loader.load_config_with_raw(path)
+        loaded = LoadedConfig(parsed, str(path), raw, isinstance(raw, dict) and "agent" in raw)
+    team.check(loaded.config, source=loaded.source, single=loaded.single)
+    return loaded
+
+
+def _quick_config(
+    model: str | None, backend: str | None, base_url: str | None, system_message: str | None
+) -> dict[str, Any] | Path:
+    if not model:
+        found = loader.find_default_config()
+        if found is None:
+            raise ConfigError(
+                "no configuration given",
+                fix="pass --config FILE (or @examples/NAME; see --list-examples), "
+                "or --model NAME with --base-url URL",
+            )
+        return found
+    spec: dict[str, Any] = {"type": backend or "chatcompletion", "model": model}
+    if base_url:
+        spec["base_url"] = base_url
+    agent: dict[str, Any] = {"id": "agent", "backend": spec}
+    if system_message:
+        agent["system_message"] = system_message
+    return {"agent": agent}
+
+
+class TeamRun:
+    """One turn of a team on one question, with its log directory.
+
+    After an interruption, `outcome` still holds what was decided before it.
+    """
+
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        question: str,
+        *,
+        sinks: Sequence[Sink] = (),
+        logs: bool = True,
+        log_dir: Path | None = None,
+        deadline_seconds: float | None = None,
+        history: Sequence[Turn] = (),
+        cli_args: list[str] | None = None,
+    ) -> None:
+        self.loaded, self.question, self.history = loaded, question, tuple(history)
+        self.sinks = list(sinks)
+        self.logs = logs and loaded.config.ui.logging_enabled
+        self.log_dir = log_dir
+        self.deadline = (
+            deadline_seconds or loaded.config.timeout_settings.orchestrator_timeout_seconds
+        )
+        self.cli_args = cli_args
+        self.recorder: Any = None
+        self.orchestrator: Orchestrator | None = None
+
+    def open_log(self) -> Path | None:
+        """Create the log directory now (the CLI prints it before the run starts)."""
+        if self.logs and self.recorder is None:
+            from massgen.record.recorder import Recorder, new_log_dir
+
+            self.log_dir = self.log_dir or new_log_dir()
+            self.recorder = Recorder(
+                self.log_dir,
+                question=self.question,
+                config_raw=loader.redact(self.loaded.raw) if self.loaded.raw else None,
+                config_path=self.loaded.source,
+                cli_args=self.cli_args,
+            )
+            self.sinks.insert(0, self.recorder.handle)
+        return self.log_dir
+
+    async def execute(self) -> RunResult:
+        members = team.build(
+            self.loaded.config, source=self.loaded.source, single=self.loaded.single
+        )
+        self.open_log()
+        self.orchestrator = Orchestrator(
+            members,
+            self.loaded.config.orchestrator,
+            deadline_seconds=self.deadline,
+            emit=self._emit,
+        )
+        try:
+            outcome = await self.orchestrator.run(self.question, self.history)
+        finally:
+            await _close_all(members)
+            if self.recorder is not None:
+                self.recorder.close(interrupted=self.orchestrator.outcome is None)
+        return self.result(outcome)
+
+    def _emit(self, event: ev.AnyEvent) -> None:
+        for sink in self.sinks:
+            sink(event)
+
+    @property
+    def outcome(self) -> TeamOutcome | None:
+        return self.orchestrator.outcome if self.orchestrator else None
+
+    def result(self, outcome: TeamOutcome) -> RunResult:
+        return RunResult(
+            answer=outcome.answer,
+            status=outcome.status,
+            reason=outcome.reason,
+            winner=outcome.winner,
+            winner_label=outcome.winner_label,
+            votes=tuple(
+                VoteRecord(v.voter, v.target, v.target_label, v.reason) for v in outcome.votes
+            ),
+            tally=dict(outcome.tally),
+            usage=dict(outcome.usage),
+            log_dir=self.log_dir,
+            failed_agents=dict(outcome.failed),
+            tie_break=outcome.tie_break,
+        )
+
+
+async def _close_all(members: Sequence[Any]) -> None:
+    for member in members:
+        with contextlib.suppress(Exception):
+            await member.backend.aclose()
+
+
+# --- the public functions ----------------------------------------------------------------
+
+
+async def arun(
+    question: str, config: ConfigLike = None, *, logs: bool = True, **quick: Any
+) -> RunResult:
+    """Run a team on `question` and return its result. Raises ConfigError for bad config."""
+    return await TeamRun(load(config, **quick), question, logs=logs).execute()
+
+
+def run(question: str, config: ConfigLike = None, *, logs: bool = True, **quick: Any) -> RunResult:
+    """Blocking `arun`, for scripts: `massgen.run("question", config="team.yaml")`."""
+    return asyncio.run(arun(question, config, logs=logs, **quick))
+
+
+async def stream(
+    question: str, config: ConfigLike = None, *, logs: bool = True, **quick: Any
+) -> AsyncIterator[ev.AnyEvent]:
+    """Yield every event of a team run as it happens, ending with `RunFinished`."""
+    queue: asyncio.Queue[ev.AnyEvent | None] = asyncio.Queue()
+    turn = TeamRun(load(config, **quick), question, sinks=[queue.put_nowait], logs=logs)
+    task = asyncio.create_task(turn.execute())
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        task.result()  # surface a failure that ended the run early
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,199 @@
+"""The `massgen` command. `main(argv) -> int`; user errors are one line and an exit code.
+
+Only argparse is imported up front: `massgen --help` must not pay for any SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from massgen.api import RunResult, TeamRun
+
+EXIT_OK, EXIT_CONFIG, EXIT_EXECUTION, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="massgen",
+        description="A team of LLM agents answers in parallel, refines, votes; the winner presents.",
+        epilog="Examples:\n"
+        '  massgen --config @examples/three_agents "What is the capital of France?"\n'
+        '  massgen --model llama3 --base-url http://localhost:11434/v1 "Explain RAFT"\n'
+        "  massgen --list-examples",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("question", nargs="?", help="the question; omit for interactive chat")
+    add = parser.add_argument
+    add("--config", metavar="FILE", help="YAML/JSON config, or @examples/NAME for a preset")
+    add("--backend", metavar="TYPE", help="backend type for a one-agent run (with --model)")
+    add("--model", metavar="NAME", help="model for a one-agent run without a config file")
+    add("--base-url", metavar="URL", help="OpenAI-compatible endpoint for --model")
+    add("--system-message", metavar="TEXT", help="system message for --model")
+    add("--no-display", action="store_true", help="plain streaming text instead of the live view")
+    add("--no-logs", action="store_true", help="do not write the run's log directory")
+    add("--debug", action="store_true", help="write a debug log into the run's log directory")
+    add("--orchestrator-timeout", type=float, metavar="SECONDS", help="deadline for the whole run")
+    add("--output-file", metavar="PATH", help="also write the final answer to this file")
+    add("--automation", action="store_true", help="no live view; LOG_DIR:/STATUS:/ANSWER: lines")
+    add("--stream-events", action="store_true", help="print one JSON event per line on stdout")
+    add("--validate", metavar="FILE", help="check a config file and exit")
+    add("--list-examples", action="store_true", help="list the preset configs")
+    add("--example", metavar="NAME", help="print a preset config")
+    add("--version", action="version", version=f"massgen {_version()}")
+    return parser
+
+
+def _version() -> str:
+    from massgen import __version__
+
+    return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from massgen.core.errors import ConfigError
+
+    try:
+        if args.list_examples:
+            return _list_examples()
+        if args.example:
+            return _print_example(args.example)
+        if args.validate:
+            return _validate(args.validate)
+        if not args.question:
+            _fail("interactive chat is not available yet; pass a question")
+            return EXIT_CONFIG
+        return _run(args, argv if argv is not None else sys.argv[1:])
+    except ConfigError as error:
+        _fail(error.render())
+        return EXIT_CONFIG
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+def _fail(message: str) -> None:
+    print(f"massgen: error: {message}", file=sys.stderr)
+
+
+# --- commands that do not run a team -------------------------------------------------------
+
+
+def _list_examples() -> int:
+    from massgen.config.presets import list_examples
+
+    for name, description in list_examples():
+        print(f"@examples/{name:<28} {description}")
+    return EXIT_OK
+
+
+def _print_example(name: str) -> int:
+    from massgen.config.presets import example_text
+
+    print(example_text(name.removeprefix("@examples/")), end="")
+    return EXIT_OK
+
+
+def _validate(value: str) -> int:
+    from massgen.api import load
+
+    loaded = load(value)
+    count = len(loaded.config.agents)
+    print(f"{loaded.source}: valid ({count} agent{'s' if count != 1 else ''})")
+    return EXIT_OK
+
+
+# --- running a team ------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    from massgen.api import TeamRun, load
+
+    loaded = load(
+        args.config,
+        model=args.model,
+        backend=args.backend,
+        base_url=args.base_url,
+        system_message=args.system_message,
+    )
+    quiet = args.automation or args.stream_events
+    turn = TeamRun(
+        loaded,
+        args.question,
+        sinks=[_view(args)],
+        logs=not args.no_logs or args.automation,
+        deadline_seconds=args.orchestrator_timeout,
+        cli_args=argv,
+    )
+    log_dir = turn.open_log()
+    if args.debug and log_dir:
+        _enable_debug_log(log_dir)
+    if args.automation and log_dir:
+        print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
+    try:
+        result = asyncio.run(turn.execute())
+    except KeyboardInterrupt:
+        return _interrupted(turn, quiet)
+    return _report(result, args)
+
+
+def _view(args: argparse.Namespace) -> Any:
+    if args.stream_events:
+        return _print_event_json
+    if args.automation:
+        return lambda event: None
+    from massgen.ui.plain import PlainView
+
+    # The live terminal view arrives with its own issue; until then plain text everywhere.
+    return PlainView()
+
+
+def _print_event_json(event: Any) -> None:
+    sys.stdout.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _enable_debug_log(log_dir: Path) -> None:
+    from massgen.log import logger
+
+    logger.enable("massgen")
+    logger.add(log_dir / "massgen_debug.log", level="DEBUG", enqueue=False)
+
+
+def _report(result: RunResult, args: argparse.Namespace) -> int:
+    if args.output_file:
+        Path(args.output_file).write_text(result.answer + "\n", encoding="utf-8")
+    if args.automation:
+        print(f"STATUS_RESULT: {result.status}")
+        print(f"WINNER: {result.winner or '-'}")
+        print(f"ANSWER: {result.answer}")
+        if args.output_file:
+            print(f"OUTPUT_FILE: {args.output_file}")
+    elif not args.stream_events and result.log_dir:
+        print(f"\nlogs: {result.log_dir}", file=sys.stderr)
+    if result.status in {"ok", "degraded"}:
+        return EXIT_OK
+    return EXIT_TIMEOUT if result.status == "timeout" else EXIT_EXECUTION
+
+
+def _interrupted(turn: TeamRun, quiet: bool) -> int:
+    outcome = turn.outcome
+    where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
+    kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
+    print(f"\nmassgen: interrupted; {kept}.{where}", file=sys.stderr)
+    if outcome and outcome.answer and not quiet:
+        print(outcome.answer)
+    return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    entry()

@@ -1,0 +1,61 @@
+"""From a validated config to team members: backend checks and construction.
+
+Sits above `config` and `backends`, which do not know each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from massgen.backends import registry
+from massgen.config.schema import AgentConfig, MassgenConfig
+from massgen.coordination.agent import Member
+from massgen.core.errors import ConfigError
+
+
+def check(config: MassgenConfig, *, source: str | None = None, single: bool = False) -> None:
+    """Raise the first backend problem as a ConfigError naming file and key path."""
+    for index, agent in enumerate(config.agents):
+        problem = registry.check(agent.backend)
+        if problem is not None:
+            key, message, fix = problem
+            path = f"{_agent_path(index, single)}.backend.{key}"
+            raise ConfigError(message, file=source, path=path, fix=fix)
+
+
+def build(
+    config: MassgenConfig,
+    *,
+    source: str | None = None,
+    single: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> list[Member]:
+    """Create one member per agent. Raises ConfigError (e.g. a missing API key)."""
+    check(config, source=source, single=single)
+    return [_member(agent, index, source, single, env) for index, agent in enumerate(config.agents)]
+
+
+def _member(
+    agent: AgentConfig,
+    index: int,
+    source: str | None,
+    single: bool,
+    env: Mapping[str, str] | None,
+) -> Member:
+    try:
+        backend = registry.create(agent.backend, env=env)
+    except ConfigError as error:
+        path = f"{_agent_path(index, single)}.{error.path or 'backend'}"
+        raise ConfigError(error.message, file=source, path=path, fix=error.fix) from None
+    return Member(
+        id=agent.id,
+        backend=backend,
+        params=agent.backend.generation_params(),
+        system_message=agent.system_message,
+        voting_sensitivity=agent.voting_sensitivity,
+        structured_actions=agent.backend.structured_actions,
+    )
+
+
+def _agent_path(index: int, single: bool) -> str:
+    return "agent" if single else f"agents[{index}]"

@@ -1,0 +1,93 @@
+"""Plain output: readable streaming text with agent prefixes, then the final answer.
+
+Used when stdout is not a terminal, with --no-display, or with NO_COLOR / TERM=dumb.
+Agents stream concurrently, so text is printed a whole line at a time per agent.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from massgen.core import events as ev
+
+
+class PlainView:
+    def __init__(self, out: TextIO | None = None, *, show_text: bool = True) -> None:
+        self.out = out or sys.stdout
+        self.show_text = show_text
+        self._pending: dict[str, str] = {}
+        self._final_started = False
+
+    def __call__(self, event: ev.AnyEvent) -> None:
+        line = self._line(event)
+        if line is not None:
+            self._flush_agent(getattr(event, "agent", None))
+            self._write(line + "\n")
+
+    def _line(self, event: ev.AnyEvent) -> str | None:
+        match event:
+            case ev.RunStarted(agents=agents):
+                return f"massgen: {len(agents)} agent(s): {', '.join(agents)}"
+            case ev.TextDelta(agent=agent, text=text):
+                self._stream(agent, text)
+                return None
+            case ev.AnswerPublished(agent=agent, label=label):
+                return f"[{agent}] ✓ new answer {label}"
+            case ev.VoteCast(agent=agent, target_label=label, reason=reason):
+                return f"[{agent}] ✓ vote for {label}" + (f": {reason}" if reason else "")
+            case ev.VoteInvalidated(agent=agent, target_label=old, newer_label=new):
+                return f"[{agent}] vote for {old} no longer stands ({new} arrived)"
+            case ev.ActionRejected(agent=agent, reason=reason):
+                return f"[{agent}] ✗ action rejected: {reason}"
+            case ev.AgentRestarted(agent=agent, reason=reason):
+                return f"[{agent}] ↻ restarting: {reason}"
+            case ev.AgentFailed(agent=agent, error=error):
+                return f"[{agent}] ✗ failed: {error}"
+            case ev.CoordinationFinished() as done:
+                return _coordination_summary(done)
+            case ev.PresentationStarted(agent=agent):
+                self._final_started = True
+                return f"\n[{agent}] presenting the final answer…"
+            case ev.RunFinished() as finished:
+                return _final_block(finished)
+        return None
+
+    def _stream(self, agent: str, text: str) -> None:
+        if not self.show_text:
+            return
+        pending = self._pending.get(agent, "") + text
+        *lines, rest = pending.split("\n")
+        for line in lines:
+            if line.strip():
+                self._write(f"[{agent}] {line}\n")
+        self._pending[agent] = rest
+
+    def _flush_agent(self, agent: str | None) -> None:
+        if agent and self._pending.get(agent, "").strip():
+            self._write(f"[{agent}] {self._pending[agent]}\n")
+        if agent:
+            self._pending.pop(agent, None)
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+
+def _coordination_summary(done: ev.CoordinationFinished) -> str:
+    tally = ", ".join(f"{label}: {n}" for label, n in done.tally.items()) or "no votes"
+    lines = [f"\nvotes — {tally}", f"winner: {done.winner or 'none'} ({done.winner_label or '-'})"]
+    if done.tie_break:
+        lines.append(f"tie-break: {done.tie_break}")
+    lines.append(f"reason: {done.reason}")
+    return "\n".join(lines)
+
+
+def _final_block(finished: ev.RunFinished) -> str:
+    header = "=" * 20 + " final answer " + "=" * 20
+    note = ""
+    if finished.status != "ok":
+        note = f"\n({finished.status}: {finished.reason})"
+    for agent, error in finished.failed_agents.items():
+        note += f"\n(agent {agent} failed: {error})"
+    return f"\n{header}\n{finished.answer or '(no answer)'}{note}"
