@@ -1,0 +1,224 @@
+"""The CLI in-process: main(argv) -> exit code, against the loopback fake provider."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from massgen.cli import main
+from massgen.testing.fake_provider import FakeProvider, Fault, Reply, cooperative_agent
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MASSGEN_LOG_BASE_DIR", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def fake():
+    with FakeProvider() as provider:
+        yield provider
+
+
+def team_file(tmp_path: Path, base_url: str, models=("m-a", "m-b", "m-c"), **orchestrator) -> Path:
+    agents = [
+        {
+            "id": f"agent_{m}",
+            "backend": {"type": "chatcompletion", "model": m, "base_url": base_url},
+        }
+        for m in models
+    ]
+    data = {"agents": agents, "orchestrator": orchestrator} if orchestrator else {"agents": agents}
+    path = tmp_path / "team.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_help_lists_the_main_flags(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--config", "--automation", "--stream-events", "--orchestrator-timeout"):
+        assert flag in out
+
+
+def test_examples_are_listed_and_printed(capsys):
+    assert main(["--list-examples"]) == 0
+    listing = capsys.readouterr().out
+    assert "@examples/three_agents" in listing and "@examples/providers/groq" in listing
+    assert main(["--example", "three_agents"]) == 0
+    assert "agents:" in capsys.readouterr().out
+
+
+def test_validate_accepts_a_preset(capsys):
+    assert main(["--validate", "@examples/three_agents"]) == 0
+    assert "valid (3 agents)" in capsys.readouterr().out
+
+
+BAD_CONFIGS = {
+    "wrong type": (
+        "agents:\n  - id: a\n    backend: {type: chatcompletion, model: m, base_url: http://x/v1, temperature: hot}\n",
+        "agents[0].backend.temperature",
+    ),
+    "unknown key": (
+        "agents:\n  - id: a\n    backend: {type: chatcompletion, model: m, base_url: http://x/v1, temprature: 0.2}\n",
+        "Did you mean `temperature`",
+    ),
+    "missing model": (
+        "agents:\n  - id: a\n    backend: {type: chatcompletion, base_url: http://x/v1}\n",
+        "agents[0].backend.model",
+    ),
+    "malformed yaml": ("agents:\n  - id: a\n   backend: [\n", "line"),
+    "unset variable": (
+        "agents:\n  - id: a\n    backend: {type: chatcompletion, model: m, base_url: '${NOPE_NOT_SET}'}\n",
+        "NOPE_NOT_SET",
+    ),
+    "unknown backend type": (
+        "agents:\n  - id: a\n    backend: {type: chatcompletions, model: m}\n",
+        "did you mean 'chatcompletion'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_bad_config_is_one_clear_line_and_exit_1(case, tmp_path, capsys):
+    text, expected = BAD_CONFIGS[case]
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    assert main(["--validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert str(path) in err and expected in err
+    assert "Traceback" not in err
+
+
+def test_missing_config_file(capsys):
+    assert main(["--config", "nowhere.yaml", "q"]) == 1
+    err = capsys.readouterr().err
+    assert "nowhere.yaml" in err and err.count("\n") == 1
+
+
+def test_automation_run_prints_parseable_lines_and_leaves_the_log(tmp_path, fake, capsys):
+    config = team_file(tmp_path, fake.base_url)
+    assert main(["--config", str(config), "--automation", "What is 2+2?"]) == 0
+    out = capsys.readouterr().out
+    lines = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    log_dir = Path(lines["LOG_DIR"])
+    assert lines["STATUS"] == str(log_dir / "status.json")
+    assert lines["ANSWER"].startswith("Final answer from")
+    for name in (
+        "events.jsonl",
+        "coordination_events.json",
+        "coordination_table.txt",
+        "vote.json",
+        "status.json",
+        "execution_metadata.yaml",
+        "final/answer.txt",
+    ):
+        assert (log_dir / name).exists(), name
+    status = json.loads((log_dir / "status.json").read_text())
+    assert status["is_complete"] is True
+    votes = json.loads((log_dir / "vote.json").read_text())
+    assert sum(votes["tally"].values()) == 3
+
+
+def test_stream_events_prints_one_json_event_per_line(tmp_path, fake, capsys):
+    config = team_file(tmp_path, fake.base_url)
+    assert main(["--config", str(config), "--stream-events", "--no-logs", "q"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    assert kinds.count("vote_cast") == 3 and "answer_published" in kinds
+    assert not (tmp_path / ".massgen").exists()
+
+
+def test_plain_output_shows_work_votes_winner_and_answer(tmp_path, fake, capsys):
+    config = team_file(tmp_path, fake.base_url)
+    assert main(["--config", str(config), "--no-display", "q"]) == 0
+    out = capsys.readouterr().out
+    assert "✓ new answer agent" in out and "✓ vote for agent" in out
+    assert "winner: agent_m-" in out and "final answer" in out
+
+
+def test_model_flag_runs_one_agent_without_a_config(fake, capsys):
+    argv = ["--model", "solo", "--base-url", fake.base_url, "--automation", "--no-logs", "q"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ANSWER: [solo answer 1]" in out
+    assert len(fake.requests) == 1  # one agent answers once: no vote, no presentation
+
+
+def test_output_file_gets_the_final_answer(tmp_path, fake, capsys):
+    config = team_file(tmp_path, fake.base_url)
+    target = tmp_path / "answer.md"
+    assert main(["--config", str(config), "--no-logs", "--output-file", str(target), "q"]) == 0
+    assert target.read_text().startswith("Final answer from")
+
+
+def test_a_failing_provider_is_reported_and_the_rest_finish(tmp_path, capsys):
+    def policy(request):
+        if request["model"] == "broken":
+            return Reply(fault=Fault.unauthorized("Incorrect API key provided: sk-***"))
+        return cooperative_agent(request)
+
+    with FakeProvider(policy) as fake:
+        config = team_file(tmp_path, fake.base_url, models=("m-a", "m-b", "broken"))
+        assert main(["--config", str(config), "--no-display", "--no-logs", "q"]) == 0
+    out = capsys.readouterr().out
+    assert "[agent_broken] ✗ failed:" in out and "Incorrect API key" in out
+    assert "(degraded:" in out
+
+
+def test_deadline_exits_3_with_the_reason(tmp_path, capsys):
+    def policy(request):
+        if request["model"] == "slow":
+            return Reply(fault=Fault(stall_seconds=30))
+        return cooperative_agent(request)
+
+    with FakeProvider(policy) as fake:
+        config = team_file(tmp_path, fake.base_url, models=("m-a", "slow"))
+        argv = ["--config", str(config), "--automation", "--orchestrator-timeout", "1", "q"]
+        assert main(argv) == 3
+    out = capsys.readouterr().out
+    assert "STATUS_RESULT: timeout" in out and "ANSWER: [m-a answer" in out
+
+
+def test_ctrl_c_keeps_what_was_decided_and_exits_4(tmp_path):
+    def policy(request):
+        if request["model"] == "slow":
+            return Reply(fault=Fault(stall_seconds=60))
+        return cooperative_agent(request)
+
+    with FakeProvider(policy) as fake:
+        config = team_file(tmp_path, fake.base_url, models=("m-a", "slow"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "massgen", "--config", str(config), "--automation", "q"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "HOME": str(tmp_path / "home")},
+        )
+        log_dir = Path(proc.stdout.readline().split(": ", 1)[1].strip())
+        deadline = time.monotonic() + 20
+        while not list(log_dir.glob("agent_*/answer_1.txt")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 4
+    assert "interrupted" in err and str(log_dir) in err
+    status = json.loads((log_dir / "status.json").read_text())
+    assert status["finish_reason"] and "interrupt" in json.dumps(status)
+    assert (log_dir / "final" / "answer.txt").read_text().strip().startswith("[m-a answer")
