@@ -221,7 +221,9 @@ def _build(raw: Any, source: str) -> MassgenConfig:
 
 def _check_top_level(raw: Any, source: str) -> None:
     if raw is None:
-        raise ConfigError("the file is empty", file=source, fix=LIST_EXAMPLES_FIX)
+        raise ConfigError(
+            "the file is empty", file=source, fix="Start from an example: `massgen --list-examples`"
+        )
     if not isinstance(raw, dict):
         raise ConfigError(
             f"the top level must be a mapping (agents:, orchestrator:, ...), got {_kind(raw)}",

@@ -1,0 +1,38 @@
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from massgen.config import loader
+
+
+@dataclass
+class Dirs:
+    home: Path
+    work: Path
+
+    def write(self, name: str, text: str) -> Path:
+        path = self.work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+@pytest.fixture(autouse=True)
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each test runs in an empty cwd and HOME, and leaves os.environ as it found it.
+
+    The loader reads ./.env and ~/.config/massgen/.env into os.environ, so without this a
+    developer's own files would leak into the tests and the tests into each other.
+    """
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(loader, "_FROM_DOTENV", {})
+    saved = dict(os.environ)
+    yield Dirs(home, work)
+    os.environ.clear()
+    os.environ.update(saved)

@@ -1,0 +1,311 @@
+"""Every bad config gives exactly one ConfigError line: file, key path, what, and the fix."""
+
+import json
+
+import pytest
+
+from massgen.config import config_from_dict, load_config, load_config_with_raw
+from massgen.core.errors import ConfigError
+
+GOOD_AGENT = "  - id: a\n    backend:\n      type: chatcompletion\n      model: m\n"
+
+
+def error_for(dirs, text: str, name: str = "c.yaml") -> str:
+    path = dirs.write(name, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    return str(caught.value).removeprefix(f"{path}: ")
+
+
+# ---------------------------------------------------------------- reading and parsing
+
+
+def test_missing_file_says_so_and_points_at_examples(dirs):
+    with pytest.raises(ConfigError) as caught:
+        load_config(dirs.work / "nope.yaml")
+    assert str(caught.value) == (
+        f"{dirs.work / 'nope.yaml'}: no such file. Check the path or use `massgen --list-examples`"
+    )
+
+
+def test_malformed_yaml_names_the_line(dirs):
+    text = "agents:\n- id: a\n  backend:\n    type: x\n   model: y\n"
+    assert error_for(dirs, text) == (
+        "malformed YAML at line 5: expected <block end>, but found '<block mapping start>'. "
+        "Check the indentation and quoting near that line"
+    )
+
+
+def test_duplicate_yaml_key_is_an_error_not_last_wins(dirs):
+    text = "agents:\n  - id: a\n    backend:\n      type: x\n      type: y\n"
+    assert error_for(dirs, text) == "duplicate key `type` at line 5. Keep only one"
+
+
+def test_malformed_json_names_line_and_column(dirs):
+    message = error_for(dirs, '{"agents": [\n  {"id": "a",}\n]}', name="c.json")
+    assert message.startswith("malformed JSON at line 2, column 14: ")
+
+
+def test_json_config_loads(dirs):
+    data = {"agents": [{"id": "a", "backend": {"type": "groq", "model": "m"}}]}
+    path = dirs.write("c.json", json.dumps(data))
+    assert load_config(path).agents[0].backend.type == "groq"
+
+
+def test_other_file_types_are_refused(dirs):
+    assert error_for(dirs, "agents: []", name="c.txt") == (
+        "unsupported file type '.txt'. Use a .yaml, .yml or .json file"
+    )
+
+
+def test_top_level_must_be_a_mapping(dirs):
+    assert error_for(dirs, "- a\n- b\n") == (
+        "the top level must be a mapping (agents:, orchestrator:, ...), got a list"
+    )
+
+
+def test_empty_file(dirs):
+    assert error_for(dirs, "# nothing here\n") == (
+        "the file is empty. Start from an example: `massgen --list-examples`"
+    )
+
+
+# ---------------------------------------------------------------- ${VAR}
+
+
+def test_unset_variable_names_variable_and_key_path(dirs):
+    text = (
+        "agents:\n"
+        + GOOD_AGENT
+        + GOOD_AGENT.replace("id: a", "id: b").replace(
+            "model: m", "model: m\n      api_key: ${GROQ_KEY_FOR_TEST}"
+        )
+    )
+    assert error_for(dirs, text) == (
+        "agents[1].backend.api_key: environment variable `GROQ_KEY_FOR_TEST` is not set. "
+        "Set it in the environment or in .env (./.env or ~/.config/massgen/.env)"
+    )
+
+
+def test_unset_variable_path_follows_single_agent_form(dirs):
+    text = "agent:\n  id: a\n  backend:\n    type: x\n    model: ${MODEL_FOR_TEST}\n"
+    assert error_for(dirs, text).startswith(
+        "agent.backend.model: environment variable `MODEL_FOR_TEST` is not set."
+    )
+
+
+def test_variables_expand_inside_longer_strings_with_defaults_and_escapes(dirs, monkeypatch):
+    monkeypatch.setenv("HOST_FOR_TEST", "gpu-box")
+    text = (
+        "agent:\n  id: a\n  system_message: write $${HOME} literally\n  backend:\n"
+        "    type: x\n    base_url: http://${HOST_FOR_TEST}:8000/v1\n"
+        "    model: ${UNSET_MODEL_FOR_TEST:-qwen3}\n"
+    )
+    config, raw = load_config_with_raw(dirs.write("c.yaml", text))
+    agent = config.agents[0]
+    assert agent.backend.base_url == "http://gpu-box:8000/v1"
+    assert agent.backend.model == "qwen3"
+    assert agent.system_message == "write ${HOME} literally"
+    # The raw dict is the file as written, for logging without secrets.
+    assert raw["agent"]["backend"]["base_url"] == "http://${HOST_FOR_TEST}:8000/v1"
+
+
+def test_empty_variable_takes_the_default(monkeypatch):
+    monkeypatch.setenv("EMPTY_FOR_TEST", "")
+    data = {"agent": {"id": "a", "backend": {"type": "x", "model": "${EMPTY_FOR_TEST:-m}"}}}
+    assert config_from_dict(data).agents[0].backend.model == "m"
+
+
+# ---------------------------------------------------------------- schema problems
+
+
+def test_wrong_type_names_path_and_value(dirs):
+    text = "agents:\n" + GOOD_AGENT + "      temperature: hot\n"
+    assert error_for(dirs, text) == "agents[0].backend.temperature: must be a number, got 'hot'"
+
+
+def test_wrong_type_never_echoes_a_secret(dirs):
+    text = "agents:\n" + GOOD_AGENT + "      api_key: 123456789\n"
+    assert error_for(dirs, text) == "agents[0].backend.api_key: must be a string, got a number"
+
+
+def test_out_of_range_value(dirs):
+    text = "agents:\n" + GOOD_AGENT + "timeout_settings:\n  orchestrator_timeout_seconds: -5\n"
+    assert error_for(dirs, text) == (
+        "timeout_settings.orchestrator_timeout_seconds: must be greater than 0, got -5"
+    )
+
+
+def test_enum_value_lists_the_choices(dirs):
+    text = "agents:\n" + GOOD_AGENT + "orchestrator:\n  voting_sensitivity: harsh\n"
+    assert error_for(dirs, text) == (
+        "orchestrator.voting_sensitivity: must be one of 'lenient', 'balanced' or 'strict', "
+        "got 'harsh'"
+    )
+
+
+def test_unknown_key_suggests_the_close_one(dirs):
+    text = "agents:\n" + GOOD_AGENT + "      temprature: 0.3\n"
+    assert error_for(dirs, text) == (
+        "agents[0].backend.temprature: unknown key. Did you mean `temperature`? "
+        "Provider-specific parameters go under `extra_body`"
+    )
+
+
+def test_unknown_top_level_key(dirs):
+    text = "agents:\n" + GOOD_AGENT + "orchestator:\n  max_new_answers_per_agent: 2\n"
+    assert error_for(dirs, text) == "orchestator: unknown key. Did you mean `orchestrator`?"
+
+
+def test_unknown_key_without_a_close_match_lists_the_valid_ones(dirs):
+    text = "agents:\n" + GOOD_AGENT + "ui:\n  colour_scheme: dark\n"
+    assert error_for(dirs, text) == (
+        "ui.colour_scheme: unknown key. "
+        "Valid keys here: automation_mode, debug, display_type, logging_enabled."
+    )
+
+
+def test_renamed_predecessor_key_gets_a_suggestion(dirs):
+    text = "agents:\n  - agent_id: a\n    backend:\n      type: x\n"
+    assert error_for(dirs, text) == "agents[0].agent_id: unknown key. Did you mean `id`?"
+
+
+def test_misspelt_required_key_is_reported_as_the_typo_not_as_missing(dirs):
+    text = "agents:\n  - id: a\n    bakend:\n      type: x\n"
+    assert error_for(dirs, text) == "agents[0].bakend: unknown key. Did you mean `backend`?"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "agents:\n  - id: a\n",
+            "agents[0].backend: required key is missing. "
+            "Add `backend:` with at least `type:` and `model:`",
+        ),
+        (
+            "agents:\n  - backend:\n      type: x\n",
+            "agents[0].id: required key is missing. Give every agent a unique `id`",
+        ),
+        (
+            "agent:\n  id: a\n  backend:\n    model: m\n",
+            "agent.backend.type: required key is missing. "
+            "Set it to a backend type, e.g. `type: chatcompletion`",
+        ),
+        (
+            "ui:\n  debug: true\n",
+            "agents: no agents defined. Add `agents:` (a list) or `agent:` (one mapping)",
+        ),
+    ],
+)
+def test_missing_required_key(dirs, text, expected):
+    assert error_for(dirs, text) == expected
+
+
+def test_agent_and_agents_together(dirs):
+    text = "agent:\n  id: z\n  backend: {type: x}\nagents:\n" + GOOD_AGENT
+    assert error_for(dirs, text) == (
+        "agent: `agent:` and `agents:` are both set. "
+        "Use `agent:` for one agent or `agents:` for a list, not both"
+    )
+
+
+def test_agent_given_a_list(dirs):
+    assert error_for(dirs, "agent:\n" + GOOD_AGENT) == (
+        "agent: `agent:` holds a list. Rename it to `agents:`, or give a single mapping"
+    )
+
+
+def test_duplicate_agent_ids_point_at_the_second_use(dirs):
+    text = "agents:\n" + GOOD_AGENT + GOOD_AGENT.replace("id: a", "id: b") + GOOD_AGENT
+    assert error_for(dirs, text) == (
+        "agents[2].id: agent id 'a' is already used by agents[0]. Give every agent a unique `id`"
+    )
+
+
+# ---------------------------------------------------------------- predecessor features
+
+
+@pytest.mark.parametrize(
+    ("extra", "path"),
+    [
+        (
+            "      mcp_servers:\n        - {name: w, type: stdio, command: npx}\n",
+            "agents[0].backend.mcp_servers",
+        ),
+        ("      enable_web_search: true\n", "agents[0].backend.enable_web_search"),
+        (
+            "orchestrator:\n  context_paths:\n    - {path: ., permission: read}\n",
+            "orchestrator.context_paths",
+        ),
+        ("orchestrator:\n  snapshot_storage: snaps\n", "orchestrator.snapshot_storage"),
+        ("memory:\n  enabled: true\n", "memory"),
+        (
+            "timeout_settings:\n  agent_timeout_seconds: 60\n",
+            "timeout_settings.agent_timeout_seconds",
+        ),
+    ],
+)
+def test_unsupported_predecessor_keys_say_not_supported_yet(dirs, extra, path):
+    assert error_for(dirs, "agents:\n" + GOOD_AGENT + extra) == (
+        f"`{path}` is not supported by this version of massgen yet. Remove it to run this config"
+    )
+
+
+def test_unsupported_key_path_in_single_agent_form(dirs):
+    text = "agent:\n  id: a\n  backend:\n    type: x\n    cwd: ws\n"
+    assert error_for(dirs, text).startswith("`agent.backend.cwd` is not supported")
+
+
+def test_unsupported_key_is_reported_before_typos_and_unset_variables(dirs):
+    text = (
+        "agents:\n  - id: a\n    backend:\n      type: x\n      modle: m\n"
+        "      mcp_servers:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
+    )
+    assert error_for(dirs, text).startswith("`agents[0].backend.mcp_servers` is not supported")
+
+
+@pytest.mark.parametrize("key", ["models", "num_agents", "max_rounds", "consensus_threshold"])
+def test_v1_config_is_named_as_the_old_format(dirs, key):
+    assert error_for(dirs, f"{key}: 3\n") == (
+        f"`{key}` is from the old v1 config format, which this version of massgen does not "
+        "read. Rewrite the file with `agents:` entries (see `massgen --list-examples`)"
+    )
+
+
+# ---------------------------------------------------------------- the Python API
+
+
+def test_config_from_dict_uses_the_source_name():
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict({"agents": [{"id": "a", "backend": {"type": "x", "top_p": 3}}]}, "api")
+    assert str(caught.value) == (
+        "api: agents[0].backend.top_p: must be less than or equal to 1, got 3"
+    )
+
+
+def test_config_from_dict_accepts_a_valid_team():
+    config = config_from_dict(
+        {
+            "agents": [
+                {"id": "a", "backend": {"type": "groq", "model": "m", "temperature": 0.2}},
+                {"id": "b", "backend": {"type": "ollama", "model": "m"}},
+            ],
+            "orchestrator": {"max_new_answers_per_agent": 2},
+        }
+    )
+    assert [a.id for a in config.agents] == ["a", "b"]
+    assert config.orchestrator.max_new_answers_per_agent == 2
+
+
+def test_importing_the_loader_stays_light():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, massgen.config.loader, massgen.config.presets\n"
+        "heavy = {'rich', 'questionary', 'openai', 'anthropic', 'google', 'httpx'}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
