@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,8 +157,16 @@ class TeamRun:
                 config_path=self.loaded.source,
                 cli_args=self.cli_args,
             )
-            self.sinks.insert(0, self.recorder.handle)
+            self.sinks.insert(0, self._record)
         return self.log_dir
+
+    def _record(self, event: ev.AnyEvent) -> None:
+        """A log that cannot be written (full disk, ...) must not sink the run."""
+        try:
+            self.recorder.handle(event)
+        except OSError as error:
+            print(f"massgen: warning: run log not written ({error}); continuing", file=sys.stderr)
+            self.sinks.remove(self._record)
 
     async def execute(self) -> RunResult:
         members = team.build(
@@ -175,7 +184,8 @@ class TeamRun:
         finally:
             await _close_all(members)
             if self.recorder is not None:
-                self.recorder.close(interrupted=self.orchestrator.outcome is None)
+                with contextlib.suppress(OSError):
+                    self.recorder.close(interrupted=self.orchestrator.outcome is None)
         return self.result(outcome)
 
     def _emit(self, event: ev.AnyEvent) -> None:
