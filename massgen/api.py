@@ -189,7 +189,7 @@ class TeamRun:
         return self.result(outcome)
 
     def _emit(self, event: ev.AnyEvent) -> None:
-        for sink in self.sinks:
+        for sink in tuple(self.sinks):  # a sink may remove itself
             sink(event)
 
     @property

@@ -1,15 +1,15 @@
 """The error tree. Raise these; never yield error strings.
 
-    MassgenError
-    ├── ConfigError            the user can fix it: says where (file, key path) and how
-    ├── BackendError           a provider call failed; `retryable` says whether trying again can help
-    │   ├── AuthFailed         bad or missing credentials (never retried)
-    │   ├── RateLimited        429; carries the provider's Retry-After when it sent one
-    │   ├── ProviderUnavailable  5xx, connect or read timeout, a stream that stopped mid-answer
-    │   ├── MalformedResponse  the provider sent something we could not parse
-    │   ├── ContextTooLong     the prompt does not fit the model (never retried)
-    │   └── BadRequest         the provider rejected the request for another reason
-    └── DeadlineExceeded       a run's wall-clock deadline passed
+MassgenError
+├── ConfigError            the user can fix it: says where (file, key path) and how
+├── BackendError           a provider call failed; `retryable` says whether trying again can help
+│   ├── AuthFailed         bad or missing credentials (never retried)
+│   ├── RateLimited        429; carries the provider's Retry-After when it sent one
+│   ├── ProviderUnavailable  5xx, connect or read timeout, a stream that stopped mid-answer
+│   ├── MalformedResponse  the provider sent something we could not parse
+│   ├── ContextTooLong     the prompt does not fit the model (never retried)
+│   └── BadRequest         the provider rejected the request for another reason
+└── DeadlineExceeded       a run's wall-clock deadline passed
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import pytest
 from backend_support import ask, collect, text_of
 
 from massgen.backends import registry
+from massgen.backends.base import Backend
 from massgen.backends.chat_completions import ChatCompletionsBackend
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import ConfigError
@@ -91,7 +92,7 @@ def test_generic_chatcompletion_picks_the_key_by_host(host):
     with pytest.raises(ConfigError, match="NEBIUS_API_KEY"):
         registry.create(config, env={})
     backend = registry.create(config, env={"NEBIUS_API_KEY": "k"})
-    assert isinstance(backend, ChatCompletionsBackend)
+    assert isinstance(backend, ChatCompletionsBackend) and isinstance(backend, Backend)
 
 
 def test_generic_chatcompletion_never_sends_another_providers_key_to_an_unknown_host():
