@@ -17,7 +17,9 @@ from typing import Any
 
 import openai
 
+from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
     BackendError,
@@ -358,3 +360,16 @@ def _retry_after(headers: Any) -> float | None:
         except ValueError:
             pass
     return parse_retry_after(headers.get("retry-after"))
+
+
+def create(cfg: BackendConfig, profile: Profile, api_key: str) -> ChatCompletionsBackend:
+    """The registry's entry point for the `chatcompletion` wire format."""
+    return ChatCompletionsBackend(
+        model=cfg.model or profile.default_model or "",
+        base_url=cfg.base_url or profile.base_url or "",
+        api_key=api_key,
+        provider=profile.name,
+        params=cfg.generation_params(),
+        timeout=cfg.request_timeout_seconds,
+        retry=RetryPolicy(max_retries=cfg.max_retries),
+    )

@@ -6,6 +6,7 @@ Importing this module must stay cheap: provider SDKs are imported only by `creat
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 from collections.abc import Mapping
 
@@ -128,16 +129,12 @@ def create(cfg: BackendConfig, *, env: Mapping[str, str] | None = None) -> Backe
         raise ConfigError(message, path=f"backend.{key}", fix=fix)
     api_key = resolve_api_key(cfg, os.environ if env is None else env)
     profile = PROFILES[cfg.type]
-    # Imported here so that validation and `--help` never load the openai SDK.
-    from massgen.backends.chat_completions import ChatCompletionsBackend
-    from massgen.backends.retry import RetryPolicy
+    # Imported here so that validation and `--help` never load a provider SDK.
+    module = importlib.import_module(_WIRE_MODULES[profile.wire])
+    return module.create(cfg, profile, api_key)
 
-    return ChatCompletionsBackend(
-        model=cfg.model or profile.default_model or "",
-        base_url=cfg.base_url or profile.base_url or "",
-        api_key=api_key,
-        provider=profile.name,
-        params=cfg.generation_params(),
-        timeout=cfg.request_timeout_seconds,
-        retry=RetryPolicy(max_retries=cfg.max_retries),
-    )
+
+# One module per wire format; each exposes `create(cfg, profile, api_key) -> Backend`.
+_WIRE_MODULES: dict[str, str] = {
+    "chatcompletion": "massgen.backends.chat_completions",
+}
