@@ -14,8 +14,6 @@ from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from massgen.log import logger
-
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import actions, novelty, prompts
 from massgen.coordination.agent import (
@@ -32,6 +30,7 @@ from massgen.coordination.presentation import present
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
 from massgen.core.types import Usage
+from massgen.log import logger
 
 
 @dataclass(frozen=True, slots=True)
