@@ -247,3 +247,51 @@ async def test_cancelling_a_run_keeps_what_was_decided():
     assert orch.outcome is not None
     assert orch.outcome.status == "interrupted" and orch.outcome.answer == "alpha"
     assert events[-1].status == "interrupted"
+
+
+@pytest.mark.parametrize(
+    ("strategy", "calls_presenter", "instruction"),
+    [
+        ("winner_present", True, "as the basis"),
+        ("synthesize", True, "combine the best of all answers"),
+        ("winner_reuse", False, None),
+    ],
+)
+async def test_final_presentation_strategies(strategy, calls_presenter, instruction):
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(answer("alpha"), Gate(all_in, vote_for("alpha")), text("Polished alpha."))
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("alpha")))
+    outcome = await orchestrator(team(a=a, b=b), cues, final_answer_strategy=strategy).run("q")
+
+    assert outcome.winner == "a"
+    if calls_presenter:
+        assert outcome.answer == "Polished alpha."
+        system, user = (m.content for m in a.requests[-1].messages)
+        assert instruction in system and "bravo" in user  # the other answers are in view
+        assert a.requests[-1].tools == ()
+    else:
+        assert outcome.answer == "alpha" and len(a.steps) == 1  # presentation step unused
+        assert not cues.of(ev.PresentationStarted)
+
+
+async def test_deadline_also_bounds_the_final_presentation():
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    never = asyncio.Event()
+    a = ScriptedBackend(answer("alpha"), Gate(all_in, vote_for("alpha")), Gate(never, text("late")))
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("alpha")))
+    outcome = await orchestrator(team(a=a, b=b), cues, deadline=0.2).run("q")
+
+    assert outcome.status == "timeout" and outcome.answer == "alpha"
+    assert "final presentation" in outcome.reason
+    assert outcome.winner == "a" and cues.of(ev.CoordinationFinished)
+
+
+async def test_all_agents_failing_ends_the_run_with_no_answer_and_says_so():
+    a = ScriptedBackend(ProviderUnavailable("down", provider="fake"))
+    b = ScriptedBackend(ProviderUnavailable("also down", provider="fake"))
+    events: list = []
+    outcome = await orchestrator(team(a=a, b=b), events).run("q")
+    assert outcome.status == "failed" and outcome.answer == ""
+    assert outcome.failed.keys() == {"a", "b"} and "all agents failed" in outcome.reason
