@@ -1,0 +1,1 @@
+"""Benchmarks of massgen's own overhead; `python -m bench` writes docs/benchmarks.md."""

@@ -1,0 +1,117 @@
+"""Markdown helpers: statistics over runs, tables, the machine description."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from bench.proc import ROOT
+
+Fmt = Callable[[float], str]
+
+
+def seconds(value: float) -> str:
+    return f"{value:.3f} s"
+
+
+def megabytes(value: float) -> str:
+    return f"{value:.1f} MB"
+
+
+def count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def ratio(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def spread(values: Sequence[float], fmt: Fmt) -> list[str]:
+    """Median, min and max, as three cells."""
+    return [fmt(statistics.median(values)), fmt(min(values)), fmt(max(values))]
+
+
+def median(values: Iterable[float]) -> float:
+    return statistics.median(list(values))
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine(runs: int) -> str:
+    rows = [
+        ("CPU", f"{_cpu_model()}, {os.cpu_count()} logical cores"),
+        ("Memory", _memory()),
+        ("OS", platform.platform()),
+        ("Python", f"{platform.python_implementation()} {platform.python_version()}"),
+        ("massgen", f"{_version()} (commit {_commit()})"),
+        ("Runs", f"{runs} per measurement; median, min and max are over these runs"),
+    ]
+    return table(["", ""], [(key, value) for key, value in rows])
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / 1024**2:.1f} GiB"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _version() -> str:
+    from massgen import __version__
+
+    return __version__
+
+
+def _commit() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return done.stdout.strip() + (", with local changes" if dirty.stdout.strip() else "")
+
+
+def shown(argv: Sequence[str]) -> str:
+    """A command as a reader would type it: paths into this checkout made relative."""
+    parts = []
+    for part in argv:
+        if part == sys.executable:
+            part = "python"
+        elif part.startswith(str(ROOT)):
+            part = os.path.relpath(part, ROOT)
+        parts.append(f'"{part}"' if " " in part else part)
+    return "`" + " ".join(parts) + "`"

@@ -1,0 +1,133 @@
+"""`python -m bench`: measure massgen against the loopback fake provider and write
+`docs/benchmarks.md`.
+
+    python -m bench                 # 5 runs of everything, a minute or two on 2 cores
+    python -m bench --quick         # one run of everything, printed instead of written
+    MASSGEN_BENCH_OTHER_CLI=/path/to/other/bin/massgen python -m bench
+                                    # the same command workloads against another CLI too
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import commands, doc, inproc
+from bench.commands import Cli, TeamSample, Workdir
+from bench.proc import ROOT, Sample, measure
+
+OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"
+GROWTH_SIZES = (2, 3, 5, 8)  # at 0 ms; the 3-agent runs double as the overhead benchmark
+SCALING_SIZES = (1, 3, 8, 32)
+LATENCY = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class CliResults:
+    cli: Cli
+    runs: int
+    cold: dict[str, list[Sample]]
+    instant: dict[int, list[TeamSample]]  # team runs at 0 ms latency
+    slow: dict[int, list[TeamSample]] | None  # team runs at LATENCY, for the comparison
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    runs: int
+    latency: float
+    floor: list[Sample]
+    ours: CliResults
+    scaling: dict[int, list[inproc.ScalingSample]]
+    events: dict[str, dict[str, list[inproc.Throughput]]]
+    stream_words: int
+    other: CliResults | None
+    other_env_set: bool
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    runs = 1 if args.quick else args.runs
+    other = _other_cli(args.other)
+    results = collect(runs, other, args.other_runs or runs, 300 if args.quick else 2000)
+    text = doc.render(results)
+    if args.quick and args.out is None:
+        print(text)
+        return 0
+    out = Path(args.out or ROOT / "docs" / "benchmarks.md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    _say(f"wrote {out}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (default 5)")
+    parser.add_argument("--quick", action="store_true", help="one run each; print, don't write")
+    parser.add_argument("--out", help="where to write (default docs/benchmarks.md)")
+    parser.add_argument("--other", help=f"another orchestrator's CLI (default ${OTHER_ENV})")
+    parser.add_argument("--other-runs", type=int, help="runs for the other CLI (default --runs)")
+    return parser
+
+
+def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Results:
+    _say("cold start floor: python -c pass")
+    floor = [measure(commands.floor_argv()) for _ in range(runs)]
+    with tempfile.TemporaryDirectory(prefix="massgen-bench-") as scratch:
+        work = Workdir(Path(scratch))
+        ours = _measure_cli(_our_cli(), work, runs, compare=other is not None)
+        _say(f"parallel scaling in process: {SCALING_SIZES} agents at {LATENCY:g} s")
+        scaling = inproc.scaling(list(SCALING_SIZES), LATENCY, runs)
+        _say(f"event throughput: {words} streamed words per reply")
+        events = inproc.event_throughput(words, runs)
+        theirs = _measure_cli(other, work, other_runs, compare=True) if other else None
+    return Results(runs, LATENCY, floor, ours, scaling, events, words, theirs, other is not None)
+
+
+def _measure_cli(cli: Cli, work: Workdir, runs: int, *, compare: bool) -> CliResults:
+    _say(f"{cli.name}: cold start")
+    cold = commands.cold_start(cli, work, runs)
+    _say(f"{cli.name}: team runs at 0 ms, {GROWTH_SIZES} agents")
+    instant = commands.team_runs(cli, work, GROWTH_SIZES, 0.0, runs)
+    slow = None
+    if compare:
+        _say(f"{cli.name}: team runs at {LATENCY:g} s, {SCALING_SIZES} agents")
+        slow = commands.team_runs(cli, work, SCALING_SIZES, LATENCY, runs)
+    return CliResults(cli, runs, cold, instant, slow)
+
+
+def _our_cli() -> Cli:
+    script = Path(sys.executable).parent / "massgen"
+    argv = (str(script),) if script.exists() else (sys.executable, "-m", "massgen")
+    return Cli("massgen", argv, "@examples/three_agents")
+
+
+def _other_cli(path: str | None) -> Cli | None:
+    path = path or os.environ.get(OTHER_ENV)
+    if not path:
+        return None
+    return Cli(_other_name(path), (path,))
+
+
+def _other_name(path: str) -> str:
+    try:
+        done = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return path
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return lines[-1] if lines else path
+
+
+def _say(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
