@@ -10,6 +10,9 @@ import sys
 from typing import TextIO
 
 from massgen.core import events as ev
+from massgen.record.text import preview
+
+_ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
 
 
 class PlainView:
@@ -20,6 +23,8 @@ class PlainView:
         self._final_started = False
 
     def __call__(self, event: ev.AnyEvent) -> None:
+        if isinstance(event, _ENDINGS):
+            self.close()  # half-written lines belong before the summary, not after it
         line = self._line(event)
         if line is not None:
             self._flush_agent(getattr(event, "agent", None))
@@ -32,6 +37,10 @@ class PlainView:
             case ev.TextDelta(agent=agent, text=text):
                 self._stream(agent, text)
                 return None
+            case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
+                return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"
+            case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok):
+                return f"[{agent}] {'✓' if ok else '✗'} {name}: {preview(result, 120)}"
             case ev.AnswerPublished(agent=agent, label=label):
                 return f"[{agent}] ✓ new answer {label}"
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
@@ -52,6 +61,11 @@ class PlainView:
             case ev.RunFinished() as finished:
                 return _final_block(finished)
         return None
+
+    def close(self) -> None:
+        """Print what is still buffered (a run cut short mid-line)."""
+        for agent in list(self._pending):
+            self._flush_agent(agent)
 
     def _stream(self, agent: str, text: str) -> None:
         if not self.show_text:

@@ -1,0 +1,240 @@
+"""What a terminal view shows, folded from events: the run's state plus each agent's stream.
+
+Coordination state (answers, votes, failures, usage) comes from `record.state.RunState`,
+the same fold the log directory is written from, so the screen and the logs agree. This
+module adds only what a view needs on top: the tail of each agent's stream (bounded, the
+full text is in the log), the tool call in flight, and why the agent last started over.
+No rich import here: the model is plain data, the renderers decide how it looks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from massgen.core import events as ev
+from massgen.record.state import RunState
+from massgen.record.text import preview
+
+# A panel shows only the tail; keep a little more than any screen can hold.
+TAIL_CHARS = 6000
+
+# Model output may carry carriage returns or escape codes; on a live screen they would
+# move the cursor. Tabs become spaces so wrapping can count columns.
+_CONTROL = {c: None for c in (*range(9), *range(11, 32), 127)} | {9: "    "}
+
+Kind = Literal["text", "reasoning", "tool", "answer", "vote", "restart", "failed", "final", "note"]
+
+
+@dataclass(slots=True)
+class Pane:
+    """One agent's recent output as (kind, text) runs, oldest first."""
+
+    runs: list[tuple[Kind, str]] = field(default_factory=list)
+    chars: int = 0
+    tool: str | None = None  # the tool call in flight
+    note: str | None = None  # why the current run started over, until it ends
+    run: int = 0
+
+    def add(self, kind: Kind, text: str) -> None:
+        text = text.translate(_CONTROL)
+        if not text:
+            return
+        if self.runs and self.runs[-1][0] == kind:
+            self.runs[-1] = (kind, self.runs[-1][1] + text)
+        else:
+            if self.runs and not self.runs[-1][1].endswith("\n"):
+                text = "\n" + text  # reasoning, text and markers each start a line
+            self.runs.append((kind, text))
+        self.chars += len(text)
+        if self.chars > 2 * TAIL_CHARS:
+            self._trim()
+
+    def line(self, kind: Kind, text: str) -> None:
+        """A marker on a line of its own (answers, votes, restarts, failures)."""
+        if self.runs and self.runs[-1][0] == kind and not self.runs[-1][1].endswith("\n"):
+            self.add(kind, "\n")
+        self.add(kind, text + "\n")
+
+    def _trim(self) -> None:
+        drop = self.chars - TAIL_CHARS
+        while drop > 0 and self.runs:
+            kind, text = self.runs[0]
+            if len(text) <= drop:
+                self.runs.pop(0)
+                drop -= len(text)
+                self.chars -= len(text)
+            else:
+                self.runs[0] = (kind, text[drop:])
+                self.chars -= drop
+                drop = 0
+
+
+class ViewModel:
+    """Apply every event in order; read `state` and `panes` to draw."""
+
+    def __init__(self, question: str = "") -> None:
+        self.state = RunState(question)
+        self.panes: dict[str, Pane] = {}
+
+    def pane(self, agent: str) -> Pane:
+        if agent not in self.panes:
+            self.panes[agent] = Pane()
+        return self.panes[agent]
+
+    @property
+    def agents(self) -> list[str]:
+        return list(self.state.agents)
+
+    def apply(self, event: ev.AnyEvent) -> None:
+        self.state.apply(event)
+        match event:
+            case ev.RunStarted(agents=agents):
+                for agent in agents:
+                    self.pane(agent)
+            case ev.AgentStarted() | ev.TextDelta() | ev.ReasoningDelta():
+                self._stream(event)
+            case ev.ToolCallStarted() | ev.ToolCallFinished():
+                self._tool(event)
+            case _:
+                self._marker(event)
+
+    def _stream(self, event: ev.AgentStarted | ev.TextDelta | ev.ReasoningDelta) -> None:
+        pane = self.pane(event.agent)
+        match event:
+            case ev.AgentStarted(run=run, answers_in_view=seen):
+                pane.run = run
+                if run > 1:
+                    pane.line("note", f"── run {run} · sees {', '.join(seen) or 'none'} ──")
+            case ev.TextDelta(text=text):
+                pane.add("text", text)
+            case ev.ReasoningDelta(text=text):
+                pane.add("reasoning", text)
+
+    def _tool(self, event: ev.ToolCallStarted | ev.ToolCallFinished) -> None:
+        pane = self.pane(event.agent)
+        if isinstance(event, ev.ToolCallStarted):
+            pane.tool = event.name
+            pane.line("tool", f"⚙ {event.name}({preview(event.arguments, 60)})")
+        else:
+            pane.tool = None
+            mark = "✓" if event.ok else "✗"
+            pane.line("tool" if event.ok else "failed", f"{mark} {preview(event.result, 80)}")
+
+    def _marker(self, event: ev.AnyEvent) -> None:
+        match event:
+            case ev.AnswerPublished(agent=agent, label=label):
+                self._settle(agent, "answer", f"✓ new answer {label}")
+            case ev.VoteCast(agent=agent, target_label=label, reason=reason):
+                text = f"✓ vote for {label}" + (f": {preview(reason, 120)}" if reason else "")
+                self._settle(agent, "vote", text)
+            case ev.VoteInvalidated(agent=agent, target_label=old, newer_label=new):
+                pane = self.pane(agent)
+                pane.note = f"vote for {old} retired by {new}"
+                pane.line("restart", f"↻ {pane.note}")
+            case ev.AgentRestarted(agent=agent, reason=reason):
+                pane = self.pane(agent)
+                pane.note = f"restarted: {reason}"
+                pane.tool = None
+                pane.line("restart", f"↻ {pane.note}")
+            case ev.ActionRejected(agent=agent, reason=reason, attempt=attempt):
+                self.pane(agent).line("restart", f"✗ action rejected (#{attempt}): {reason}")
+            case ev.AgentFailed(agent=agent, error=error):
+                self.pane(agent).tool = None
+                self.pane(agent).line("failed", f"✗ failed: {error}")
+            case ev.PresentationStarted(agent=agent):
+                self.pane(agent).line("note", "── final answer ──")
+            case ev.FinalTextDelta(agent=agent, text=text):
+                self.pane(agent).add("final", text)
+            case _:
+                pass
+
+    def _settle(self, agent: str, kind: Kind, text: str) -> None:
+        pane = self.pane(agent)
+        pane.tool = None
+        pane.note = None
+        pane.line(kind, text)
+
+
+def state_text(model: ViewModel, agent: str) -> tuple[str, str]:
+    """(style key, one-line state) for an agent: thinking, answered agent2.3, voted, ..."""
+    state = model.state.agent(agent)
+    pane = model.pane(agent)
+    latest = state.answers[-1].label if state.answers else None
+    match state.status:
+        case "failed":
+            return "failed", f"✗ failed: {preview(state.error, 200)}"
+        case "presenting":
+            return "winner", "★ presenting the final answer"
+        case "done":
+            return _done_text(model, agent)
+        case "voted" if state.vote is not None:
+            return "vote", f"✓ voted for {state.vote.target_label}"
+        case "answered" if latest:
+            return "answer", f"✓ answered {latest}"
+        case "restarting":
+            return "restart", f"↻ {pane.note or 'restarted with new answers'}"
+        case "streaming":
+            return "busy", _busy_text(pane)
+    return "idle", f"↻ {pane.note}" if pane.note else "waiting"
+
+
+def _busy_text(pane: Pane) -> str:
+    doing = f"⚙ {pane.tool}…" if pane.tool else "⋯ thinking"
+    extras = [f"run {pane.run}"] if pane.run > 1 else []
+    if pane.note:
+        extras.append(pane.note)
+    return doing + (f" ({'; '.join(extras)})" if extras else "")
+
+
+def _done_text(model: ViewModel, agent: str) -> tuple[str, str]:
+    state = model.state.agent(agent)
+    parts = []
+    if state.answers:
+        parts.append(f"answered {state.answers[-1].label}")
+    if state.vote is not None:
+        parts.append(f"voted for {state.vote.target_label}")
+    text = " · ".join(parts) or "no answer"
+    if model.state.winner == agent:
+        return "winner", f"★ winner · {text}"
+    return "done", text
+
+
+def display_name(model: ViewModel, agent: str) -> str:
+    """The agent's id with its anonymous stem, so `agent2.3` in a vote can be traced."""
+    label = model.state.agent(agent).label
+    return agent if label == agent else f"{agent} ({label})"
+
+
+def totals_text(model: ViewModel) -> str:
+    """answers 3 · votes 2/3 · tokens 1,801 · est. $0.0012"""
+    state = model.state
+    answers = sum(len(a.answers) for a in state.agents.values())
+    live = [a for a in state.agents.values() if a.status != "failed"]
+    votes = sum(1 for a in live if a.vote is not None)
+    usage = state.totals()
+    tokens = usage.input_tokens + usage.output_tokens
+    parts = [f"answers {answers}", f"votes {votes}/{len(live)}", f"tokens {_count(tokens)}"]
+    if usage.cost_usd is not None:
+        parts.append(f"est. ${usage.cost_usd:.4f}")
+    return " · ".join(parts)
+
+
+def _count(n: int) -> str:
+    if n >= 100_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 10_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n:,}"
+
+
+def elapsed_text(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+def tally_text(tally: dict[str, int]) -> str:
+    ranked = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{label} = {n}" for label, n in ranked) or "no votes"
