@@ -1,0 +1,351 @@
+"""The OpenAI Responses API (`type: openai`), and the same API on Azure (`azure_openai`).
+
+Conversation messages become Responses input items (tool calls as `function_call`, tool
+results as `function_call_output`, system text as `instructions`); the event stream
+becomes our `BackendEvent`s: output text, reasoning summaries, function calls with JSON
+arguments, usage with cached and reasoning tokens. SDK exceptions and `response.failed`
+become `BackendError`s. The SDK's own retries are off; `retry.retrying` bounds ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+
+from massgen.backends.chat_completions import _map_error as map_openai_error
+from massgen.backends.chat_completions import _merged_params, _prompt_chars
+from massgen.backends.profiles import Profile
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, retrying
+from massgen.config.schema import BackendConfig
+from massgen.core.errors import (
+    BackendError,
+    BadRequest,
+    ContextTooLong,
+    MalformedResponse,
+    ProviderUnavailable,
+    RateLimited,
+)
+from massgen.core.types import (
+    BackendEvent,
+    Finish,
+    GenerationParams,
+    Message,
+    ReasoningChunk,
+    Request,
+    TextChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+# Azure's Responses API needs a recent api-version unless the endpoint is the v1 API.
+DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
+# The Responses API has no seed, stop or penalties; `registry.check` refuses them.
+_PARAM_NAMES = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"}
+
+
+class ResponsesBackend:
+    """One model behind the OpenAI Responses API (OpenAI itself, Azure, or a compatible server).
+
+    `azure_api_version` set: `base_url` is an Azure resource endpoint and the key goes in
+    the `api-key` header, as `openai.AsyncAzureOpenAI` does it.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None,
+        api_key: str,
+        provider: str = "openai",
+        params: GenerationParams | None = None,
+        reasoning_summary: str | None = None,
+        azure_api_version: str | None = None,
+        timeout: float = 300.0,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rand: Callable[[], float] | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> None:
+        self.name = f"{provider}:{model}"
+        self.model = model
+        self._params = params or GenerationParams()
+        self._summary = reasoning_summary
+        self._retry = retry or RetryPolicy()
+        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
+        if rand is not None:
+            self._retry_hooks["rand"] = rand
+        self._secret = api_key
+        # `read` bounds the gap between bytes, so a stalled stream fails in time.
+        limits = openai.Timeout(timeout, connect=min(timeout, 10.0))
+        self._client = _client(base_url, api_key, azure_api_version, limits)
+
+    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
+        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
+        try:
+            async for event in self._events(request):
+                yield event
+        except openai.OpenAIError as exc:
+            raise _scrub(map_openai_error(exc, self.name), self._secret) from None
+        except BackendError as error:
+            raise _scrub(error, self._secret) from None
+        except json.JSONDecodeError as exc:
+            raise MalformedResponse(f"unparseable event: {exc}", provider=self.name) from None
+
+    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+        stream = await self._client.responses.create(**self._payload(request))
+        state = _StreamState(self.name)
+        async with stream:
+            async for event in stream:
+                for item in state.feed(event):
+                    yield item
+        for item in state.close(_prompt_chars(request)):
+            yield item
+
+    def _payload(self, request: Request) -> dict[str, Any]:
+        instructions = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "input": [item for m in request.messages for item in _input_items(m)],
+            "stream": True,
+            # Stateless: every request carries its whole context, nothing is kept server-side.
+            "store": False,
+        }
+        if instructions:
+            payload["instructions"] = instructions
+        if request.tools:
+            payload["tools"] = [_tool(t) for t in request.tools]
+        if request.json_schema is not None:
+            payload["text"] = {"format": _text_format(request.json_schema)}
+        payload.update(self._params_for(request.params))
+        return payload
+
+    def _params_for(self, override: GenerationParams) -> dict[str, Any]:
+        merged = _merged_params(self._params, override)
+        out = {wire: merged[ours] for ours, wire in _PARAM_NAMES.items() if ours in merged}
+        reasoning = {"effort": merged.get("reasoning_effort"), "summary": self._summary}
+        reasoning = {k: v for k, v in reasoning.items() if v is not None}
+        if reasoning:
+            out["reasoning"] = reasoning
+        if "extra_body" in merged:
+            out["extra_body"] = merged["extra_body"]
+        return out
+
+
+def _client(
+    base_url: str | None, api_key: str, azure_api_version: str | None, limits: openai.Timeout
+) -> openai.AsyncOpenAI:
+    common: dict[str, Any] = {"api_key": api_key, "max_retries": 0, "timeout": limits}
+    if azure_api_version is None or _is_azure_v1(base_url):
+        return openai.AsyncOpenAI(base_url=base_url, **common)
+    return openai.AsyncAzureOpenAI(
+        azure_endpoint=base_url or "", api_version=azure_api_version, **common
+    )
+
+
+def _is_azure_v1(base_url: str | None) -> bool:
+    """Azure's v1 API (`https://RESOURCE.openai.azure.com/openai/v1/`) is plain OpenAI."""
+    return bool(base_url) and urlparse(base_url).path.rstrip("/").endswith("/openai/v1")
+
+
+def _scrub(error: BackendError, secret: str) -> BackendError:
+    # Some providers echo the key back in their error text.
+    if secret and len(secret) > 4 and secret in error.message:
+        error.message = error.message.replace(secret, "***")
+        error.args = (error.message,)
+    return error
+
+
+# --- request conversion -----------------------------------------------------------------
+
+
+def _input_items(message: Message) -> list[dict[str, Any]]:
+    if message.role == "system":
+        return []  # sent as `instructions`
+    if message.role == "tool":
+        output = {"type": "function_call_output", "call_id": message.tool_call_id}
+        return [{**output, "output": message.content}]
+    items: list[dict[str, Any]] = []
+    if message.content or not message.tool_calls:
+        items.append({"role": message.role, "content": message.content})
+    for call in message.tool_calls:
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+            }
+        )
+    return items
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": spec.parameters,
+        "strict": False,
+    }
+
+
+def _text_format(schema: dict[str, Any]) -> dict[str, Any]:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))[:64]
+    return {"type": "json_schema", "name": name, "schema": schema, "strict": False}
+
+
+# --- stream normalisation ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    call_id: str
+    name: str
+    arguments: str = ""
+
+
+class _StreamState:
+    """What one streamed response has said so far."""
+
+    def __init__(self, provider: str) -> None:
+        self._provider = provider
+        self._calls: dict[str, _PendingCall] = {}  # by output item id, in output order
+        self._finish: str | None = None
+        self._usage: Any = None
+        self._output_chars = 0
+
+    def feed(self, event: Any) -> list[BackendEvent]:
+        try:
+            return self._feed(event)
+        except (AttributeError, TypeError, KeyError) as exc:
+            raise MalformedResponse(
+                f"unexpected event shape: {exc}", provider=self._provider
+            ) from None
+
+    def _feed(self, event: Any) -> list[BackendEvent]:
+        kind = event.type
+        if kind == "response.output_text.delta":
+            return self._text(TextChunk(event.delta))
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            return self._text(ReasoningChunk(event.delta))
+        if kind == "response.reasoning_summary_part.added" and event.summary_index > 0:
+            return [ReasoningChunk("\n\n")]  # keep summary paragraphs apart
+        if kind in ("response.output_item.added", "response.output_item.done"):
+            self._item(event.item)
+        elif kind == "response.function_call_arguments.delta":
+            self._calls[event.item_id].arguments += event.delta
+            self._output_chars += len(event.delta)
+        elif kind in ("response.completed", "response.incomplete"):
+            self._end(event.response)
+        elif kind == "response.failed":
+            raise _failure(event.response.error, self._provider)
+        elif kind == "error":
+            raise _failure(event, self._provider)
+        return []
+
+    def _text(self, chunk: TextChunk | ReasoningChunk) -> list[BackendEvent]:
+        self._output_chars += len(chunk.text)
+        return [chunk] if chunk.text else []
+
+    def _item(self, item: Any) -> None:
+        if item.type != "function_call":
+            return
+        call = self._calls.setdefault(item.id, _PendingCall(item.call_id, item.name))
+        if item.arguments:  # `output_item.done` carries the complete arguments
+            call.arguments = item.arguments
+
+    def _end(self, response: Any) -> None:
+        self._usage = response.usage
+        details = response.incomplete_details
+        if response.status == "incomplete":
+            reason = getattr(details, "reason", None)
+            self._finish = "length" if reason in (None, "max_output_tokens") else str(reason)
+        else:
+            self._finish = "tool_calls" if self._calls else "stop"
+
+    def close(self, prompt_chars: int) -> list[BackendEvent]:
+        """Tool calls, usage and finish, once the stream has ended.
+
+        Raises:
+            ProviderUnavailable: the stream ended before `response.completed`.
+        """
+        if self._finish is None:
+            raise ProviderUnavailable("stream ended early", provider=self._provider)
+        events: list[BackendEvent] = [
+            ToolCall(c.call_id or f"call_{i}", c.name, c.arguments or "{}")
+            for i, c in enumerate(self._calls.values())
+        ]
+        events.append(self._usage_event(prompt_chars))
+        events.append(Finish(self._finish))
+        return events
+
+    def _usage_event(self, prompt_chars: int) -> Usage:
+        raw = self._usage
+        if raw is None:
+            return Usage(
+                input_tokens=-(-prompt_chars // 4),
+                output_tokens=-(-self._output_chars // 4),
+                estimated=True,
+            )
+        return Usage(
+            input_tokens=raw.input_tokens or 0,
+            output_tokens=raw.output_tokens or 0,
+            reasoning_tokens=getattr(raw.output_tokens_details, "reasoning_tokens", 0) or 0,
+            cached_input_tokens=getattr(raw.input_tokens_details, "cached_tokens", 0) or 0,
+        )
+
+
+_CONTEXT_CODES = {"context_length_exceeded", "string_above_max_length"}
+
+
+def _failure(error: Any, provider: str) -> BackendError:
+    """A `response.failed` error or an `error` event, as one of our errors."""
+    code = getattr(error, "code", None) or ""
+    message = getattr(error, "message", None) or f"response failed ({code or 'no reason given'})"
+    if code in _CONTEXT_CODES:
+        return ContextTooLong(message, provider=provider)
+    if code == "rate_limit_exceeded":
+        return RateLimited(message, provider=provider, status=None)
+    if code in ("server_error", "") or "timeout" in code:
+        return ProviderUnavailable(message, provider=provider)
+    return BadRequest(message, provider=provider)
+
+
+# --- registry entry points --------------------------------------------------------------
+
+
+def create(cfg: BackendConfig, profile: Profile, api_key: str) -> ResponsesBackend:
+    """The registry's entry point for `type: openai` (wire `responses`)."""
+    return ResponsesBackend(**_common(cfg, profile, api_key))
+
+
+def create_azure(cfg: BackendConfig, profile: Profile, api_key: str) -> ResponsesBackend:
+    """`type: azure_openai`: `model` is the deployment name, `base_url` the endpoint."""
+    version = cfg.api_version or DEFAULT_AZURE_API_VERSION
+    return ResponsesBackend(**_common(cfg, profile, api_key), azure_api_version=version)
+
+
+def _common(cfg: BackendConfig, profile: Profile, api_key: str) -> dict[str, Any]:
+    return {
+        "model": cfg.model or profile.default_model or "",
+        "base_url": cfg.base_url or profile.base_url,
+        "api_key": api_key,
+        "provider": profile.name,
+        "params": cfg.generation_params(),
+        "reasoning_summary": getattr(cfg, "reasoning_summary", None),
+        "timeout": cfg.request_timeout_seconds,
+        "retry": RetryPolicy(max_retries=cfg.max_retries),
+    }

@@ -1,0 +1,232 @@
+"""A loopback fake of the OpenAI Responses API (`POST /v1/responses`), Azure's included.
+
+Streams the real event sequence (`response.created` … `response.output_text.delta` …
+`response.completed`, each as `event: TYPE` + `data: {...}`), so the real openai SDK runs
+against it unpatched. Replies come from the same policies as `FakeProvider`:
+
+    with FakeResponses(Scripted([Reply(text="hi", reasoning="think")])) as fake:
+        backend = ResponsesBackend(model="gpt-5", base_url=fake.base_url, api_key="k")
+
+Reasoning is sent as a reasoning summary; `finish_reason="length"` ends with
+`response.incomplete`; `finish_reason=None` ends the stream before `response.completed`.
+An in-stream error (`http_fake.stream_error`) is sent as `response.failed`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from massgen.testing.fake_provider import FakeUsage, Fault, Policy, Reply
+from massgen.testing.http_fake import (
+    HttpFake,
+    Json,
+    fault_message,
+    finish_of,
+    pieces,
+    sse,
+    usage_of,
+    words,
+)
+
+
+class FakeResponses(HttpFake):
+    def __init__(self, policy: Policy | None = None, **kwargs: Any) -> None:
+        super().__init__(ResponsesWire(), policy, **kwargs)
+
+    @property
+    def base_url(self) -> str:
+        """For `openai.AsyncOpenAI(base_url=...)`."""
+        return f"{self.origin}/v1"
+
+    @property
+    def azure_endpoint(self) -> str:
+        """For `openai.AsyncAzureOpenAI(azure_endpoint=...)`: it adds `/openai/...` itself."""
+        return self.origin
+
+
+class ResponsesWire:
+    malformed = b'event: response.output_text.delta\ndata: {"type": "response.output_text.d\n\n'
+    done = b""  # the Responses API sends no [DONE]
+
+    def accepts(self, path: str) -> bool:
+        return path.rstrip("/").endswith("/responses")
+
+    def view(self, body: Json) -> Json:
+        messages: list[Json] = []
+        if body.get("instructions"):
+            messages.append({"role": "system", "content": body["instructions"]})
+        items = body.get("input") or []
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        for item in items:
+            messages.append(_view_item(item))
+        view: Json = {"model": body.get("model"), "messages": messages}
+        tools = [t for t in body.get("tools") or [] if t.get("type") == "function"]
+        if tools:
+            view["tools"] = [
+                {"type": "function", "function": {"name": t["name"], "parameters": t["parameters"]}}
+                for t in tools
+            ]
+        fmt = (body.get("text") or {}).get("format") or {}
+        if fmt.get("type") == "json_schema":
+            view["response_format"] = {"type": "json_schema", "json_schema": fmt}
+        return view
+
+    def error(self, fault: Fault) -> tuple[int, Any, Mapping[str, str]]:
+        return fault.status or 500, fault.body, fault.headers
+
+    def frames(self, body: Json, view: Json, reply: Reply) -> list[bytes]:
+        return list(_Frames(body, view, reply).all())
+
+    def stream_error(self, fault: Fault) -> bytes:
+        message, code = fault_message(fault)
+        response = {**_response("failed", "fake", []), "error": {"code": code, "message": message}}
+        return sse("response.failed", {"type": "response.failed", "response": response})
+
+    def complete(self, body: Json, view: Json, reply: Reply) -> Json:
+        frames = _Frames(body, view, reply)
+        list(frames.all())
+        return frames.final
+
+
+def _view_item(item: Json) -> Json:
+    kind = item.get("type", "message")
+    if kind == "function_call":
+        call = {"name": item["name"], "arguments": item.get("arguments", "")}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": item["call_id"], "type": "function", "function": call}],
+        }
+    if kind == "function_call_output":
+        return {"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]}
+    content = item.get("content")
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return {"role": item.get("role", "user"), "content": content or ""}
+
+
+def _response(status: str, model: str, output: list[Json], usage: Json | None = None) -> Json:
+    return {
+        "id": "resp_fake",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": usage,
+        "error": None,
+        "incomplete_details": None,
+    }
+
+
+class _Frames:
+    """The event sequence of one streamed response."""
+
+    def __init__(self, body: Json, view: Json, reply: Reply) -> None:
+        self.model = str(body.get("model") or "fake")
+        self.view, self.reply = view, reply
+        self.seq = itertools.count()
+        self.output: list[Json] = []
+        self.final: Json = {}
+
+    def event(self, kind: str, **data: Any) -> bytes:
+        return sse(kind, {"type": kind, "sequence_number": next(self.seq), **data})
+
+    def all(self) -> Iterator[bytes]:
+        yield self.event("response.created", response=_response("in_progress", self.model, []))
+        yield self.event("response.in_progress", response=_response("in_progress", self.model, []))
+        if self.reply.reasoning:
+            yield from self.reasoning(len(self.output))
+        if self.reply.text:
+            yield from self.message(len(self.output))
+        for index, (name, arguments) in enumerate(self.reply.tool_calls):
+            yield from self.function_call(len(self.output), index, name, json.dumps(arguments))
+        yield from self.ending()
+
+    def reasoning(self, at: int) -> Iterator[bytes]:
+        item = {"type": "reasoning", "id": f"rs_fake_{at}", "summary": []}
+        yield self.event("response.output_item.added", output_index=at, item=item)
+        part = {"type": "summary_text", "text": ""}
+        ids = {"item_id": item["id"], "output_index": at, "summary_index": 0}
+        yield self.event("response.reasoning_summary_part.added", **ids, part=part)
+        for word in words(self.reply.reasoning):
+            yield self.event("response.reasoning_summary_text.delta", **ids, delta=word)
+        text = self.reply.reasoning
+        yield self.event("response.reasoning_summary_text.done", **ids, text=text)
+        yield self.event("response.reasoning_summary_part.done", **ids, part={**part, "text": text})
+        done = {**item, "summary": [{"type": "summary_text", "text": text}]}
+        yield self.finish_item(at, done)
+
+    def message(self, at: int) -> Iterator[bytes]:
+        item = {
+            "type": "message",
+            "id": f"msg_fake_{at}",
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [],
+        }
+        yield self.event("response.output_item.added", output_index=at, item=item)
+        ids = {"item_id": item["id"], "output_index": at, "content_index": 0}
+        part = {"type": "output_text", "text": "", "annotations": []}
+        yield self.event("response.content_part.added", **ids, part=part)
+        for word in words(self.reply.text):
+            yield self.event("response.output_text.delta", **ids, delta=word, logprobs=[])
+        text = self.reply.text
+        yield self.event("response.output_text.done", **ids, text=text, logprobs=[])
+        yield self.event("response.content_part.done", **ids, part={**part, "text": text})
+        yield self.finish_item(
+            at, {**item, "status": "completed", "content": [{**part, "text": text}]}
+        )
+
+    def function_call(self, at: int, index: int, name: str, arguments: str) -> Iterator[bytes]:
+        item = {
+            "type": "function_call",
+            "id": f"fc_fake_{index}",
+            "call_id": f"call_fake_{index}",
+            "name": name,
+            "arguments": "",
+            "status": "in_progress",
+        }
+        yield self.event("response.output_item.added", output_index=at, item=item)
+        ids = {"item_id": item["id"], "output_index": at}
+        for piece in pieces(arguments):
+            yield self.event("response.function_call_arguments.delta", **ids, delta=piece)
+        yield self.event("response.function_call_arguments.done", **ids, arguments=arguments)
+        yield self.finish_item(at, {**item, "arguments": arguments, "status": "completed"})
+
+    def finish_item(self, at: int, item: Json) -> bytes:
+        self.output.append(item)
+        return self.event("response.output_item.done", output_index=at, item=item)
+
+    def ending(self) -> Iterator[bytes]:
+        finish = finish_of(self.reply)
+        usage = usage_of(self.view, self.reply)
+        wire_usage = _usage(usage) if usage is not None else None
+        if finish is None:
+            return
+        if finish == "length":
+            response = _response("incomplete", self.model, self.output, wire_usage)
+            response["incomplete_details"] = {"reason": "max_output_tokens"}
+            self.final = response
+            yield self.event("response.incomplete", response=response)
+            return
+        self.final = _response("completed", self.model, self.output, wire_usage)
+        yield self.event("response.completed", response=self.final)
+
+
+def _usage(usage: FakeUsage) -> Json:
+    return {
+        "input_tokens": usage.prompt_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "output_tokens": usage.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+    }

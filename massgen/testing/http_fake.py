@@ -1,0 +1,303 @@
+"""The loopback server under the per-provider fakes: HTTP/1.1, JSON errors, chunked SSE.
+
+A `Wire` says how one provider's API looks (routes, event frames, error bodies); the
+server plays a policy's `Reply` through it, faults included. Policies are the ones from
+`fake_provider` (`Scripted`, `cooperative_agent`): each wire shows them the request in
+Chat Completions shape (`Wire.view`), so one policy drives every provider's fake.
+
+Fault semantics are those of `fake_provider.Fault`, plus one: a fault with a `body` and no
+`status` sends that error as an event inside a healthy stream, at chunk `at_chunk`
+(see `stream_error`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from massgen.testing.fake_provider import (
+    FakeUsage,
+    Fault,
+    Policy,
+    Reply,
+    cooperative_agent,
+    prompt_chars,
+)
+
+Json = dict[str, Any]
+
+
+class Wire(Protocol):
+    """One provider API format, as the fake server speaks it."""
+
+    def accepts(self, path: str) -> bool:
+        """Whether a POST to `path` (no query string) is a generation request."""
+        ...
+
+    def view(self, body: Json) -> Json:
+        """The request as a Chat Completions body, for policies."""
+        ...
+
+    def error(self, fault: Fault) -> tuple[int, Any, Mapping[str, str]]:
+        """Status, JSON body and headers of an HTTP error reply."""
+        ...
+
+    def frames(self, body: Json, view: Json, reply: Reply) -> list[bytes]:
+        """The SSE frames of a streamed reply, in order."""
+        ...
+
+    def stream_error(self, fault: Fault) -> bytes:
+        """An error event inside a stream."""
+        ...
+
+    def complete(self, body: Json, view: Json, reply: Reply) -> Json:
+        """A non-streaming reply."""
+        ...
+
+    malformed: bytes  # a frame whose data is not valid JSON
+    done: bytes  # sent after the last frame ("" when the format has no terminator)
+
+
+def stream_error(message: str, kind: str = "server_error", *, at_chunk: int = 1) -> Fault:
+    """A fault that reports an error inside the stream, after `at_chunk` frames."""
+    return Fault(
+        body={"error": {"message": message, "type": kind, "code": kind}}, at_chunk=at_chunk
+    )
+
+
+def sse(event: str | None, data: Json) -> bytes:
+    head = f"event: {event}\n".encode() if event else b""
+    return head + b"data: " + json.dumps(data).encode() + b"\n\n"
+
+
+def fault_message(fault: Fault) -> tuple[str, str | None]:
+    """(message, code) of a fault built by `Fault.http` and friends."""
+    error = (fault.body or {}).get("error") if isinstance(fault.body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or ""), error.get("code")
+    return str(fault.body or ""), None
+
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+def words(text: str) -> list[str]:
+    """Text split the way the fakes stream it: one word (with its spaces) per event."""
+    return _WORDS.findall(text)
+
+
+def pieces(text: str, parts: int = 3) -> list[str]:
+    """`text` in up to `parts` pieces, as servers split streamed tool arguments."""
+    step = max(1, math.ceil(len(text) / parts))
+    return [text[i : i + step] for i in range(0, len(text), step)]
+
+
+def usage_of(view: Json, reply: Reply) -> FakeUsage | None:
+    """The reply's usage; "auto" counts about four characters per token."""
+    if reply.usage != "auto":
+        return reply.usage
+    arguments = sum(len(json.dumps(args)) for _, args in reply.tool_calls)
+    reasoning = len(words(reply.reasoning))
+    completion = reasoning + len(words(reply.text)) + math.ceil(arguments / 4)
+    return FakeUsage(math.ceil(prompt_chars(view) / 4), completion, 0, reasoning)
+
+
+def finish_of(reply: Reply) -> str | None:
+    """ "auto" → "tool_calls" or "stop"; None means the stream ends without finishing."""
+    if reply.finish_reason != "auto":
+        return reply.finish_reason
+    return "tool_calls" if reply.tool_calls else "stop"
+
+
+class HttpFake:
+    """A fake provider server on 127.0.0.1 in a daemon thread.
+
+    `latency` delays the first byte of every reply; `tokens_per_second` paces frames.
+    Every request body, its headers and its path (with query) are kept, in arrival order.
+    """
+
+    def __init__(
+        self,
+        wire: Wire,
+        policy: Policy | None = None,
+        *,
+        latency: float = 0.0,
+        tokens_per_second: float | None = None,
+    ) -> None:
+        self.wire = wire
+        self.policy = policy or cooperative_agent
+        self.latency = latency
+        self.tokens_per_second = tokens_per_second
+        self._lock = threading.Lock()
+        self._requests: list[Json] = []
+        self._headers: list[dict[str, str]] = []
+        self._paths: list[str] = []
+        self._closing = threading.Event()
+        self._server: _Server | None = None
+
+    def __enter__(self) -> HttpFake:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.fake = self
+        thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        thread.start()
+
+    def close(self) -> None:
+        self._closing.set()  # wakes stalled handlers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def origin(self) -> str:
+        """`http://127.0.0.1:PORT`, without any API path."""
+        assert self._server is not None, f"{type(self).__name__} is not running"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def requests(self) -> list[Json]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def headers(self) -> list[dict[str, str]]:
+        """Request headers (lower-cased names), parallel to `requests`."""
+        with self._lock:
+            return list(self._headers)
+
+    @property
+    def paths(self) -> list[str]:
+        """Request paths with their query strings, parallel to `requests`."""
+        with self._lock:
+            return list(self._paths)
+
+    def record(self, body: Json, headers: dict[str, str], path: str) -> None:
+        with self._lock:
+            self._requests.append(body)
+            self._headers.append(headers)
+            self._paths.append(path)
+
+    def pause(self, seconds: float) -> None:
+        if seconds > 0:
+            self._closing.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: HttpFake
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        except ValueError as exc:
+            self._json(400, {"error": {"message": f"invalid JSON body: {exc}"}})
+            return
+        if not fake.wire.accepts(urlsplit(self.path).path):
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        fake.record(body, {k.lower(): v for k, v in self.headers.items()}, self.path)
+        view = fake.wire.view(body)
+        try:
+            reply = fake.policy(view)
+        except Exception as exc:  # a broken policy is a test bug: say so in the reply
+            self._json(500, {"error": {"message": f"fake policy failed: {exc!r}"}})
+            return
+        fake.pause(fake.latency)
+        try:
+            self._respond(body, view, reply)
+        except OSError:
+            self.close_connection = True  # the client went away (timeout, cancel)
+
+    def _respond(self, body: Json, view: Json, reply: Reply) -> None:
+        wire, fault = self.server.fake.wire, reply.fault
+        if fault is not None and fault.status is not None:
+            self._json(*wire.error(fault))
+        elif body.get("stream"):
+            self._stream(wire.frames(body, view, reply), fault or Fault())
+        else:
+            self._json(200, wire.complete(body, view, reply))
+
+    def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, frames: list[bytes], fault: Fault) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        fake = self.server.fake
+        for index, frame in enumerate(frames):
+            if fault.drop_after_chunks == index:
+                self._drop()
+                return
+            if fault.at_chunk == index and self._misbehave(fault):
+                return
+            if index and fake.tokens_per_second:
+                time.sleep(1 / fake.tokens_per_second)
+            self._chunk(frame)
+        if fault.drop_after_chunks is not None:
+            self._drop()
+            return
+        self._end()
+
+    def _misbehave(self, fault: Fault) -> bool:
+        """Stall, send a broken frame, or end with an error event (returns True)."""
+        wire = self.server.fake.wire
+        self.server.fake.pause(fault.stall_seconds)
+        if fault.malformed_chunk:
+            self._chunk(wire.malformed)
+        if fault.body is not None:
+            self._chunk(wire.stream_error(fault))
+            self._end()
+            return True
+        return False
+
+    def _end(self) -> None:
+        done = self.server.fake.wire.done
+        if done:
+            self._chunk(done)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        # Abrupt close inside a chunked body: the client sees an incomplete read.
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
