@@ -1,0 +1,400 @@
+"""The Anthropic Messages API (`type: claude`).
+
+System messages become `system`; assistant tool calls become `tool_use` blocks and tool
+results `tool_result` blocks in the next user turn. The event stream becomes our
+`BackendEvent`s: text, thinking (as reasoning), tool calls with JSON arguments, and usage
+with cache reads counted as cached input (normalised to the OpenAI convention:
+`input_tokens` includes cached and cache-written tokens). The SDK's retries are off;
+`retry.retrying` bounds ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx2
+
+from massgen.backends.profiles import Profile
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.config.schema import BackendConfig
+from massgen.core.errors import (
+    AuthFailed,
+    BackendError,
+    BadRequest,
+    ContextTooLong,
+    MalformedResponse,
+    ProviderUnavailable,
+    RateLimited,
+)
+from massgen.core.types import (
+    BackendEvent,
+    Finish,
+    GenerationParams,
+    Message,
+    ReasoningChunk,
+    Request,
+    TextChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+# The API requires max_tokens; this is what we ask for when the config does not say.
+DEFAULT_MAX_TOKENS = 8192
+_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+_STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls"}
+_STOP_REASONS["max_tokens"] = "length"
+_CONTEXT_WORDING = re.compile(r"prompt is too long|context (window|length)|too many tokens", re.I)
+
+
+class AnthropicBackend:
+    """One Claude model behind the Messages API (or a server that speaks it)."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None,
+        api_key: str,
+        provider: str = "claude",
+        params: GenerationParams | None = None,
+        thinking_budget: int | None = None,
+        timeout: float = 300.0,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rand: Callable[[], float] | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> None:
+        self.name = f"{provider}:{model}"
+        self.model = model
+        self._params = params or GenerationParams()
+        self._thinking_budget = thinking_budget
+        self._retry = retry or RetryPolicy()
+        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
+        if rand is not None:
+            self._retry_hooks["rand"] = rand
+        self._secret = api_key
+        # Thinking blocks must go back with the tool calls they led to; keyed by the first
+        # tool_use id of the turn (our `Message` has no place for provider signatures).
+        self._thinking: dict[str, list[dict[str, Any]]] = {}
+        self._client = anthropic.AsyncAnthropic(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            # `read` bounds the gap between bytes, so a stalled stream fails in time.
+            timeout=anthropic.Timeout(timeout, connect=min(timeout, 10.0)),
+        )
+
+    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
+        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
+        try:
+            async for event in self._events(request):
+                yield event
+        except anthropic.AnthropicError as exc:
+            raise _scrub(_map_error(exc, self.name), self._secret) from None
+        except BackendError as error:
+            raise _scrub(error, self._secret) from None
+        except httpx2.TransportError as exc:
+            # The SDK does not wrap transport errors raised while a stream is being read.
+            reason = str(exc) or type(exc).__name__
+            raise ProviderUnavailable(f"stream interrupted: {reason}", provider=self.name) from None
+        except json.JSONDecodeError as exc:
+            raise MalformedResponse(f"unparseable event: {exc}", provider=self.name) from None
+
+    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+        stream = await self._client.messages.create(**self._payload(request))
+        state = _StreamState(self.name)
+        async with stream:
+            async for event in stream:
+                for item in state.feed(event):
+                    yield item
+        events = state.close()
+        if state.thinking and state.calls:
+            self._thinking[state.calls[0].id] = state.thinking
+        for item in events:
+            yield item
+
+    def _payload(self, request: Request) -> dict[str, Any]:
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": _turns(request.messages, self._thinking),
+            "stream": True,
+        }
+        if system:
+            payload["system"] = system
+        if request.tools:
+            payload["tools"] = [_tool(t) for t in request.tools]
+        if request.json_schema is not None:
+            payload["output_config"] = {
+                "format": {"type": "json_schema", "schema": request.json_schema}
+            }
+        _add_params(payload, _merged(self._params, request.params), self._thinking_budget)
+        return payload
+
+
+def _merged(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
+    names = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
+    out = {n: _first(getattr(override, n), getattr(defaults, n)) for n in names}
+    out = {k: v for k, v in out.items() if v is not None}
+    extra = {**(defaults.extra_body or {}), **(override.extra_body or {})}
+    return {**out, "extra_body": extra} if extra else out
+
+
+def _first(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def _add_params(payload: dict[str, Any], params: dict[str, Any], budget: int | None) -> None:
+    """The typed parameters in the Messages API's terms; temperature and top_p travel in
+    the body as the API defines them (the SDK has no keyword for them)."""
+    base = params.get("max_tokens") or DEFAULT_MAX_TOKENS
+    payload["max_tokens"] = base + budget if budget and "max_tokens" not in params else base
+    if budget:
+        payload["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if "stop" in params:
+        payload["stop_sequences"] = list(params["stop"])
+    if "reasoning_effort" in params:
+        payload.setdefault("output_config", {})["effort"] = _EFFORT[params["reasoning_effort"]]
+    body = {k: params[k] for k in ("temperature", "top_p") if k in params}
+    body.update(params.get("extra_body") or {})
+    if body:
+        payload["extra_body"] = body
+
+
+def _scrub(error: BackendError, secret: str) -> BackendError:
+    # Some providers echo the key back in their error text.
+    if secret and len(secret) > 4 and secret in error.message:
+        error.message = error.message.replace(secret, "***")
+        error.args = (error.message,)
+    return error
+
+
+# --- request conversion -----------------------------------------------------------------
+
+
+def _turns(
+    messages: tuple[Message, ...], thinking: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Alternating user/assistant turns; tool results join the user turn that follows."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _blocks(message, thinking)
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def _blocks(message: Message, thinking: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        result = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+        return [{**result, "content": message.content}]
+    blocks: list[dict[str, Any]] = []
+    if message.tool_calls:
+        blocks.extend(thinking.get(message.tool_calls[0].id, ()))
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        block = {"type": "tool_use", "id": call.id, "name": call.name}
+        blocks.append({**block, "input": _arguments(call.arguments)})
+    return blocks
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """tool_use `input` must be an object; a model's malformed arguments become `{}`."""
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+
+
+# --- stream normalisation ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str
+    id: str = ""
+    name: str = ""
+    text: str = ""
+    signature: str = ""
+    data: str = ""
+
+
+@dataclass(slots=True)
+class _StreamState:
+    """What one streamed message has said so far."""
+
+    provider: str
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    stop: str | None = None
+    stopped: bool = False
+    calls: list[ToolCall] = field(default_factory=list)
+    thinking: list[dict[str, Any]] = field(default_factory=list)
+
+    def feed(self, event: Any) -> list[BackendEvent]:
+        try:
+            return self._feed(event)
+        except (AttributeError, TypeError, KeyError) as exc:
+            raise MalformedResponse(
+                f"unexpected event shape: {exc}", provider=self.provider
+            ) from None
+
+    def _feed(self, event: Any) -> list[BackendEvent]:
+        kind = event.type
+        if kind == "message_start":
+            self._count(event.message.usage)
+        elif kind == "content_block_start":
+            self._start(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._delta(self.blocks[event.index], event.delta)
+        elif kind == "message_delta":
+            self.stop = event.delta.stop_reason or self.stop
+            self._count(event.usage)
+        elif kind == "message_stop":
+            self.stopped = True
+        return []
+
+    def _start(self, index: int, block: Any) -> None:
+        self.blocks[index] = _Block(
+            kind=block.type,
+            id=getattr(block, "id", "") or "",
+            name=getattr(block, "name", "") or "",
+            data=getattr(block, "data", "") or "",  # redacted_thinking
+        )
+
+    def _delta(self, block: _Block, delta: Any) -> list[BackendEvent]:
+        kind = delta.type
+        if kind == "text_delta":
+            block.text += delta.text
+            return [TextChunk(delta.text)] if delta.text else []
+        if kind == "thinking_delta":
+            block.text += delta.thinking
+            return [ReasoningChunk(delta.thinking)] if delta.thinking else []
+        if kind == "input_json_delta":
+            block.text += delta.partial_json
+        elif kind == "signature_delta":
+            block.signature += delta.signature
+        return []
+
+    def _count(self, usage: Any) -> None:
+        """Keep the latest non-null count of each kind (message_delta counts are cumulative)."""
+        if usage is None:
+            return
+        for name in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
+            value = getattr(usage, name, None)
+            if value is not None:
+                self.usage[name] = value
+
+    def close(self) -> list[BackendEvent]:
+        """Tool calls, usage and finish, once the stream has ended.
+
+        Raises:
+            ProviderUnavailable: the stream ended before `message_stop`.
+        """
+        if not self.stopped or self.stop is None:
+            raise ProviderUnavailable("stream ended early", provider=self.provider)
+        for _, block in sorted(self.blocks.items()):
+            if block.kind == "tool_use":
+                self.calls.append(ToolCall(block.id, block.name, block.text or "{}"))
+            elif block.kind == "thinking":
+                self.thinking.append(
+                    {"type": "thinking", "thinking": block.text, "signature": block.signature}
+                )
+            elif block.kind == "redacted_thinking":
+                self.thinking.append({"type": "redacted_thinking", "data": block.data})
+        events: list[BackendEvent] = [*self.calls, self._usage()]
+        events.append(Finish(_STOP_REASONS.get(self.stop, self.stop)))
+        return events
+
+    def _usage(self) -> Usage:
+        read = self.usage.get("cache_read_input_tokens", 0)
+        written = self.usage.get("cache_creation_input_tokens", 0)
+        return Usage(
+            input_tokens=self.usage.get("input_tokens", 0) + read + written,
+            output_tokens=self.usage.get("output_tokens", 0),
+            cached_input_tokens=read,
+        )
+
+
+# --- errors -----------------------------------------------------------------------------
+
+_BY_TYPE: dict[str, type[BackendError]] = {
+    "authentication_error": AuthFailed,
+    "permission_error": AuthFailed,
+    "rate_limit_error": RateLimited,
+    "overloaded_error": ProviderUnavailable,
+    "api_error": ProviderUnavailable,
+    "timeout_error": ProviderUnavailable,
+}
+
+
+def _map_error(exc: anthropic.AnthropicError, provider: str) -> BackendError:
+    if isinstance(exc, anthropic.APIStatusError):
+        return _status_error(exc, provider)
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        return ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return MalformedResponse(exc.message, provider=provider)
+    return BadRequest(str(exc), provider=provider)
+
+
+def _status_error(exc: anthropic.APIStatusError, provider: str) -> BackendError:
+    status = exc.status_code
+    message = exc.api_message or exc.message
+    if status == 200:  # an `error` event inside the stream
+        return _BY_TYPE.get(exc.type or "", ProviderUnavailable)(
+            message, provider=provider, status=None
+        )
+    if status in (401, 403):
+        return AuthFailed(message, provider=provider, status=status)
+    if status == 429:
+        wait = parse_retry_after(exc.response.headers.get("retry-after"))
+        return RateLimited(message, provider=provider, status=status, retry_after=wait)
+    if status == 413 or (status == 400 and _CONTEXT_WORDING.search(message)):
+        return ContextTooLong(message, provider=provider, status=status)
+    if status in (408, 409, 425) or status >= 500:
+        return ProviderUnavailable(message, provider=provider, status=status)
+    return BadRequest(message, provider=provider, status=status)
+
+
+def create(cfg: BackendConfig, profile: Profile, api_key: str) -> AnthropicBackend:
+    """The registry's entry point for the `anthropic` wire format."""
+    return AnthropicBackend(
+        model=cfg.model or profile.default_model or "",
+        base_url=cfg.base_url or profile.base_url,
+        api_key=api_key,
+        provider=profile.name,
+        params=cfg.generation_params(),
+        thinking_budget=getattr(cfg, "thinking_budget", None),
+        timeout=cfg.request_timeout_seconds,
+        retry=RetryPolicy(max_retries=cfg.max_retries),
+    )

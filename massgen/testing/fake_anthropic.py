@@ -1,0 +1,212 @@
+"""A loopback fake of the Anthropic Messages API (`POST /v1/messages`).
+
+Streams the real event sequence (`message_start`, `content_block_start/delta/stop` for
+thinking, text and tool_use blocks, `message_delta` with the stop reason and usage,
+`message_stop`), with Anthropic's error bodies, so the real anthropic SDK runs against it
+unpatched. Replies come from the same policies as `FakeProvider`:
+
+    with FakeAnthropic(Scripted([Reply(text="hi", reasoning="think")])) as fake:
+        backend = AnthropicBackend(model="claude-sonnet-4-5", base_url=fake.base_url, api_key="k")
+
+`Reply.reasoning` is a thinking block (with a signature); `FakeUsage.cached_tokens` are
+reported as `cache_read_input_tokens` (and not in `input_tokens`, as Anthropic counts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from massgen.testing.fake_provider import Fault, Policy, Reply
+from massgen.testing.http_fake import (
+    HttpFake,
+    Json,
+    fault_message,
+    finish_of,
+    pieces,
+    sse,
+    usage_of,
+    words,
+)
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+SIGNATURE = "fake-signature"
+
+
+class FakeAnthropic(HttpFake):
+    def __init__(self, policy: Policy | None = None, **kwargs: Any) -> None:
+        super().__init__(AnthropicWire(), policy, **kwargs)
+
+    @property
+    def base_url(self) -> str:
+        """For `anthropic.AsyncAnthropic(base_url=...)`: the SDK adds `/v1/messages`."""
+        return self.origin
+
+
+class AnthropicWire:
+    malformed = b'event: content_block_delta\ndata: {"type": "content_block_delta", "index"\n\n'
+    done = b""
+
+    def accepts(self, path: str) -> bool:
+        return path.rstrip("/").endswith("/v1/messages")
+
+    def view(self, body: Json) -> Json:
+        messages: list[Json] = []
+        system = body.get("system")
+        if isinstance(system, list):
+            system = "".join(block.get("text", "") for block in system)
+        if system:
+            messages.append({"role": "system", "content": system})
+        for message in body.get("messages") or []:
+            messages.extend(_view_message(message))
+        view: Json = {"model": body.get("model"), "messages": messages}
+        if body.get("tools"):
+            view["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t["name"], "parameters": t["input_schema"]},
+                }
+                for t in body["tools"]
+                if "input_schema" in t
+            ]
+        fmt = (body.get("output_config") or {}).get("format") or {}
+        if fmt.get("type") == "json_schema":
+            view["response_format"] = {"type": "json_schema", "json_schema": fmt}
+        return view
+
+    def error(self, fault: Fault) -> tuple[int, Any, Mapping[str, str]]:
+        status = fault.status or 500
+        message, code = fault_message(fault)
+        if code == "context_length_exceeded":
+            message = "prompt is too long: 9001 tokens > 8192 maximum"
+        return status, _error_body(_ERROR_TYPES.get(status, "api_error"), message), fault.headers
+
+    def frames(self, body: Json, view: Json, reply: Reply) -> list[bytes]:
+        return list(_Frames(body, view, reply).all())
+
+    def stream_error(self, fault: Fault) -> bytes:
+        message, code = fault_message(fault)
+        kind = code if code in _ERROR_TYPES.values() else "overloaded_error"
+        if code == "server_error":
+            kind = "api_error"
+        return sse("error", _error_body(kind, message))
+
+    def complete(self, body: Json, view: Json, reply: Reply) -> Json:
+        frames = _Frames(body, view, reply)
+        message = frames.start()
+        message["content"] = [block for block, _ in frames.blocks()]
+        message["stop_reason"] = _STOP_REASONS.get(finish_of(reply) or "stop", "end_turn")
+        return message
+
+
+def _error_body(kind: str, message: str) -> Json:
+    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_fake"}
+
+
+def _view_message(message: Json) -> list[Json]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"role": message["role"], "content": content}]
+    out: list[Json] = []
+    text = "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+    calls = [
+        {
+            "id": b["id"],
+            "type": "function",
+            "function": {"name": b["name"], "arguments": json.dumps(b.get("input") or {})},
+        }
+        for b in content or []
+        if b.get("type") == "tool_use"
+    ]
+    for block in content or []:
+        if block.get("type") == "tool_result":
+            result = block.get("content")
+            if isinstance(result, list):
+                result = "".join(part.get("text", "") for part in result)
+            out.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": result})
+    if text or calls or not out:
+        entry: Json = {"role": message["role"], "content": text}
+        if calls:
+            entry["tool_calls"] = calls
+        out.insert(0, entry)
+    return out
+
+
+class _Frames:
+    """The event sequence of one streamed message."""
+
+    def __init__(self, body: Json, view: Json, reply: Reply) -> None:
+        self.model = str(body.get("model") or "fake")
+        self.reply = reply
+        self.usage = usage_of(view, reply)
+
+    def start(self) -> Json:
+        usage = self.usage
+        cached = usage.cached_tokens if usage else 0
+        return {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": (usage.prompt_tokens - cached) if usage else 0,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": cached,
+                "output_tokens": 1,
+            },
+        }
+
+    def blocks(self) -> Iterator[tuple[Json, list[Json]]]:
+        """(complete block, its deltas) for thinking, text and each tool call."""
+        reply = self.reply
+        if reply.reasoning:
+            deltas = [{"type": "thinking_delta", "thinking": w} for w in words(reply.reasoning)]
+            deltas.append({"type": "signature_delta", "signature": SIGNATURE})
+            block = {"type": "thinking", "thinking": reply.reasoning, "signature": SIGNATURE}
+            yield block, deltas
+        if reply.text:
+            deltas = [{"type": "text_delta", "text": w} for w in words(reply.text)]
+            yield {"type": "text", "text": reply.text}, deltas
+        for index, (name, arguments) in enumerate(reply.tool_calls):
+            text = json.dumps(arguments)
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(text)]
+            block = {"type": "tool_use", "id": f"toolu_fake_{index}", "name": name}
+            yield {**block, "input": dict(arguments)}, deltas
+
+    def all(self) -> Iterator[bytes]:
+        yield sse("message_start", {"type": "message_start", "message": self.start()})
+        yield sse("ping", {"type": "ping"})
+        for index, (block, deltas) in enumerate(self.blocks()):
+            yield sse("content_block_start", _block_start(index, block))
+            for delta in deltas:
+                data = {"type": "content_block_delta", "index": index, "delta": delta}
+                yield sse("content_block_delta", data)
+            yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        finish = finish_of(self.reply)
+        if finish is None:
+            return
+        usage = {"output_tokens": self.usage.completion_tokens if self.usage else 0}
+        delta = {"stop_reason": _STOP_REASONS.get(finish, finish), "stop_sequence": None}
+        yield sse("message_delta", {"type": "message_delta", "delta": delta, "usage": usage})
+        yield sse("message_stop", {"type": "message_stop"})
+
+
+def _block_start(index: int, block: Json) -> Json:
+    empty = {
+        "thinking": {"type": "thinking", "thinking": "", "signature": ""},
+        "text": {"type": "text", "text": ""},
+    }.get(block["type"], {**block, "input": {}})
+    return {"type": "content_block_start", "index": index, "content_block": empty}
