@@ -43,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--output-file", metavar="PATH", help="also write the final answer to this file")
     add("--automation", action="store_true", help="no live view; LOG_DIR:/STATUS:/ANSWER: lines")
     add("--stream-events", action="store_true", help="print one JSON event per line on stdout")
+    add("--show-table", action="store_true", help="print the coordination table after the run")
+    add("--continue", dest="resume", action="store_true", help="continue the latest chat session")
+    add("--session-id", metavar="ID", help="continue the chat session ID (see --list-sessions)")
+    add("--list-sessions", action="store_true", help="list the saved chat sessions and exit")
     add("--validate", metavar="FILE", help="check a config file and exit")
     add("--list-examples", action="store_true", help="list the preset configs")
     add("--example", metavar="NAME", help="print a preset config")
@@ -67,9 +71,10 @@ def main(argv: list[str] | None = None) -> int:
             return _print_example(args.example)
         if args.validate:
             return _validate(args.validate)
-        if not args.question:
-            _fail("interactive chat is not available yet; pass a question")
-            return EXIT_CONFIG
+        if args.list_sessions:
+            return _list_sessions()
+        if not args.question or args.resume or args.session_id:
+            return _chat(args, argv if argv is not None else sys.argv[1:])
         return _run(args, argv if argv is not None else sys.argv[1:])
     except ConfigError as error:
         _fail(error.render())
@@ -111,6 +116,13 @@ def _validate(value: str) -> int:
     return EXIT_OK
 
 
+def _list_sessions() -> int:
+    from massgen.sessions import list_sessions, listing_text
+
+    print(listing_text(list_sessions()), end="")
+    return EXIT_OK
+
+
 # --- running a team ------------------------------------------------------------------------
 
 
@@ -124,11 +136,11 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         base_url=args.base_url,
         system_message=args.system_message,
     )
-    quiet = args.automation or args.stream_events
+    view, events = _view(args), []
     turn = TeamRun(
         loaded,
         args.question,
-        sinks=[_view(args)],
+        sinks=[view, events.append] if args.show_table else [view],
         logs=not args.no_logs or args.automation,
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
@@ -141,8 +153,23 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         result = asyncio.run(turn.execute())
     except KeyboardInterrupt:
-        return _interrupted(turn, quiet)
+        return _interrupted(turn)
+    finally:
+        close = getattr(view, "close", None)  # the terminal views; the JSON printer has none
+        if close is not None:
+            close()
+    if args.show_table:
+        _print_table(events)
     return _report(result, args)
+
+
+def _print_table(events: list[Any]) -> None:
+    import shutil
+
+    from massgen.record.table import coordination_table
+
+    width = min(120, shutil.get_terminal_size().columns)
+    print("\n" + coordination_table(events, width=width), end="", flush=True)
 
 
 def _view(args: argparse.Namespace) -> Any:
@@ -150,10 +177,43 @@ def _view(args: argparse.Namespace) -> Any:
         return _print_event_json
     if args.automation:
         return lambda event: None
+    if _live(args):
+        from massgen.ui.live import LiveView
+
+        return LiveView()
     from massgen.ui.plain import PlainView
 
-    # The live terminal view arrives with its own issue; until then plain text everywhere.
     return PlainView()
+
+
+def _live(args: argparse.Namespace) -> bool:
+    from massgen.ui.choice import wants_live
+
+    return wants_live(no_display=args.no_display, stream=sys.stdout)
+
+
+def _chat(args: argparse.Namespace, argv: list[str]) -> int:
+    """No question: the interactive chat. --continue/--session-id with one: one saved turn."""
+    from massgen.api import load
+    from massgen.chat import run_chat
+
+    loaded = load(
+        args.config,
+        model=args.model,
+        backend=args.backend,
+        base_url=args.base_url,
+        system_message=args.system_message,
+    )
+    return run_chat(
+        loaded,
+        live=_live(args),
+        resume=args.resume,
+        session_id=args.session_id,
+        question=args.question or None,
+        logs=not args.no_logs,
+        deadline_seconds=args.orchestrator_timeout,
+        cli_args=argv,
+    )
 
 
 def _print_event_json(event: Any) -> None:
@@ -184,13 +244,12 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
     return EXIT_TIMEOUT if result.status == "timeout" else EXIT_EXECUTION
 
 
-def _interrupted(turn: TeamRun, quiet: bool) -> int:
+def _interrupted(turn: TeamRun) -> int:
+    """The view has already shown the best answer (the run ends with RunFinished)."""
     outcome = turn.outcome
     where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
     kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
     print(f"\nmassgen: interrupted; {kept}.{where}", file=sys.stderr)
-    if outcome and outcome.answer and not quiet:
-        print(outcome.answer)
     return EXIT_INTERRUPTED
 
 
