@@ -30,6 +30,16 @@ _P = Profile
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
+        # Gemini (google-genai SDK, REST) and xAI (xai-sdk, gRPC), each its own format.
+        _P(
+            "gemini",
+            "https://generativelanguage.googleapis.com",
+            ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+            "gemini-2.5-flash",
+            True,
+            "gemini",
+        ),
+        _P("grok", "https://api.x.ai", ("XAI_API_KEY",), "grok-4", True, "grok"),
         # Generic: any OpenAI-compatible URL; the key env var follows the host (`key_env_for`).
         _P("chatcompletion", None, (), None, key_required=False),
         _P("vllm", "http://localhost:8000/v1", ("VLLM_API_KEY",), None, key_required=False),

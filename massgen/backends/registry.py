@@ -27,9 +27,6 @@ _PREDECESSOR_TYPES: dict[str, str] = {
     "openai": "use type: chatcompletion with base_url: https://api.openai.com/v1",
     "azure_openai": "use type: chatcompletion with your Azure OpenAI-compatible base_url",
     "claude": "use type: chatcompletion with base_url: https://api.anthropic.com/v1/",
-    "gemini": "use type: chatcompletion with base_url: "
-    "https://generativelanguage.googleapis.com/v1beta/openai/",
-    "grok": "use type: chatcompletion with base_url: https://api.x.ai/v1",
     "claude_code": "",
     "codex": "",
     "gemini_cli": "",
@@ -56,6 +53,12 @@ def check(cfg: BackendConfig) -> Problem | None:
     profile = PROFILES.get(cfg.type)
     if profile is None:
         return _unknown_type(cfg.type)
+    if profile.wire == "grok":
+        from massgen.backends import grok  # cheap: xai_sdk and grpc load only on create
+
+        problem = grok.check(cfg)
+        if problem is not None:
+            return problem
     if not cfg.model and not profile.default_model:
         return ("model", f"backend type {cfg.type!r} needs a model", _model_fix(profile))
     base_url = cfg.base_url or profile.base_url
@@ -137,4 +140,6 @@ def create(cfg: BackendConfig, *, env: Mapping[str, str] | None = None) -> Backe
 # One module per wire format; each exposes `create(cfg, profile, api_key) -> Backend`.
 _WIRE_MODULES: dict[str, str] = {
     "chatcompletion": "massgen.backends.chat_completions",
+    "gemini": "massgen.backends.gemini",
+    "grok": "massgen.backends.grok",
 }

@@ -1,0 +1,475 @@
+"""Google Gemini through the google-genai SDK (`client.aio.models.generate_content_stream`).
+
+Provider payloads and SDK exceptions stop here: callers see `BackendEvent`s and
+`BackendError`s only. The SDK's own retries and automatic stream continuation are off;
+`retry.retrying` wraps each call so retries are bounded, jittered and never repeat text.
+The SDK talks through an httpx client we own, so `timeout` bounds the gap between bytes
+of a stream (as in the Chat Completions backend) rather than the whole answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from typing import Any
+
+import httpx
+import pydantic
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types as gt
+
+from massgen.backends.profiles import Profile
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.config.schema import BackendConfig
+from massgen.core.errors import (
+    AuthFailed,
+    BackendError,
+    BadRequest,
+    ContextTooLong,
+    MalformedResponse,
+    ProviderUnavailable,
+    RateLimited,
+)
+from massgen.core.types import (
+    BackendEvent,
+    Finish,
+    GenerationParams,
+    Message,
+    ReasoningChunk,
+    Request,
+    TextChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+_TYPED_PARAMS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "reasoning_effort",
+    "extra_body",
+)
+# Gemini 2.5 takes a thinking budget in tokens; Gemini 3 takes a level.
+_THINKING_BUDGET = {"minimal": 128, "low": 1024, "medium": 8192, "high": 24576}
+_NO_THINKING = re.compile(r"^(models/)?gemini-(1\.|2\.0)", re.IGNORECASE)
+_CONTEXT_WORDING = re.compile(
+    r"token count.*exceeds|exceeds the maximum number of tokens|context (length|window)|"
+    r"input (is )?too long|prompt is too long",
+    re.IGNORECASE,
+)
+_AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED", "API_KEY_EXPIRED"})
+_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+_FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
+_FILTERED = frozenset(
+    {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
+)
+_CHARS_PER_TOKEN = 4
+
+
+class GeminiBackend:
+    """One Gemini model behind the Gemini API (or anything that speaks its REST protocol)."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        provider: str = "gemini",
+        params: GenerationParams | None = None,
+        timeout: float = 300.0,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rand: Callable[[], float] | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> None:
+        self.name = f"{provider}:{model}"
+        self.model = model
+        self._params = params or GenerationParams()
+        self._retry = retry or RetryPolicy()
+        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
+        if rand is not None:
+            self._retry_hooks["rand"] = rand
+        self._secret = api_key
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+        self._client = genai.Client(
+            api_key=api_key,
+            vertexai=False,
+            http_options=gt.HttpOptions(
+                base_url=base_url or DEFAULT_BASE_URL,
+                # Milliseconds; applied by httpx to each read, not to the whole stream.
+                timeout=max(1, round(timeout * 1000)),
+                retry_options=gt.HttpRetryOptions(attempts=1),
+                httpx_async_client=self._http,
+            ),
+        )
+        # Gemini signs the function calls of thinking models; the signature must come
+        # back with the call on the next turn. Keyed by the ToolCall ids we hand out.
+        self._signatures: dict[str, bytes] = {}
+        self._call_ids = itertools.count(1)
+
+    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
+        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
+        try:
+            async for event in self._events(request):
+                yield event
+        except genai_errors.APIError as exc:
+            raise self._scrub(_api_error(exc, self.name)) from None
+        except httpx.TimeoutException as exc:
+            message = f"timed out waiting for the provider ({type(exc).__name__})"
+            raise ProviderUnavailable(message, provider=self.name) from None
+        except httpx.TransportError as exc:
+            error = ProviderUnavailable(_transport_message(exc), provider=self.name)
+            raise self._scrub(error) from None
+        except (genai_errors.UnknownApiResponseError, pydantic.ValidationError) as exc:
+            message = f"unparseable chunk: {_first_line(exc)}"
+            raise self._scrub(MalformedResponse(message, provider=self.name)) from None
+
+    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+        stream = await self._client.aio.models.generate_content_stream(
+            model=self.model, contents=_contents(request.messages, self._signatures),
+            config=self._config(request),
+        )  # fmt: skip
+        state = _StreamState(self.name, self._new_call_id)
+        async for chunk in stream:
+            for event in state.feed(chunk):
+                yield event
+        calls, tail = state.close(_prompt_chars(request))
+        for call, signature in calls:
+            if signature:
+                self._signatures[call.id] = signature
+            yield call
+        for event in tail:
+            yield event
+
+    def _new_call_id(self) -> str:
+        return f"call_{next(self._call_ids)}"
+
+    def _config(self, request: Request) -> gt.GenerateContentConfig:
+        config: dict[str, Any] = {
+            "automatic_function_calling": gt.AutomaticFunctionCallingConfig(disable=True),
+            # Continuation re-sends a dropped stream on its own; our retry policy decides.
+            "automatic_continuation": False,
+        }
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        if system:
+            config["system_instruction"] = system
+        if request.tools:
+            config["tools"] = [
+                gt.Tool(function_declarations=[_declaration(t) for t in request.tools])
+            ]
+        if request.json_schema is not None:
+            config["response_mime_type"] = "application/json"
+            config["response_json_schema"] = request.json_schema
+        config.update(_generation(self.model, _merged(self._params, request.params)))
+        return gt.GenerateContentConfig(**config)
+
+    def _scrub(self, error: BackendError) -> BackendError:
+        # Some providers echo the key back in their error text.
+        if self._secret and len(self._secret) > 4 and self._secret in error.message:
+            error.message = error.message.replace(self._secret, "***")
+            error.args = (error.message,)
+        return error
+
+
+# --- request conversion -----------------------------------------------------------------
+
+
+def _contents(messages: Iterable[Message], signatures: dict[str, bytes]) -> list[gt.Content]:
+    """The conversation as Gemini contents; system messages go to `system_instruction`,
+    tool results become `function_response` parts of a user turn."""
+    names = {c.id: c.name for m in messages for c in m.tool_calls}
+    contents: list[gt.Content] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "model" if message.role == "assistant" else "user"
+        parts = _parts(message, names, signatures)
+        if not parts:
+            continue  # Gemini rejects a turn without parts
+        if message.role == "tool" and contents and _is_tool_turn(contents[-1]):
+            contents[-1].parts.extend(parts)  # one user turn answers all calls
+        else:
+            contents.append(gt.Content(role=role, parts=parts))
+    return contents
+
+
+def _parts(message: Message, names: dict[str, str], signatures: dict[str, bytes]) -> list[gt.Part]:
+    if message.role == "tool":
+        call_id = message.tool_call_id or ""
+        response = gt.FunctionResponse(
+            id=call_id or None,
+            name=names.get(call_id, "tool"),
+            response={"result": message.content},
+        )
+        return [gt.Part(function_response=response)]
+    parts = [gt.Part(text=message.content)] if message.content else []
+    for call in message.tool_calls:
+        function_call = gt.FunctionCall(id=call.id, name=call.name, args=_arguments(call))
+        parts.append(
+            gt.Part(function_call=function_call, thought_signature=signatures.get(call.id))
+        )
+    return parts
+
+
+def _is_tool_turn(content: gt.Content) -> bool:
+    return bool(content.parts) and all(p.function_response is not None for p in content.parts)
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return {"_unparsed_arguments": call.arguments}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _declaration(spec: ToolSpec) -> gt.FunctionDeclaration:
+    # `parameters_json_schema` takes JSON Schema as is (`additionalProperties`, `$ref`...);
+    # the older `parameters` field only takes Gemini's OpenAPI subset.
+    return gt.FunctionDeclaration(
+        name=spec.name, description=spec.description, parameters_json_schema=spec.parameters
+    )
+
+
+def _merged(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
+    """Typed parameters only; the request's values win over the backend's defaults."""
+    out: dict[str, Any] = {}
+    for name in _TYPED_PARAMS:
+        value = getattr(override, name)
+        out[name] = getattr(defaults, name) if value is None else value
+    out["extra_body"] = {**(defaults.extra_body or {}), **(override.extra_body or {})}
+    return out
+
+
+def _generation(model: str, params: dict[str, Any]) -> dict[str, Any]:
+    """GenerateContentConfig fields for our typed parameters."""
+    renamed = {"max_tokens": "max_output_tokens", "stop": "stop_sequences"}
+    config: dict[str, Any] = {}
+    for name in ("temperature", "top_p", "max_tokens", "seed", "presence_penalty",
+                 "frequency_penalty", "stop"):  # fmt: skip
+        if params[name] is not None:
+            value = params[name]
+            config[renamed.get(name, name)] = list(value) if name == "stop" else value
+    thinking = _thinking(model, params["reasoning_effort"])
+    if thinking is not None:
+        config["thinking_config"] = thinking
+    if params["extra_body"]:
+        # The SDK merges this into the request body: the escape hatch for new API fields.
+        config["http_options"] = gt.HttpOptions(extra_body=params["extra_body"])
+    return config
+
+
+def _thinking(model: str, effort: str | None) -> gt.ThinkingConfig | None:
+    if _NO_THINKING.match(model):
+        return None
+    # Thought summaries are what we stream as reasoning.
+    config = gt.ThinkingConfig(include_thoughts=True)
+    if effort is None:
+        return config
+    if re.match(r"^(models/)?gemini-2\.", model):
+        config.thinking_budget = _THINKING_BUDGET[effort]
+    else:
+        config.thinking_level = gt.ThinkingLevel(effort.upper())
+    return config
+
+
+def _prompt_chars(request: Request) -> int:
+    chars = sum(
+        len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
+    )
+    return chars + sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
+
+
+# --- stream normalisation ---------------------------------------------------------------
+
+
+class _StreamState:
+    """What one streamed answer has said so far."""
+
+    def __init__(self, provider: str, new_id: Callable[[], str]) -> None:
+        self._provider = provider
+        self._new_id = new_id
+        self._calls: list[tuple[ToolCall, bytes | None]] = []
+        self._finish: str | None = None
+        self._finish_message: str | None = None
+        self._usage: Any = None
+        self._output_chars = 0
+
+    def feed(self, chunk: gt.GenerateContentResponse) -> list[BackendEvent]:
+        if chunk.usage_metadata is not None:
+            self._usage = chunk.usage_metadata  # a running total: the last one counts
+        feedback = chunk.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            reason = _enum_name(feedback.block_reason)
+            detail = f": {feedback.block_reason_message}" if feedback.block_reason_message else ""
+            raise BadRequest(f"the prompt was blocked ({reason}){detail}", provider=self._provider)
+        if not chunk.candidates:
+            return []
+        candidate = chunk.candidates[0]
+        events = self._parts(candidate.content.parts if candidate.content else None)
+        if candidate.finish_reason is not None:
+            self._finish = _enum_name(candidate.finish_reason)
+            self._finish_message = candidate.finish_message
+        return events
+
+    def _parts(self, parts: list[gt.Part] | None) -> list[BackendEvent]:
+        events: list[BackendEvent] = []
+        for part in parts or ():
+            if part.function_call is not None:
+                self._calls.append((self._tool_call(part.function_call), part.thought_signature))
+            elif part.text:
+                self._output_chars += len(part.text)
+                events.append(ReasoningChunk(part.text) if part.thought else TextChunk(part.text))
+        return events
+
+    def _tool_call(self, call: gt.FunctionCall) -> ToolCall:
+        if not call.name:
+            raise MalformedResponse("function call without a name", provider=self._provider)
+        arguments = json.dumps(call.args or {}, ensure_ascii=False)
+        self._output_chars += len(arguments)
+        return ToolCall(call.id or self._new_id(), call.name, arguments)
+
+    def close(
+        self, prompt_chars: int
+    ) -> tuple[list[tuple[ToolCall, bytes | None]], list[BackendEvent]]:
+        """(tool calls with their thought signatures, [usage, finish]) once the stream ended.
+
+        Raises:
+            ProviderUnavailable: the stream ended without a finish reason.
+            MalformedResponse: the model wrote a function call Gemini could not parse.
+        """
+        if self._finish is None:
+            raise ProviderUnavailable("stream ended early", provider=self._provider)
+        if self._finish == "MALFORMED_FUNCTION_CALL":
+            detail = f": {self._finish_message}" if self._finish_message else ""
+            raise MalformedResponse(
+                f"the model wrote a malformed function call{detail}", provider=self._provider
+            )
+        return self._calls, [self._usage_event(prompt_chars), Finish(self._finish_reason())]
+
+    def _finish_reason(self) -> str:
+        if self._calls:
+            return "tool_calls"
+        if self._finish in _FILTERED:
+            return "content_filter"
+        return _FINISH.get(self._finish or "", (self._finish or "").lower())
+
+    def _usage_event(self, prompt_chars: int) -> Usage:
+        raw = self._usage
+        if raw is None or raw.prompt_token_count is None:
+            return Usage(
+                input_tokens=_estimate(prompt_chars),
+                output_tokens=_estimate(self._output_chars),
+                estimated=True,
+            )
+        thoughts = raw.thoughts_token_count or 0
+        return Usage(
+            input_tokens=(raw.prompt_token_count or 0) + (raw.tool_use_prompt_token_count or 0),
+            # Gemini bills thoughts as output but counts them apart from the candidates.
+            output_tokens=(raw.candidates_token_count or 0) + thoughts,
+            reasoning_tokens=thoughts,
+            cached_input_tokens=raw.cached_content_token_count or 0,
+        )
+
+
+def _enum_name(value: Any) -> str:
+    return str(getattr(value, "value", value))
+
+
+def _estimate(chars: int) -> int:
+    return math.ceil(chars / _CHARS_PER_TOKEN)
+
+
+# --- errors -----------------------------------------------------------------------------
+
+
+def _api_error(exc: genai_errors.APIError, provider: str) -> BackendError:
+    code = exc.code or 0
+    status = exc.status or ""
+    message = exc.message or _first_line(exc)
+    if code in (401, 403) or status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+        return AuthFailed(message, provider=provider, status=code or None)
+    if _reasons(exc) & _AUTH_REASONS:
+        # Gemini answers a bad key with 400 INVALID_ARGUMENT and this reason.
+        return AuthFailed(message, provider=provider, status=code or None)
+    if code == 429 or status == "RESOURCE_EXHAUSTED":
+        wait = _retry_delay(exc)
+        return RateLimited(message, provider=provider, status=code or None, retry_after=wait)
+    if code in (400, 413) and _CONTEXT_WORDING.search(message):
+        return ContextTooLong(message, provider=provider, status=code)
+    if code in (408, 409, 425) or code >= 500 or status in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+        return ProviderUnavailable(message, provider=provider, status=code or None)
+    return BadRequest(message, provider=provider, status=code or None)
+
+
+def _details(exc: genai_errors.APIError) -> list[dict[str, Any]]:
+    body = exc.details if isinstance(exc.details, dict) else {}
+    error = body.get("error", body)
+    details = error.get("details") if isinstance(error, dict) else None
+    return [d for d in details or () if isinstance(d, dict)]
+
+
+def _reasons(exc: genai_errors.APIError) -> set[str]:
+    return {str(d["reason"]) for d in _details(exc) if "reason" in d}
+
+
+def _retry_delay(exc: genai_errors.APIError) -> float | None:
+    """Seconds from a google.rpc.RetryInfo detail ("37s"), else a Retry-After header."""
+    for detail in _details(exc):
+        if detail.get("@type") == _RETRY_INFO:
+            seconds = _duration(detail.get("retryDelay"))
+            if seconds is not None:
+                return seconds
+    headers = getattr(exc.response, "headers", None)
+    return parse_retry_after(headers.get("retry-after")) if headers is not None else None
+
+
+def _duration(value: Any) -> float | None:
+    """A protobuf Duration in JSON form ("1.5s") as seconds."""
+    if not isinstance(value, str) or not value.endswith("s"):
+        return None
+    try:
+        return max(float(value[:-1]), 0.0)
+    except ValueError:
+        return None
+
+
+def _transport_message(exc: httpx.TransportError) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"connection dropped mid-response ({text})"
+    return f"connection error ({text})"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+def create(cfg: BackendConfig, profile: Profile, api_key: str) -> GeminiBackend:
+    """The registry's entry point for the `gemini` wire format."""
+    return GeminiBackend(
+        model=cfg.model or profile.default_model or "",
+        base_url=cfg.base_url or profile.base_url,
+        api_key=api_key,
+        provider=profile.name,
+        params=cfg.generation_params(),
+        timeout=cfg.request_timeout_seconds,
+        retry=RetryPolicy(max_retries=cfg.max_retries),
+    )

@@ -1,0 +1,458 @@
+"""xAI Grok through xai-sdk, which speaks gRPC (`xai_api.Chat/GetCompletionChunk`).
+
+Provider payloads and gRPC statuses stop here: callers see `BackendEvent`s and
+`BackendError`s only. The channel's own retries are off; `retry.retrying` wraps each call
+so retries are bounded, jittered and never repeat streamed text. `timeout` bounds the wait
+for each chunk (gRPC has no read timeout of its own; its deadline bounds the whole call).
+
+`base_url` names the gRPC endpoint: `https://api.x.ai` (TLS, the default), or for a local
+server `http://127.0.0.1:50051` or `127.0.0.1:50051` (plaintext, loopback hosts only).
+
+xai_sdk and grpc are imported by the backend, not by this module, so the registry can run
+`check` while validating a config without loading them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from massgen.backends.profiles import LOCAL_HOSTS, Profile
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.config.schema import BackendConfig
+from massgen.core.errors import (
+    AuthFailed,
+    BackendError,
+    BadRequest,
+    ConfigError,
+    ContextTooLong,
+    MalformedResponse,
+    ProviderUnavailable,
+    RateLimited,
+)
+from massgen.core.types import (
+    BackendEvent,
+    Finish,
+    GenerationParams,
+    Message,
+    ReasoningChunk,
+    Request,
+    TextChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    import grpc
+    from xai_sdk import AsyncClient
+    from xai_sdk.proto import chat_pb2
+
+DEFAULT_BASE_URL = "https://api.x.ai"
+# A whole call may take this long; `timeout` bounds the gap between chunks.
+_CALL_DEADLINE = 27 * 60.0
+_TYPED_PARAMS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "reasoning_effort",
+)
+# xAI has no "minimal"; "low" is the least reasoning that still reasons.
+_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+_FINISH = {
+    "REASON_STOP": "stop",
+    "REASON_TOOL_CALLS": "tool_calls",
+    "REASON_MAX_LEN": "length",
+    "REASON_MAX_CONTEXT": "length",
+    "REASON_TIME_LIMIT": "time_limit",
+}
+_CONTEXT_WORDING = re.compile(
+    r"maximum (prompt|context) length|context[ _-]?(length|window)|too many tokens|"
+    r"prompt is too long|reduce the length",
+    re.IGNORECASE,
+)
+# Statuses worth another try: the service or the connection failed, not the request.
+_UNAVAILABLE = frozenset(
+    {"UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED", "ABORTED", "UNKNOWN", "CANCELLED", "DATA_LOSS"}
+)
+_EXTRA_BODY_FIX = (
+    "remove it: xai-sdk sends typed protobuf requests and has no escape hatch for extra "
+    "fields; use the typed parameters (temperature, top_p, max_tokens, seed, stop, "
+    "presence_penalty, frequency_penalty, reasoning_effort)"
+)
+_CHARS_PER_TOKEN = 4
+
+
+def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
+    """The first reason `cfg` cannot work for this wire format, as the registry's
+    (config key, what is wrong, how to fix it), or None. Loads no SDK."""
+    if cfg.extra_body:
+        return (
+            "extra_body",
+            f"backend type {cfg.type!r} does not accept extra_body",
+            _EXTRA_BODY_FIX,
+        )
+    fix = "use https://HOST[:PORT], or http://127.0.0.1:PORT for a local plaintext server"
+    base_url = cfg.base_url or DEFAULT_BASE_URL
+    if "://" not in base_url:
+        return ("base_url", f"base_url {base_url!r} is not a URL", fix)
+    try:
+        grpc_target(base_url)
+    except ValueError as exc:
+        return ("base_url", str(exc), fix)
+    return None
+
+
+def grpc_target(base_url: str) -> tuple[str, bool]:
+    """(host[:port] for the gRPC channel, whether it is plaintext).
+
+    Raises:
+        ValueError: not a usable endpoint, or plaintext to a host that is not loopback.
+    """
+    if "://" not in base_url:
+        parsed = urlparse(f"//{base_url}")
+        plaintext = (parsed.hostname or "") in LOCAL_HOSTS
+    else:
+        parsed = urlparse(base_url)
+        if parsed.scheme not in ("http", "https"):
+            raise ValueError(f"base_url {base_url!r} is neither https:// nor http://")
+        plaintext = parsed.scheme == "http"
+    try:
+        host, port = parsed.hostname, parsed.port
+    except ValueError:
+        raise ValueError(f"base_url {base_url!r} has an invalid port") from None
+    if not host:
+        raise ValueError(f"base_url {base_url!r} names no host")
+    if plaintext and host not in LOCAL_HOSTS:
+        raise ValueError(f"plaintext gRPC (http://) is only allowed to a loopback host, not {host}")
+    if plaintext and port is None:
+        raise ValueError(f"base_url {base_url!r} needs a port for a local gRPC server")
+    host = f"[{host}]" if ":" in host else host
+    return (f"{host}:{port}" if port else host), plaintext
+
+
+class GrokBackend:
+    """One Grok model behind xAI's gRPC API (or a server that speaks it)."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        provider: str = "grok",
+        params: GenerationParams | None = None,
+        timeout: float = 300.0,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rand: Callable[[], float] | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> None:
+        """Raises:
+        ConfigError: an unusable `base_url`, or `extra_body` in `params`."""
+        self.name = f"{provider}:{model}"
+        self.model = model
+        self._params = params or GenerationParams()
+        if self._params.extra_body:
+            raise ConfigError(
+                f"backend type {provider!r} does not accept extra_body",
+                path="backend.extra_body",
+                fix=_EXTRA_BODY_FIX,
+            )
+        try:
+            self._target, self._plaintext = grpc_target(base_url or DEFAULT_BASE_URL)
+        except ValueError as exc:
+            raise ConfigError(str(exc), path="backend.base_url") from None
+        self._timeout = timeout
+        self._retry = retry or RetryPolicy()
+        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
+        if rand is not None:
+            self._retry_hooks["rand"] = rand
+        self._secret = api_key
+        # A grpc.aio channel belongs to the event loop it was made in: made on first use.
+        self._client: AsyncClient | None = None
+        self._call_ids = itertools.count(1)
+
+    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
+        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def _connect(self) -> AsyncClient:
+        if self._client is None:
+            from xai_sdk import AsyncClient
+
+            self._client = AsyncClient(
+                api_key=self._secret,
+                api_host=self._target,
+                use_insecure_channel=self._plaintext,
+                # gRPC's transparent retries would repeat calls behind our retry policy.
+                channel_options=[("grpc.enable_retries", 0)],
+                timeout=max(_CALL_DEADLINE, self._timeout),
+            )
+        return self._client
+
+    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
+        import grpc
+
+        try:
+            async for event in self._events(request):
+                yield event
+        except grpc.aio.AioRpcError as exc:
+            raise self._scrub(_rpc_error(exc, self.name)) from None
+
+    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+        if request.params.extra_body:
+            raise BadRequest("xai-sdk cannot send extra_body", provider=self.name)
+        chat = self._connect().chat.create(self.model, **_create_args(request, self._params))
+        state = _StreamState(self.name, self._new_call_id)
+        async for chunk in self._chunks(chat.stream()):
+            for event in state.feed(chunk):
+                yield event
+        for event in state.close(_prompt_chars(request)):
+            yield event
+
+    async def _chunks(self, stream: AsyncGenerator[tuple[Any, Any], None]) -> AsyncIterator[Any]:
+        """The SDK's chunks, each awaited at most `timeout` seconds."""
+        try:
+            while True:
+                try:
+                    # In this task, not a new one: the SDK's tracing spans must open and
+                    # close in one context.
+                    async with asyncio.timeout(self._timeout):
+                        _, chunk = await anext(stream)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError:
+                    message = f"timed out: no data for {self._timeout:g} s"
+                    raise ProviderUnavailable(message, provider=self.name) from None
+                except (AttributeError, TypeError) as exc:
+                    # grpc hands the SDK None for bytes that do not parse as a chunk.
+                    message = f"unparseable chunk ({exc})"
+                    raise MalformedResponse(message, provider=self.name) from None
+                yield chunk
+        finally:
+            await stream.aclose()
+
+    def _new_call_id(self) -> str:
+        return f"call_{next(self._call_ids)}"
+
+    def _scrub(self, error: BackendError) -> BackendError:
+        # Some providers echo the key back in their error text.
+        if self._secret and len(self._secret) > 4 and self._secret in error.message:
+            error.message = error.message.replace(self._secret, "***")
+            error.args = (error.message,)
+        return error
+
+
+# --- request conversion -----------------------------------------------------------------
+
+
+def _create_args(request: Request, defaults: GenerationParams) -> dict[str, Any]:
+    """Keyword arguments for `client.chat.create(model, ...)`."""
+    from xai_sdk.proto import chat_pb2
+
+    args: dict[str, Any] = {"messages": _messages(request.messages)}
+    if request.tools:
+        args["tools"] = [_tool(t) for t in request.tools]
+    if request.json_schema is not None:
+        args["response_format"] = chat_pb2.ResponseFormat(
+            format_type=chat_pb2.FORMAT_TYPE_JSON_SCHEMA, schema=json.dumps(request.json_schema)
+        )
+    for name in _TYPED_PARAMS:
+        value = getattr(request.params, name)
+        value = getattr(defaults, name) if value is None else value
+        if value is not None:
+            args[name] = _EFFORT[value] if name == "reasoning_effort" else value
+    return args
+
+
+def _messages(messages: Iterable[Message]) -> list[chat_pb2.Message]:
+    from xai_sdk.proto import chat_pb2
+
+    roles = {
+        "system": chat_pb2.ROLE_SYSTEM,
+        "user": chat_pb2.ROLE_USER,
+        "assistant": chat_pb2.ROLE_ASSISTANT,
+        "tool": chat_pb2.ROLE_TOOL,
+    }
+    out = []
+    for message in messages:
+        proto = chat_pb2.Message(
+            role=roles[message.role], content=[chat_pb2.Content(text=message.content)]
+        )
+        if message.tool_call_id is not None:
+            proto.tool_call_id = message.tool_call_id
+        for call in message.tool_calls:
+            proto.tool_calls.append(
+                chat_pb2.ToolCall(
+                    id=call.id,
+                    type=chat_pb2.TOOL_CALL_TYPE_CLIENT_SIDE_TOOL,
+                    function=chat_pb2.FunctionCall(name=call.name, arguments=call.arguments),
+                )
+            )
+        out.append(proto)
+    return out
+
+
+def _tool(spec: ToolSpec) -> chat_pb2.Tool:
+    from xai_sdk.chat import tool
+
+    return tool(spec.name, spec.description, spec.parameters)
+
+
+def _prompt_chars(request: Request) -> int:
+    chars = sum(
+        len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
+    )
+    return chars + sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
+
+
+# --- stream normalisation ---------------------------------------------------------------
+
+
+class _StreamState:
+    """What one streamed answer has said so far."""
+
+    def __init__(self, provider: str, new_id: Callable[[], str]) -> None:
+        self._provider = provider
+        self._new_id = new_id
+        self._calls: dict[str, ToolCall] = {}
+        self._finish: str | None = None
+        self._usage: Any = None
+        self._output_chars = 0
+
+    def feed(self, chunk: Any) -> list[BackendEvent]:
+        """Events for one `xai_sdk.chat.Chunk` (its assistant outputs at index 0)."""
+        from xai_sdk.proto import chat_pb2, sample_pb2
+
+        if chunk.proto.HasField("usage"):
+            self._usage = chunk.proto.usage  # a running total: the last one counts
+        events: list[BackendEvent] = []
+        for choice in chunk.choices:
+            if choice.reasoning_content:
+                self._output_chars += len(choice.reasoning_content)
+                events.append(ReasoningChunk(choice.reasoning_content))
+            if choice.content:
+                self._output_chars += len(choice.content)
+                events.append(TextChunk(choice.content))
+            for call in choice.tool_calls:
+                if call.type in (0, chat_pb2.TOOL_CALL_TYPE_CLIENT_SIDE_TOOL):
+                    self._add_call(call)
+            if choice.finish_reason:
+                self._finish = sample_pb2.FinishReason.Name(choice.finish_reason)
+        return events
+
+    def _add_call(self, call: Any) -> None:
+        # xAI sends each call whole, in one chunk.
+        if not call.function.name:
+            raise MalformedResponse("tool call without a name", provider=self._provider)
+        call_id = call.id or self._new_id()
+        arguments = call.function.arguments or "{}"
+        self._output_chars += len(arguments)
+        self._calls[call_id] = ToolCall(call_id, call.function.name, arguments)
+
+    def close(self, prompt_chars: int) -> list[BackendEvent]:
+        """Tool calls, usage and finish, once the stream has ended.
+
+        Raises:
+            ProviderUnavailable: the stream ended without a finish reason.
+        """
+        if self._finish is None:
+            raise ProviderUnavailable("stream ended early", provider=self._provider)
+        events: list[BackendEvent] = list(self._calls.values())
+        events.append(self._usage_event(prompt_chars))
+        reason = "tool_calls" if self._calls else _FINISH.get(self._finish, self._finish.lower())
+        events.append(Finish(reason))
+        return events
+
+    def _usage_event(self, prompt_chars: int) -> Usage:
+        raw = self._usage
+        if raw is None:
+            return Usage(
+                input_tokens=_estimate(prompt_chars),
+                output_tokens=_estimate(self._output_chars),
+                estimated=True,
+            )
+        # xAI counts reasoning apart from completion (total = prompt + completion +
+        # reasoning); our output_tokens include reasoning, as OpenAI's do.
+        return Usage(
+            input_tokens=raw.prompt_tokens,
+            output_tokens=raw.completion_tokens + raw.reasoning_tokens,
+            reasoning_tokens=raw.reasoning_tokens,
+            cached_input_tokens=raw.cached_prompt_text_tokens,
+        )
+
+
+def _estimate(chars: int) -> int:
+    return math.ceil(chars / _CHARS_PER_TOKEN)
+
+
+# --- errors -----------------------------------------------------------------------------
+
+
+def _rpc_error(exc: grpc.aio.AioRpcError, provider: str) -> BackendError:
+    import grpc
+
+    code = exc.code()
+    message = exc.details() or code.name
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return AuthFailed(message, provider=provider, status=None)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" not in message:
+        wait = _retry_delay(exc.trailing_metadata() or ())
+        return RateLimited(message, provider=provider, status=None, retry_after=wait)
+    if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE):
+        if _CONTEXT_WORDING.search(message):
+            return ContextTooLong(message, provider=provider, status=None)
+        return BadRequest(message, provider=provider, status=None)
+    if code == grpc.StatusCode.INTERNAL and "deserializ" in message.lower():
+        return MalformedResponse(message, provider=provider, status=None)
+    if code.name in _UNAVAILABLE:
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            message = f"timed out: {message}"
+        return ProviderUnavailable(message, provider=provider, status=None)
+    return BadRequest(message, provider=provider, status=None)
+
+
+def _retry_delay(metadata: Iterable[tuple[str, Any]]) -> float | None:
+    """Seconds from a google.rpc.RetryInfo in the rich status, else a retry-after entry."""
+    from google.rpc import error_details_pb2, status_pb2
+
+    fallback = None
+    for key, value in metadata:
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                    info = error_details_pb2.RetryInfo()
+                    detail.Unpack(info)
+                    return info.retry_delay.ToTimedelta().total_seconds()
+        elif key == "retry-after":
+            fallback = parse_retry_after(str(value))
+    return fallback
+
+
+def create(cfg: BackendConfig, profile: Profile, api_key: str) -> GrokBackend:
+    """The registry's entry point for the `grok` wire format."""
+    return GrokBackend(
+        model=cfg.model or profile.default_model or "",
+        base_url=cfg.base_url or profile.base_url,
+        api_key=api_key,
+        provider=profile.name,
+        params=cfg.generation_params(),
+        timeout=cfg.request_timeout_seconds,
+        retry=RetryPolicy(max_retries=cfg.max_retries),
+    )

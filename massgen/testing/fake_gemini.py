@@ -1,0 +1,389 @@
+"""A loopback fake of the Gemini API's streaming endpoint.
+
+It speaks the real REST protocol the google-genai SDK uses: `POST
+/{version}/models/{model}:streamGenerateContent?alt=sse` answered with SSE events that each
+carry one `GenerateContentResponse` JSON object, and Google-style JSON errors (`{"error":
+{"code", "message", "status", "details"}}`). A policy decides each reply, as in
+`fake_provider`; the same `Reply`, `Fault`, `FakeUsage` and `Scripted` work here, so a test
+can script an OpenAI-compatible fake and this one alike.
+
+    with FakeGemini(Scripted([Reply(text="hi")])) as fg:
+        backend = GeminiBackend(model="gemini-2.5-flash", base_url=fg.base_url, api_key="k")
+
+`google_fault` builds the errors Google's APIs send (the gRPC fake in `fake_xai` accepts
+them too). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from massgen.testing import fake_provider
+from massgen.testing.fake_provider import FakeUsage, Fault, Reply
+
+Json = dict[str, Any]
+Policy = Callable[[Json], Reply]
+
+# The canonical Google status name for an HTTP status (google.rpc.Code's HTTP mapping).
+STATUS_NAMES: dict[int, str] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "NOT_IMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def google_fault(
+    status: int,
+    message: str,
+    *,
+    name: str | None = None,
+    retry_delay: float | None = None,
+    reason: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Fault:
+    """An error as Google APIs send it: HTTP `status`, canonical status `name`, and in
+    `details` a RetryInfo (`retry_delay` seconds) and/or an ErrorInfo (`reason`)."""
+    details: list[Json] = []
+    if reason is not None:
+        details.append({"@type": _ERROR_INFO, "reason": reason, "domain": "googleapis.com"})
+    if retry_delay is not None:
+        details.append({"@type": _RETRY_INFO, "retryDelay": f"{retry_delay:g}s"})
+    error: Json = {
+        "code": status,
+        "message": message,
+        "status": name or STATUS_NAMES.get(status, "UNKNOWN"),
+    }
+    if details:
+        error["details"] = details
+    return Fault(status=status, body={"error": error}, headers=dict(headers or {}))
+
+
+def rate_limited(retry_delay: float | None = None, message: str = "") -> Fault:
+    text = message or "Resource has been exhausted (e.g. check quota)."
+    return google_fault(429, text, retry_delay=retry_delay)
+
+
+def invalid_api_key(message: str = "API key not valid. Please pass a valid API key.") -> Fault:
+    # What the Gemini API really answers for a bad key: 400, not 401.
+    return google_fault(400, message, reason="API_KEY_INVALID")
+
+
+def permission_denied(message: str = "The caller does not have permission") -> Fault:
+    return google_fault(403, message)
+
+
+def server_error(message: str = "An internal error has occurred.") -> Fault:
+    return google_fault(500, message)
+
+
+def unavailable(message: str = "The model is overloaded. Please try again later.") -> Fault:
+    return google_fault(503, message)
+
+
+def context_too_long(message: str = "") -> Fault:
+    text = message or (
+        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
+    )
+    return google_fault(400, text)
+
+
+# --- policies ---------------------------------------------------------------------------
+
+
+def cooperative_agent(request: Json) -> Reply:
+    """`fake_provider.cooperative_agent` for Gemini requests: answers, then votes."""
+    return fake_provider.cooperative_agent(openai_view(request))
+
+
+def openai_view(request: Json) -> Json:
+    """The parts of a Gemini request that policies read, in Chat Completions shape
+    (`model`, `messages`, `tools`, `response_format`)."""
+    messages: list[Json] = []
+    system = _field(request, "systemInstruction") or {}
+    if system:
+        messages.append({"role": "system", "content": _parts_text(system.get("parts"))})
+    for content in request.get("contents") or []:
+        role = "assistant" if content.get("role") == "model" else "user"
+        messages.append({"role": role, "content": _parts_text(content.get("parts"))})
+    tools = [
+        {"type": "function", "function": _declaration(d)}
+        for tool in request.get("tools") or []
+        for d in _field(tool, "functionDeclarations") or []
+    ]
+    view: Json = {"model": request.get("model"), "messages": messages, "tools": tools}
+    schema = _field(_field(request, "generationConfig") or {}, "responseJsonSchema")
+    if schema is not None:
+        view["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
+    return view
+
+
+def _declaration(declaration: Json) -> Json:
+    parameters = _field(declaration, "parametersJsonSchema") or declaration.get("parameters")
+    return {"name": declaration.get("name", ""), "parameters": parameters or {}}
+
+
+def _field(message: Json, name: str) -> Any:
+    """A field by its JSON name or its proto name: the API accepts both spellings
+    (the SDK sends `parameters_json_schema`, not `parametersJsonSchema`)."""
+    if name in message:
+        return message[name]
+    return message.get(re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower())
+
+
+def _parts_text(parts: Any) -> str:
+    texts = []
+    for part in parts or []:
+        if "text" in part:
+            texts.append(part["text"])
+        elif _field(part, "functionResponse"):
+            texts.append(json.dumps(_field(part, "functionResponse").get("response")))
+        elif _field(part, "functionCall"):
+            texts.append(json.dumps(_field(part, "functionCall").get("args")))
+    return "".join(texts)
+
+
+# --- the server -------------------------------------------------------------------------
+
+
+class FakeGemini:
+    """A Gemini REST server on 127.0.0.1 in a daemon thread.
+
+    `requests` holds every request body in arrival order, each with `model` added from
+    the URL; `headers` the matching request headers (lower-cased names).
+    """
+
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        *,
+        latency: float = 0.0,
+        tokens_per_second: float | None = None,
+    ) -> None:
+        self.policy = policy or cooperative_agent
+        self.latency = latency
+        self.tokens_per_second = tokens_per_second
+        self._lock = threading.Lock()
+        self._requests: list[Json] = []
+        self._headers: list[dict[str, str]] = []
+        self._closing = threading.Event()
+        self._server: _Server | None = None
+
+    def __enter__(self) -> FakeGemini:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.fake = self
+        thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        thread.start()
+
+    def close(self) -> None:
+        self._closing.set()  # wakes stalled handlers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "FakeGemini is not running"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def requests(self) -> list[Json]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def headers(self) -> list[dict[str, str]]:
+        with self._lock:
+            return list(self._headers)
+
+    def record(self, body: Json, headers: dict[str, str]) -> None:
+        with self._lock:
+            self._requests.append(body)
+            self._headers.append(headers)
+
+    def pause(self, seconds: float) -> None:
+        if seconds > 0:
+            self._closing.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeGemini
+
+
+_ROUTE = re.compile(r"^/[^/]+/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent)$")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        route = _ROUTE.match(unquote(urlparse(self.path).path))
+        if route is None:
+            self._error(google_fault(404, f"FakeGemini: no route {self.path}"))
+            return
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        except ValueError as exc:
+            self._error(google_fault(400, f"Invalid JSON payload received. {exc}"))
+            return
+        request = {"model": route["model"], **body}
+        fake.record(request, {k.lower(): v for k, v in self.headers.items()})
+        try:
+            reply = fake.policy(request)
+        except Exception as exc:  # a broken policy is a test bug: say so in the reply
+            self._error(google_fault(500, f"FakeGemini policy failed: {exc!r}"))
+            return
+        fake.pause(fake.latency)
+        try:
+            if reply.fault is not None and reply.fault.status is not None:
+                self._error(reply.fault)
+            else:
+                self._stream(stream_events(request, reply), reply.fault or Fault())
+        except OSError:
+            self.close_connection = True  # the client went away (timeout, cancel)
+
+    def _error(self, fault: Fault) -> None:
+        payload = fault.body
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(fault.status or 500)
+        self.send_header("content-type", "application/json; charset=UTF-8")
+        self.send_header("content-length", str(len(data)))
+        for name, value in fault.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, events: list[Json], fault: Fault) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        fake = self.server.fake
+        for index, event in enumerate(events):
+            if fault.drop_after_chunks == index:
+                self._drop()
+                return
+            if fault.at_chunk == index:
+                fake.pause(fault.stall_seconds)
+                if fault.malformed_chunk:
+                    self._chunk(b'data: {"candidates": [{"content": \r\n\r\n')
+            if index and fake.tokens_per_second:
+                time.sleep(1 / fake.tokens_per_second)
+            self._chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
+        if fault.drop_after_chunks is not None:
+            self._drop()
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        # Abrupt close inside a chunked body: the client sees an incomplete read.
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
+
+
+# --- wire payloads ----------------------------------------------------------------------
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+# The signature Gemini attaches to a function call so the next turn can continue its
+# thinking; clients must send it back with the call.
+THOUGHT_SIGNATURE = "ZmFrZS10aG91Z2h0LXNpZ25hdHVyZQ=="
+
+_FINISH = {"auto": "STOP", "stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
+
+
+def stream_events(request: Json, reply: Reply) -> list[Json]:
+    """The `GenerateContentResponse` objects streamed for `reply`: one per word of
+    thoughts and text, the function calls together, then finish reason and usage."""
+    parts: list[Json] = [{"text": w, "thought": True} for w in _WORDS.findall(reply.reasoning)]
+    parts += [{"text": w} for w in _WORDS.findall(reply.text)]
+    events = [_response(request, [part]) for part in parts]
+    if reply.tool_calls:
+        calls = [{"functionCall": {"name": n, "args": dict(a)}} for n, a in reply.tool_calls]
+        calls[0]["thoughtSignature"] = THOUGHT_SIGNATURE
+        events.append(_response(request, calls))
+    if reply.finish_reason is not None:
+        last = _response(request, [{"text": ""}])
+        last["candidates"][0]["finishReason"] = _FINISH.get(
+            reply.finish_reason, reply.finish_reason.upper()
+        )
+        usage = _usage(request, reply)
+        if usage is not None:
+            last["usageMetadata"] = usage
+        events.append(last)
+    return events
+
+
+def _response(request: Json, parts: list[Json]) -> Json:
+    return {
+        "candidates": [{"content": {"parts": parts, "role": "model"}, "index": 0}],
+        "modelVersion": request.get("model", "fake"),
+        "responseId": "fake-response",
+    }
+
+
+def _usage(request: Json, reply: Reply) -> Json | None:
+    usage = reply.usage
+    if usage is None:
+        return None
+    if usage == "auto":
+        arguments = sum(len(json.dumps(args)) for _, args in reply.tool_calls)
+        reasoning = len(_WORDS.findall(reply.reasoning))
+        completion = reasoning + len(_WORDS.findall(reply.text)) + math.ceil(arguments / 4)
+        usage = FakeUsage(math.ceil(prompt_chars(request) / 4), completion, 0, reasoning)
+    # Gemini counts thoughts apart from the candidates.
+    candidates = usage.completion_tokens - usage.reasoning_tokens
+    metadata: Json = {
+        "promptTokenCount": usage.prompt_tokens,
+        "candidatesTokenCount": candidates,
+        "totalTokenCount": usage.prompt_tokens + usage.completion_tokens,
+    }
+    if usage.reasoning_tokens:
+        metadata["thoughtsTokenCount"] = usage.reasoning_tokens
+    if usage.cached_tokens:
+        metadata["cachedContentTokenCount"] = usage.cached_tokens
+    return metadata
+
+
+def prompt_chars(request: Json) -> int:
+    """Characters of text in one request's contents and system instruction."""
+    view = openai_view(request)
+    return sum(len(m["content"]) for m in view["messages"])
