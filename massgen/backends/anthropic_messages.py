@@ -394,7 +394,7 @@ def create(cfg: BackendConfig, profile: Profile, api_key: str) -> AnthropicBacke
         api_key=api_key,
         provider=profile.name,
         params=cfg.generation_params(),
-        thinking_budget=getattr(cfg, "thinking_budget", None),
+        thinking_budget=cfg.thinking_budget,
         timeout=cfg.request_timeout_seconds,
         retry=RetryPolicy(max_retries=cfg.max_retries),
     )

@@ -21,6 +21,9 @@ class Profile:
     default_model: str | None
     key_required: bool
     wire: str = "chatcompletion"
+    # Config fields that fall back to environment variables when the config leaves them
+    # out, e.g. (("base_url", ("AZURE_OPENAI_ENDPOINT",)),); tried in order.
+    env_defaults: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 # Sent when a local server needs no key; the SDK refuses an empty one.
@@ -40,6 +43,31 @@ PROFILES: dict[str, Profile] = {
             "gemini",
         ),
         _P("grok", "https://api.x.ai", ("XAI_API_KEY",), "grok-4", True, "grok"),
+        # First-party APIs, each over its own wire format (one module per format).
+        _P(
+            "openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "gpt-5.2", True, "responses"
+        ),
+        _P(
+            "azure_openai",
+            None,
+            ("AZURE_OPENAI_API_KEY",),
+            None,
+            True,
+            "azure_responses",
+            env_defaults=(
+                ("base_url", ("AZURE_OPENAI_ENDPOINT",)),
+                ("model", ("AZURE_OPENAI_DEPLOYMENT_NAME", "AZURE_OPENAI_DEPLOYMENT")),
+                ("api_version", ("AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION")),
+            ),
+        ),
+        _P(
+            "claude",
+            "https://api.anthropic.com",
+            ("ANTHROPIC_API_KEY",),
+            "claude-sonnet-4-5",
+            True,
+            "anthropic",
+        ),
         # Generic: any OpenAI-compatible URL; the key env var follows the host (`key_env_for`).
         _P("chatcompletion", None, (), None, key_required=False),
         _P("vllm", "http://localhost:8000/v1", ("VLLM_API_KEY",), None, key_required=False),
@@ -53,7 +81,8 @@ PROFILES: dict[str, Profile] = {
         _P(
             "fireworks", "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",), None, True
         ),
-        _P("nebius", "https://api.studio.nebius.ai/v1", ("NEBIUS_API_KEY",), None, True),
+        # Nebius AI Studio is now Nebius Token Factory; the studio host still answers.
+        _P("nebius", "https://api.tokenfactory.nebius.com/v1", ("NEBIUS_API_KEY",), None, True),
         _P(
             "moonshot",
             "https://api.moonshot.cn/v1",
@@ -69,8 +98,14 @@ PROFILES: dict[str, Profile] = {
             None,
             True,
         ),
-        _P("nvidia_nim", "https://integrate.api.nvidia.com/v1", ("NGC_API_KEY",), None, True),
-        _P("poe", None, ("POE_API_KEY",), None, True),
+        _P(
+            "nvidia_nim",
+            "https://integrate.api.nvidia.com/v1",
+            ("NVIDIA_API_KEY", "NGC_API_KEY"),
+            None,
+            True,
+        ),
+        _P("poe", "https://api.poe.com/v1", ("POE_API_KEY",), None, True),
     )
 }
 
@@ -89,7 +124,7 @@ KEY_ENV_BY_HOST: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bigmodel.cn", ("ZAI_API_KEY",)),
     ("moonshot.ai", ("MOONSHOT_API_KEY", "KIMI_API_KEY")),
     ("moonshot.cn", ("MOONSHOT_API_KEY", "KIMI_API_KEY")),
-    ("nvidia.com", ("NGC_API_KEY",)),
+    ("nvidia.com", ("NVIDIA_API_KEY", "NGC_API_KEY")),
     ("poe.com", ("POE_API_KEY",)),
     ("aliyuncs.com", ("QWEN_API_KEY",)),
     ("openai.com", ("OPENAI_API_KEY",)),

@@ -24,10 +24,8 @@ from massgen.core.errors import ConfigError
 
 # Predecessor `type`s we do not implement yet, with the nearest thing that works today.
 _PREDECESSOR_TYPES: dict[str, str] = {
-    "openai": "use type: chatcompletion with base_url: https://api.openai.com/v1",
-    "azure_openai": "use type: chatcompletion with your Azure OpenAI-compatible base_url",
-    "claude": "use type: chatcompletion with base_url: https://api.anthropic.com/v1/",
-    "claude_code": "",
+    "claude_code": "the Claude Code agent (claude-agent-sdk) is not wired in yet; "
+    "use type: claude, the Anthropic API with ANTHROPIC_API_KEY",
     "codex": "",
     "gemini_cli": "",
     "antigravity_cli": "",
@@ -38,7 +36,10 @@ _PREDECESSOR_TYPES: dict[str, str] = {
     "uitars": "",
 }
 
-_KEY_FILES = "a .env file in the directory you run massgen from, or ~/.config/massgen/.env"
+_KEY_FILES = (
+    "a .env file in the directory you run massgen from or ~/.config/massgen/.env "
+    "(or run `massgen --setup`)"
+)
 
 Problem = tuple[str, str, str]  # (config key, what is wrong, how to fix it)
 
@@ -59,9 +60,15 @@ def check(cfg: BackendConfig) -> Problem | None:
         problem = grok.check(cfg)
         if problem is not None:
             return problem
-    if not cfg.model and not profile.default_model:
+    from_env = dict(profile.env_defaults)  # filled in by `create` from the environment
+    if not cfg.model and not profile.default_model and "model" not in from_env:
         return ("model", f"backend type {cfg.type!r} needs a model", _model_fix(profile))
+    unsupported = _unsupported_param(cfg, profile)
+    if unsupported is not None:
+        return unsupported
     base_url = cfg.base_url or profile.base_url
+    if not base_url and "base_url" in from_env:
+        return None
     if not base_url:
         fix = (
             "set base_url to the server's OpenAI-compatible endpoint, e.g. http://localhost:8000/v1"
@@ -73,6 +80,21 @@ def check(cfg: BackendConfig) -> Problem | None:
             f"base_url {base_url!r} is not an http(s) URL",
             "start it with https://",
         )
+    return None
+
+
+def _unsupported_param(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    allowed = _WIRE_PARAMS.get(profile.wire)
+    if allowed is None:
+        return None
+    for name in _TYPED_PARAMS:
+        if getattr(cfg, name) is not None and name not in allowed:
+            return (
+                name,
+                f"{name} is not a parameter of backend type {cfg.type!r}",
+                f"remove it (it takes {', '.join(sorted(allowed))}), or put it under "
+                "extra_body if the provider accepts it",
+            )
     return None
 
 
@@ -130,16 +152,74 @@ def create(cfg: BackendConfig, *, env: Mapping[str, str] | None = None) -> Backe
     if problem is not None:
         key, message, fix = problem
         raise ConfigError(message, path=f"backend.{key}", fix=fix)
-    api_key = resolve_api_key(cfg, os.environ if env is None else env)
+    env = os.environ if env is None else env
+    api_key = resolve_api_key(cfg, env)
     profile = PROFILES[cfg.type]
+    cfg = _with_env_defaults(cfg, profile, env)
     # Imported here so that validation and `--help` never load a provider SDK.
-    module = importlib.import_module(_WIRE_MODULES[profile.wire])
-    return module.create(cfg, profile, api_key)
+    module_name, _, function = _WIRE_MODULES[profile.wire].partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, function or "create")(cfg, profile, api_key)
+
+
+def _with_env_defaults(
+    cfg: BackendConfig, profile: Profile, env: Mapping[str, str]
+) -> BackendConfig:
+    """`cfg` with the fields it leaves out taken from the profile's environment variables.
+
+    Raises:
+        ConfigError: a field the backend needs is neither in the config nor the environment.
+    """
+    found: dict[str, str] = {}
+    needed = {"base_url": profile.base_url, "model": profile.default_model}
+    for field, names in profile.env_defaults:
+        if getattr(cfg, field) is None:
+            value = next((env[name] for name in names if env.get(name)), None)
+            if value is not None:
+                found[field] = value
+            elif field in needed and needed[field] is None:
+                raise ConfigError(
+                    f"backend type {cfg.type!r} needs {field}: neither the config nor "
+                    f"{' or '.join(names)} gives it",
+                    path=f"backend.{field}",
+                    fix=f"set {field} in the config, or add {names[0]}=... to {_KEY_FILES}",
+                )
+    return cfg.model_copy(update=found) if found else cfg
 
 
 # One module per wire format; each exposes `create(cfg, profile, api_key) -> Backend`.
 _WIRE_MODULES: dict[str, str] = {
     "chatcompletion": "massgen.backends.chat_completions",
+    "responses": "massgen.backends.responses",
+    "azure_responses": "massgen.backends.responses:create_azure",
+    "anthropic": "massgen.backends.anthropic_messages",
     "gemini": "massgen.backends.gemini",
     "grok": "massgen.backends.grok",
+}
+
+# The typed generation parameters each wire format takes; a config that sets another one is
+# refused rather than silently dropped. Wires not listed take every typed parameter.
+_TYPED_PARAMS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "reasoning_effort",
+    "reasoning_summary",
+    "thinking_budget",
+)
+_CHAT_PARAMS = frozenset(_TYPED_PARAMS[:8])
+_RESPONSES_PARAMS = frozenset(
+    {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary"}
+)
+_WIRE_PARAMS: dict[str, frozenset[str]] = {
+    "chatcompletion": _CHAT_PARAMS,
+    "responses": _RESPONSES_PARAMS,
+    "azure_responses": _RESPONSES_PARAMS,
+    "anthropic": frozenset(
+        {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
+    ),
 }

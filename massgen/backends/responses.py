@@ -345,7 +345,7 @@ def _common(cfg: BackendConfig, profile: Profile, api_key: str) -> dict[str, Any
         "api_key": api_key,
         "provider": profile.name,
         "params": cfg.generation_params(),
-        "reasoning_summary": getattr(cfg, "reasoning_summary", None),
+        "reasoning_summary": cfg.reasoning_summary,
         "timeout": cfg.request_timeout_seconds,
         "retry": RetryPolicy(max_retries=cfg.max_retries),
     }

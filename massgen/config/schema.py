@@ -38,6 +38,10 @@ class BackendConfig(Strict):
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    # OpenAI Responses: stream a summary of the model's reasoning.
+    reasoning_summary: Literal["auto", "concise", "detailed"] | None = None
+    # Anthropic: extended thinking with this many tokens (added to max_tokens).
+    thinking_budget: int | None = Field(default=None, ge=1024)
     extra_body: dict[str, Any] | None = None
     # Ask the model for a JSON action instead of function calls (models without tools).
     structured_actions: bool = False

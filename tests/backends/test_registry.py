@@ -43,7 +43,7 @@ def test_check_suggests_a_close_type():
     assert "did you mean 'groq'?" in fix
 
 
-@pytest.mark.parametrize("old_type", ["openai", "claude", "gemini", "grok", "claude_code", "codex"])
+@pytest.mark.parametrize("old_type", ["claude_code", "codex", "copilot"])
 def test_check_names_predecessor_types_as_not_supported_yet(old_type):
     key, message, fix = registry.check(cfg(type=old_type, model="m"))
     assert key == "type"
@@ -51,9 +51,9 @@ def test_check_names_predecessor_types_as_not_supported_yet(old_type):
     assert fix
 
 
-def test_check_offers_a_chatcompletion_route_for_openai():
-    _, _, fix = registry.check(cfg(type="openai", model="gpt-4o"))
-    assert "chatcompletion" in fix and "https://api.openai.com/v1" in fix
+def test_check_points_claude_code_at_the_claude_type():
+    _, _, fix = registry.check(cfg(type="claude_code", model="m"))
+    assert "type: claude" in fix and "ANTHROPIC_API_KEY" in fix
 
 
 def test_check_requires_a_model_without_a_profile_default():
