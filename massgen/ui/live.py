@@ -82,6 +82,7 @@ class LiveView:
         self._last_refresh = -math.inf
         self._pending: asyncio.TimerHandle | None = None
         self._tick: asyncio.TimerHandle | None = None
+        self.frames = 0  # how many times the screen was redrawn
 
     # --- the sink ---------------------------------------------------------------------
 
@@ -149,6 +150,7 @@ class LiveView:
         if self._live is None:
             return
         self._last_refresh = self._clock()
+        self.frames += 1
         self._live.refresh()
         loop = _running_loop()
         if loop is not None and self._tick is None:
@@ -253,8 +255,24 @@ class Tail:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.lines <= 0 or not self.text:
             return
-        wrapped = self.text.wrap(console, options.max_width, overflow="fold")
+        text = self.text[_cut(self.text.plain, (self.lines + 1) * options.max_width) :]
+        wrapped = text.wrap(console, options.max_width, overflow="fold")
         yield Text("\n").join(wrapped[-self.lines :])
+
+
+def _cut(plain: str, keep: int) -> int:
+    """Where to start wrapping so that the last `keep` characters are all included.
+
+    A wrapped line holds at most `keep / lines` characters, so a long stream costs no more
+    to draw than a short one. The start is a line start when one is near, else a multiple
+    of `keep`: a start that moved with every chunk would re-break the lines each frame.
+    """
+    if len(plain) <= keep:
+        return 0
+    newline = plain.rfind("\n", 0, len(plain) - keep)
+    if newline >= 0 and len(plain) - newline <= 4 * keep:
+        return newline + 1
+    return (len(plain) - 2 * keep) // keep * keep
 
 
 # --- the end ------------------------------------------------------------------------------
@@ -269,12 +287,16 @@ def result_block(model: ViewModel, elapsed: float) -> RenderableType:
     summary.add_column()
     for agent in model.agents:
         key, text = state_text(model, agent)
-        summary.add_row(Text(display_name(model, agent), style="bold"), Text(text, STATE_STYLES[key]))
+        summary.add_row(
+            Text(display_name(model, agent), style="bold"), Text(text, STATE_STYLES[key])
+        )
     winner = f"winner: {state.winner} ({state.winner_label})" if state.winner else "no winner"
     lines = [f"votes: {tally_text(outcome.tally if outcome else {})}"]
     if outcome and outcome.tie_break:
         lines.append(f"tie-break: {outcome.tie_break}")
-    parts: list[RenderableType] = [summary, Rule(winner, style="green" if state.winner else "red")]
+    question = Text(f"massgen · {state.question}", style="bold", no_wrap=True, overflow="ellipsis")
+    parts: list[RenderableType] = [question, summary]
+    parts.append(Rule(winner, style="green" if state.winner else "red"))
     parts.append(Text("\n".join(lines), style="dim"))
     if finished is not None and finished.status != "ok":
         parts.append(Text(f"{finished.status}: {finished.reason}", style="yellow"))

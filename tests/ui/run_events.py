@@ -1,0 +1,71 @@
+"""Fixed event sequences for the view tests (timestamps pinned so output never varies)."""
+
+from __future__ import annotations
+
+from massgen.core import events as ev
+
+QUESTION = "What is the capital of France? Answer in one short paragraph."
+LABELS = {"careful": "agent1", "balanced": "agent2", "creative": "agent3"}
+FINAL = "# Paris\n\nThe capital of **France** is Paris.\n\n- on the Seine\n- 2.1 million people"
+
+
+def coordination() -> list[ev.AnyEvent]:
+    """Three agents mid-run: one answered, one voted after a restart, one failed."""
+    return [
+        ev.RunStarted(question=QUESTION, agents=tuple(LABELS), labels=LABELS, at=0),
+        ev.AgentStarted(agent="careful", run=1, answers_in_view=(), at=0),
+        ev.AgentStarted(agent="balanced", run=1, answers_in_view=(), at=0),
+        ev.AgentStarted(agent="creative", run=1, answers_in_view=(), at=0),
+        ev.ReasoningDelta(agent="careful", text="France is a country; its capital is", at=1),
+        ev.ReasoningDelta(agent="careful", text=" Paris.", at=1),
+        ev.TextDelta(agent="careful", text="The capital of France is Paris.", at=1),
+        ev.AnswerPublished(agent="careful", label="agent1.1", content="Paris.", at=2),
+        ev.TextDelta(agent="balanced", text="Paris, on the Seine.", at=2),
+        ev.AgentRestarted(agent="balanced", reason="new answers arrived", at=2),
+        ev.AgentStarted(agent="balanced", run=2, answers_in_view=("agent1.1",), at=2),
+        ev.ToolCallStarted(
+            agent="creative", call_id="c1", name="search", arguments='{"q": "France"}', at=2
+        ),
+        ev.AgentFailed(agent="creative", error="AuthFailed: Incorrect API key provided", at=3),
+        ev.VoteCast(
+            agent="balanced",
+            voter_label="agent2",
+            target="careful",
+            target_label="agent1.1",
+            reason="correct and short",
+            at=4,
+        ),
+        ev.UsageReported(agent="careful", input_tokens=1200, output_tokens=300, at=4),
+        ev.UsageReported(agent="balanced", input_tokens=900, output_tokens=40, at=4),
+    ]
+
+
+def ending() -> list[ev.AnyEvent]:
+    return [
+        ev.VoteCast(
+            agent="careful",
+            voter_label="agent1",
+            target="careful",
+            target_label="agent1.1",
+            reason="mine",
+            at=5,
+        ),
+        ev.CoordinationFinished(
+            winner="careful",
+            winner_label="agent1.1",
+            tally={"agent1.1": 2},
+            reason="consensus: 2 of 3 agents hold a standing vote",
+            at=5,
+        ),
+        ev.PresentationStarted(agent="careful", strategy="winner_present", at=5),
+        ev.FinalTextDelta(agent="careful", text=FINAL, at=6),
+        ev.RunFinished(
+            answer=FINAL,
+            status="degraded",
+            reason="consensus: 2 of 3 agents hold a standing vote; failed: creative",
+            winner="careful",
+            winner_label="agent1.1",
+            failed_agents={"creative": "AuthFailed: Incorrect API key provided"},
+            at=6,
+        ),
+    ]
