@@ -7,9 +7,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 
-def wants_live(
-    *, no_display: bool, stream: TextIO, env: Mapping[str, str] = os.environ
-) -> bool:
+def wants_live(*, no_display: bool, stream: TextIO, env: Mapping[str, str] = os.environ) -> bool:
     """The live view when `stream` is a terminal that wants it; plain text otherwise.
 
     `--no-display`, a non-empty NO_COLOR (no-color.org) and TERM=dumb all choose plain.
