@@ -11,7 +11,9 @@ can script an OpenAI-compatible fake and this one alike.
         backend = GeminiBackend(model="gemini-2.5-flash", base_url=fg.base_url, api_key="k")
 
 `google_fault` builds the errors Google's APIs send (the gRPC fake in `fake_xai` accepts
-them too). Stdlib only.
+them too). A fault with an HTTP `status` is the response's status, or with `at_chunk` > 0
+an `{"error": ...}` event after that many events, as the API sends a failure mid-stream.
+Stdlib only.
 """
 
 from __future__ import annotations
@@ -268,11 +270,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(google_fault(500, f"FakeGemini policy failed: {exc!r}"))
             return
         fake.pause(fake.latency)
+        fault = reply.fault or Fault()
         try:
-            if reply.fault is not None and reply.fault.status is not None:
-                self._error(reply.fault)
+            if fault.status is not None and not fault.at_chunk:
+                self._error(fault)
             else:
-                self._stream(stream_events(request, reply), reply.fault or Fault())
+                self._stream(stream_events(request, reply), fault)
         except OSError:
             self.close_connection = True  # the client went away (timeout, cancel)
 
@@ -297,6 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.drop_after_chunks == index:
                 self._drop()
                 return
+            if fault.at_chunk == index and fault.status is not None:
+                break  # an error event in place of the rest of the answer
             if fault.at_chunk == index:
                 fake.pause(fault.stall_seconds)
                 if fault.malformed_chunk:
@@ -307,6 +312,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.drop_after_chunks is not None:
             self._drop()
             return
+        if fault.status is not None:
+            self._chunk(b"data: " + json.dumps(fault.body).encode() + b"\r\n\r\n")
         self.wfile.write(b"0\r\n\r\n")
 
     def _chunk(self, data: bytes) -> None:

@@ -13,6 +13,7 @@ Faults are HTTP-flavoured (`Fault.rate_limited(2)`, `fake_gemini.google_fault(..
 become what a gRPC server sends: the status code for the HTTP status (google.rpc.Code's
 mapping, or the error body's `status` name), the body's message as details, and a
 google.rpc.Status with RetryInfo in `grpc-status-details-bin` when a retry delay is given.
+With `at_chunk` > 0 the call ends with that status after that many chunks.
 Mid-stream faults behave as over HTTP: `drop_after_chunks` ends the call with UNAVAILABLE
 (how gRPC reports a lost stream), `malformed_chunk` sends bytes that do not parse as a
 chunk, `stall_seconds` pauses, `finish_reason=None` ends the call cleanly without one.
@@ -54,6 +55,7 @@ _FINISH = {
 }
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _MALFORMED = b"\x0a\xff\xff\xff"  # field 1, length-delimited, longer than the message
+_DROPPED = Fault(status=503, body={"error": {"message": "Connection reset by peer"}})
 
 
 def cooperative_agent(request: Json) -> Reply:
@@ -198,11 +200,12 @@ class FakeXai:
             await context.abort(grpc.StatusCode.INTERNAL, f"FakeXai policy failed: {exc!r}")
         await self._pause(self.latency)
         fault = reply.fault or Fault()
-        if fault.status is not None:
-            await _abort(context, fault)
-        for index, chunk in enumerate(stream_chunks(body, reply)):
+        chunks = stream_chunks(body, reply)
+        for index, chunk in enumerate(chunks):
+            if fault.status is not None and fault.at_chunk == index:
+                await _abort(context, fault)
             if fault.drop_after_chunks == index:
-                await context.abort(grpc.StatusCode.UNAVAILABLE, "Connection reset by peer")
+                await _abort(context, _DROPPED)
             if fault.at_chunk == index:
                 await self._pause(fault.stall_seconds)
                 if fault.malformed_chunk:
@@ -210,8 +213,8 @@ class FakeXai:
             if index and self.tokens_per_second:
                 await asyncio.sleep(1 / self.tokens_per_second)
             yield chunk
-        if fault.drop_after_chunks is not None:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "Connection reset by peer")
+        if fault.status is not None or fault.drop_after_chunks is not None:
+            await _abort(context, fault if fault.status is not None else _DROPPED)
 
 
 def _serialize(message: Any) -> bytes:
