@@ -73,7 +73,9 @@ class SavedTurn:
         )
 
     def total_tokens(self) -> int:
-        return sum(u.get("input_tokens", 0) + u.get("output_tokens", 0) for u in self.usage.values())
+        return sum(
+            u.get("input_tokens", 0) + u.get("output_tokens", 0) for u in self.usage.values()
+        )
 
     def total_cost(self) -> float | None:
         costs = [u["cost_usd"] for u in self.usage.values() if u.get("cost_usd") is not None]

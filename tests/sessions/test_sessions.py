@@ -66,7 +66,9 @@ def test_unfinished_turns_stay_in_the_history_marked_as_such(tmp_path):
         "[partial answer: the turn was interrupted by the user before the team finished]\n"
         "partial text",
     )
-    assert history[1].answer == "[no answer: the turn was interrupted by the user before any answer]"
+    assert (
+        history[1].answer == "[no answer: the turn was interrupted by the user before any answer]"
+    )
     assert history[2].answer.startswith("[partial answer: the turn was timeout")
 
 
@@ -87,18 +89,25 @@ def test_a_crash_mid_write_leaves_no_half_turn(tmp_path):
 def test_the_summary_reads_without_tools(tmp_path):
     session = Session("s1", tmp_path, config="team.yaml")
     session.save(turn(1, "What is 6 times 7?", "42.", winner="careful", winner_label="agent1.1"))
-    session.save(turn(2, "Add 8", "50 so far", status="interrupted", reason="interrupted by the user"))
+    session.save(
+        turn(2, "Add 8", "50 so far", status="interrupted", reason="interrupted by the user")
+    )
     text = (tmp_path / "s1" / "SESSION_SUMMARY.txt").read_text()
     assert text.startswith("massgen session s1\nstarted ")
     assert "2 turn(s) · config team.yaml" in text
     assert "· ok · winner careful (agent1.1) ──\nQ: What is 6 times 7?\nA: 42.\n" in text
-    assert "· interrupted ──\nQ: Add 8\n(interrupted: interrupted by the user)\nA: 50 so far\n" in text
+    assert (
+        "· interrupted ──\nQ: Add 8\n(interrupted: interrupted by the user)\nA: 50 so far\n" in text
+    )
 
 
 def test_listing_shows_id_start_turns_and_first_question(tmp_path):
     assert list_sessions(tmp_path / "none") == []
     assert "no sessions yet" in listing_text([])
-    older, newer = Session("20240101_000000_aaaa", tmp_path), Session("20240102_000000_bbbb", tmp_path)
+    older, newer = (
+        Session("20240101_000000_aaaa", tmp_path),
+        Session("20240102_000000_bbbb", tmp_path),
+    )
     newer.save(turn(1, "newer question", "a"))
     older.save(turn(1, "older question", "a"))
     older.save(turn(2, "follow-up", "b"))  # used last, so it is the one to continue
@@ -115,7 +124,7 @@ def test_listing_shows_id_start_turns_and_first_question(tmp_path):
 
 
 def test_unknown_or_missing_sessions_are_user_errors(tmp_path):
-    with pytest.raises(ConfigError, match="no session 'nope'.*--list-sessions"):
+    with pytest.raises(ConfigError, match=r"no session 'nope'.*--list-sessions"):
         Session.open("nope", tmp_path)
     with pytest.raises(ConfigError):
         Session.open("../escape", tmp_path)
