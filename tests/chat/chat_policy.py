@@ -54,7 +54,9 @@ def chat_policy(request: dict, *, slow_model: str = "m-c", stall: float = 60.0) 
 
 
 def _user_text(request: dict) -> str:
-    parts = [m.get("content") or "" for m in request.get("messages") or [] if m.get("role") == "user"]
+    parts = [
+        m.get("content") or "" for m in request.get("messages") or [] if m.get("role") == "user"
+    ]
     return "\n".join(p for p in parts if isinstance(p, str))
 
 

@@ -1,0 +1,40 @@
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from chat_policy import chat_policy
+
+from massgen.testing.fake_provider import FakeProvider
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MASSGEN_LOG_BASE_DIR", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def fake():
+    with FakeProvider(chat_policy) as provider:
+        yield provider
+
+
+def write_team(folder: Path, base_url: str) -> Path:
+    agents = [
+        {"id": name, "backend": {"type": "chatcompletion", "model": model, "base_url": base_url}}
+        for name, model in (("careful", "m-a"), ("balanced", "m-b"), ("creative", "m-c"))
+    ]
+    path = folder / "team.yaml"
+    path.write_text(yaml.safe_dump({"agents": agents}))
+    return path
+
+
+@pytest.fixture
+def team(tmp_path, fake) -> Path:
+    return write_team(tmp_path, fake.base_url)
