@@ -414,3 +414,11 @@ def test_a_team_of_grok_agents_answers_votes_and_presents(in_tmp):
     assert result.answer.startswith("Final answer from grok-fake-")
     assert len(result.votes) == 3 and all(v.target == result.winner for v in result.votes)
     assert result.total_usage.input_tokens > 0
+
+
+def test_the_shipped_preset_uses_this_type():
+    from massgen.config import load_config, resolve_config_arg
+
+    config = load_config(resolve_config_arg("@examples/providers/grok"))
+    assert registry.check(config.agents[0].backend) is None
+    assert config.agents[0].backend.type == "grok"

@@ -75,7 +75,7 @@ def test_unknown_example_lists_close_matches():
 
 def test_close_matches_also_come_from_file_stems():
     with pytest.raises(ConfigError) as caught:
-        resolve_config_arg("@examples/grok")
+        resolve_config_arg("@examples/groqq")
     assert "Close matches: `@examples/providers/groq`" in str(caught.value)
 
 
