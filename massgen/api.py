@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from massgen import team
+from massgen.backends import models
 from massgen.config import loader, presets
 from massgen.config.schema import MassgenConfig
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
@@ -38,6 +39,18 @@ class VoteRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RoundUsage:
+    """Tokens and estimated cost of one agent's run (`round` counts its runs from 1) or of
+    the final presentation (`phase="presentation"`)."""
+
+    agent: str
+    round: int
+    phase: str
+    usage: Usage
+    cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class RunResult:
     answer: str
     status: str  # "ok", "degraded" (some agents failed), "timeout", "failed", "interrupted"
@@ -50,6 +63,15 @@ class RunResult:
     log_dir: Path | None
     failed_agents: dict[str, str] = field(default_factory=dict)
     tie_break: str | None = None
+    # Estimated dollars per agent from the shipped price table; None: the model has no price.
+    cost_usd: dict[str, float | None] = field(default_factory=dict)
+    rounds: tuple[RoundUsage, ...] = ()
+
+    @property
+    def total_cost_usd(self) -> float | None:
+        """The sum over agents with a price; None when no agent has one."""
+        known = [cost for cost in self.cost_usd.values() if cost is not None]
+        return sum(known) if known else None
 
     @property
     def ok(self) -> bool:
@@ -106,7 +128,10 @@ def _quick_config(
                 "or --model NAME with --base-url URL",
             )
         return found
-    spec: dict[str, Any] = {"type": backend or "chatcompletion", "model": model}
+    if not backend:
+        # An explicit endpoint speaks Chat Completions; else the model's family decides.
+        backend = "chatcompletion" if base_url else models.backend_for(model)
+    spec: dict[str, Any] = {"type": backend, "model": model}
     if base_url:
         spec["base_url"] = base_url
     agent: dict[str, Any] = {"id": "agent", "backend": spec}
@@ -134,7 +159,8 @@ class TeamRun:
         cli_args: list[str] | None = None,
     ) -> None:
         self.loaded, self.question, self.history = loaded, question, tuple(history)
-        self.sinks = list(sinks)
+        self.ledger = _Ledger()
+        self.sinks = [self.ledger, *sinks]
         self.logs = logs and loaded.config.ui.logging_enabled
         self.log_dir = log_dir
         self.deadline = (
@@ -211,7 +237,49 @@ class TeamRun:
             log_dir=self.log_dir,
             failed_agents=dict(outcome.failed),
             tie_break=outcome.tie_break,
+            cost_usd=self.ledger.costs(outcome.usage),
+            rounds=tuple(self.ledger.rounds),
         )
+
+
+class _Ledger:
+    """Usage and cost per agent run (all its model calls), folded from the events."""
+
+    def __init__(self) -> None:
+        self._rounds: dict[tuple[str, int, str], RoundUsage] = {}
+        self._run: dict[str, int] = {}
+
+    def __call__(self, event: ev.AnyEvent) -> None:
+        if isinstance(event, ev.AgentStarted):
+            self._run[event.agent] = event.run
+        elif isinstance(event, ev.UsageReported):
+            key = (event.agent, self._run.get(event.agent, 0), event.phase)
+            usage = Usage(
+                event.input_tokens,
+                event.output_tokens,
+                event.reasoning_tokens,
+                event.cached_input_tokens,
+            )
+            cost = event.cost_usd
+            if key in self._rounds:
+                before = self._rounds[key]
+                usage = before.usage + usage
+                cost = _add(before.cost_usd, cost)
+            self._rounds[key] = RoundUsage(*key, usage, cost)
+
+    @property
+    def rounds(self) -> list[RoundUsage]:
+        return list(self._rounds.values())
+
+    def costs(self, agents: Iterable[str]) -> dict[str, float | None]:
+        costs: dict[str, float | None] = dict.fromkeys(agents)
+        for entry in self._rounds.values():
+            costs[entry.agent] = _add(costs.get(entry.agent), entry.cost_usd)
+        return costs
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else a + b
 
 
 async def _close_all(members: Sequence[Any]) -> None:

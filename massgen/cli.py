@@ -183,7 +183,7 @@ def _view(args: argparse.Namespace) -> Any:
         return LiveView()
     from massgen.ui.plain import PlainView
 
-    return PlainView()
+    return PlainView(show_cost=True)
 
 
 def _live(args: argparse.Namespace) -> bool:
@@ -234,6 +234,7 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
     if args.automation:
         print(f"STATUS_RESULT: {result.status}")
         print(f"WINNER: {result.winner or '-'}")
+        print(f"COST: {_cost(result)}")
         print(f"ANSWER: {result.answer}")
         if args.output_file:
             print(f"OUTPUT_FILE: {args.output_file}")
@@ -242,6 +243,12 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
     if result.status in {"ok", "degraded"}:
         return EXIT_OK
     return EXIT_TIMEOUT if result.status == "timeout" else EXIT_EXECUTION
+
+
+def _cost(result: RunResult) -> str:
+    from massgen.backends.pricing import format_cost
+
+    return format_cost(result.total_cost_usd)
 
 
 def _interrupted(turn: TeamRun) -> int:

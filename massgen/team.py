@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from massgen.backends import registry
+from massgen.backends import pricing, registry
 from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.coordination.agent import Member
 from massgen.core.errors import ConfigError
@@ -53,8 +53,15 @@ def _member(
         params=agent.backend.generation_params(),
         system_message=agent.system_message,
         voting_sensitivity=agent.voting_sensitivity,
+        price=_price(agent),
         structured_actions=agent.backend.structured_actions,
     )
+
+
+def _price(agent: AgentConfig) -> pricing.Pricer | None:
+    """Cost from the shipped price table, by backend type and model (None: not listed)."""
+    model = agent.backend.model or registry.PROFILES[agent.backend.type].default_model
+    return pricing.pricer(agent.backend.type, model) if model else None
 
 
 def _agent_path(index: int, single: bool) -> str:

@@ -19,6 +19,7 @@ from massgen.backends.models import family_of
 from massgen.core.types import Usage
 
 _PER = 1_000_000
+Pricer = Callable[[Usage], float]
 # Dated or "latest" snapshots cost what their base model costs: gpt-4o-2024-08-06,
 # claude-sonnet-4-5-20250929, claude-3-5-haiku-latest, grok-4-0709, gemini-2.0-flash-001.
 _SNAPSHOT = re.compile(r"[-@](\d{4}-\d{2}-\d{2}|\d{8}|\d{2}-\d{2}|\d{3,4}|latest)$")
@@ -84,7 +85,7 @@ def _lookup(table: dict[str, Price], name: str) -> Price | None:
     return table.get(base)
 
 
-def pricer(provider: str, model: str) -> Callable[[Usage], float] | None:
+def pricer(provider: str, model: str) -> Pricer | None:
     """A function from usage to dollars for this model, or None when it has no price."""
     price = price_for(provider, model)
     return price.cost if price is not None else None

@@ -40,6 +40,9 @@ class Member:
     system_message: str | None = None
     voting_sensitivity: str | None = None
     structured_actions: bool = False
+    # Dollars for a call's usage, or None when the model has no known price. Set by whoever
+    # builds the team; coordination itself knows no providers or prices.
+    price: Callable[[Usage], float | None] | None = None
 
 
 class Verdict(Enum):
@@ -126,17 +129,18 @@ async def _call(
                 reply.usage = reply.usage + item
             case Finish():
                 pass
-    emit(_usage_event(member.id, reply.usage))
+    emit(_usage_event(member, reply.usage))
     return reply
 
 
-def _usage_event(agent: str, usage: Usage, phase: str = "coordination") -> ev.UsageReported:
+def _usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev.UsageReported:
     return ev.UsageReported(
-        agent=agent,
+        agent=member.id,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         reasoning_tokens=usage.reasoning_tokens,
         cached_input_tokens=usage.cached_input_tokens,
+        cost_usd=member.price(usage) if member.price is not None else None,
         phase=phase,
     )
 

@@ -43,5 +43,5 @@ async def present(
             emit(ev.FinalTextDelta(agent=member.id, text=item.text))
         elif isinstance(item, Usage):
             usage = usage + item
-    emit(_usage_event(member.id, usage, phase="presentation"))
+    emit(_usage_event(member, usage, phase="presentation"))
     return text.strip() or winner.content
