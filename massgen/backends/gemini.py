@@ -88,6 +88,7 @@ class GeminiBackend:
         base_url: str | None = None,
         provider: str = "gemini",
         params: GenerationParams | None = None,
+        thinking_budget: int | None = None,
         timeout: float = 300.0,
         retry: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
@@ -97,6 +98,8 @@ class GeminiBackend:
         self.name = f"{provider}:{model}"
         self.model = model
         self._params = params or GenerationParams()
+        # Thinking tokens; when set it wins over the budget `reasoning_effort` implies.
+        self._thinking_budget = thinking_budget
         self._retry = retry or RetryPolicy()
         self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
         if rand is not None:
@@ -177,7 +180,11 @@ class GeminiBackend:
         if request.json_schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = request.json_schema
-        config.update(_generation(self.model, _merged(self._params, request.params)))
+        params = _merged(self._params, request.params)
+        config.update(_generation(params))
+        thinking = _thinking(self.model, params["reasoning_effort"], self._thinking_budget)
+        if thinking is not None:
+            config["thinking_config"] = thinking
         return gt.GenerateContentConfig(**config)
 
     def _scrub(self, error: BackendError) -> BackendError:
@@ -258,8 +265,8 @@ def _merged(defaults: GenerationParams, override: GenerationParams) -> dict[str,
     return out
 
 
-def _generation(model: str, params: dict[str, Any]) -> dict[str, Any]:
-    """GenerateContentConfig fields for our typed parameters."""
+def _generation(params: dict[str, Any]) -> dict[str, Any]:
+    """GenerateContentConfig fields for our typed parameters, thinking aside."""
     renamed = {"max_tokens": "max_output_tokens", "stop": "stop_sequences"}
     config: dict[str, Any] = {}
     for name in ("temperature", "top_p", "max_tokens", "seed", "presence_penalty",
@@ -267,23 +274,22 @@ def _generation(model: str, params: dict[str, Any]) -> dict[str, Any]:
         if params[name] is not None:
             value = params[name]
             config[renamed.get(name, name)] = list(value) if name == "stop" else value
-    thinking = _thinking(model, params["reasoning_effort"])
-    if thinking is not None:
-        config["thinking_config"] = thinking
     if params["extra_body"]:
         # The SDK merges this into the request body: the escape hatch for new API fields.
         config["http_options"] = gt.HttpOptions(extra_body=params["extra_body"])
     return config
 
 
-def _thinking(model: str, effort: str | None) -> gt.ThinkingConfig | None:
+def _thinking(model: str, effort: str | None, budget: int | None) -> gt.ThinkingConfig | None:
     if _NO_THINKING.match(model):
         return None
     # Thought summaries are what we stream as reasoning.
     config = gt.ThinkingConfig(include_thoughts=True)
-    if effort is None:
+    if budget is not None:
+        config.thinking_budget = budget
+    elif effort is None:
         return config
-    if re.match(r"^(models/)?gemini-2\.", model):
+    elif re.match(r"^(models/)?gemini-2\.", model):
         config.thinking_budget = _THINKING_BUDGET[effort]
     else:
         config.thinking_level = gt.ThinkingLevel(effort.upper())
@@ -470,6 +476,7 @@ def create(cfg: BackendConfig, profile: Profile, api_key: str) -> GeminiBackend:
         api_key=api_key,
         provider=profile.name,
         params=cfg.generation_params(),
+        thinking_budget=cfg.thinking_budget,
         timeout=cfg.request_timeout_seconds,
         retry=RetryPolicy(max_retries=cfg.max_retries),
     )

@@ -222,4 +222,6 @@ _WIRE_PARAMS: dict[str, frozenset[str]] = {
     "anthropic": frozenset(
         {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
     ),
+    "gemini": _CHAT_PARAMS | {"thinking_budget"},
+    "grok": _CHAT_PARAMS,
 }

@@ -218,6 +218,14 @@ async def test_reasoning_effort_becomes_a_thinking_budget_or_level(make, model, 
     assert config.get("thinkingConfig") == thinking
 
 
+async def test_a_thinking_budget_wins_over_the_effort(make):
+    params = GenerationParams(reasoning_effort="low")
+    with FakeGemini(Scripted([Reply(text="ok")])) as fake:
+        await collect(make(fake, params=params, thinking_budget=4096).stream(ask()))
+        thinking = fake.requests[0]["generationConfig"]["thinkingConfig"]
+    assert thinking == {"include_thoughts": True, "thinking_budget": 4096}
+
+
 async def test_json_schema_becomes_a_response_json_schema(make):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
     with FakeGemini(Scripted([Reply(text="{}")])) as fake:
@@ -444,3 +452,9 @@ def test_the_shipped_preset_uses_this_type():
     config = load_config(resolve_config_arg("@examples/providers/gemini"))
     assert registry.check(config.agents[0].backend) is None
     assert config.agents[0].backend.type == "gemini"
+
+
+def test_validation_refuses_typed_params_gemini_does_not_take():
+    key, message, _ = registry.check(BackendConfig(type="gemini", reasoning_summary="auto"))
+    assert key == "reasoning_summary" and "not a parameter of backend type 'gemini'" in message
+    assert registry.check(BackendConfig(type="gemini", thinking_budget=2048)) is None

@@ -422,3 +422,11 @@ def test_the_shipped_preset_uses_this_type():
     config = load_config(resolve_config_arg("@examples/providers/grok"))
     assert registry.check(config.agents[0].backend) is None
     assert config.agents[0].backend.type == "grok"
+
+
+@pytest.mark.parametrize(
+    "param", [{"thinking_budget": 2048}, {"reasoning_summary": "auto"}], ids=lambda p: next(iter(p))
+)
+def test_validation_refuses_typed_params_grok_does_not_take(param):
+    key, message, _ = registry.check(BackendConfig(type="grok", **param))
+    assert key == next(iter(param)) and "not a parameter of backend type 'grok'" in message
