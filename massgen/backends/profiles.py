@@ -64,7 +64,7 @@ PROFILES: dict[str, Profile] = {
             "claude",
             "https://api.anthropic.com",
             ("ANTHROPIC_API_KEY",),
-            "claude-sonnet-4-5",
+            "claude-sonnet-4-6",
             True,
             "anthropic",
         ),
