@@ -10,6 +10,7 @@ of a stream (as in the Chat Completions backend) rather than the whole answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import math
@@ -75,6 +76,8 @@ _FILTERED = frozenset(
     {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 )
 _CHARS_PER_TOKEN = 4
+# A whole answer may take this long; `timeout` bounds the gap between bytes.
+_CALL_DEADLINE = 27 * 60.0
 
 
 class GeminiBackend:
@@ -113,6 +116,8 @@ class GeminiBackend:
                 base_url=base_url or DEFAULT_BASE_URL,
                 # Milliseconds; applied by httpx to each read, not to the whole stream.
                 timeout=max(1, round(timeout * 1000)),
+                # Else the SDK tells the server to give up after `timeout` in all.
+                headers={"X-Server-Timeout": str(math.ceil(max(_CALL_DEADLINE, timeout)))},
                 retry_options=gt.HttpRetryOptions(attempts=1),
                 httpx_async_client=self._http,
             ),
@@ -145,14 +150,16 @@ class GeminiBackend:
             raise self._scrub(MalformedResponse(message, provider=self.name)) from None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+        contents = _contents(request.messages, self._signatures)
         stream = await self._client.aio.models.generate_content_stream(
-            model=self.model, contents=_contents(request.messages, self._signatures),
-            config=self._config(request),
-        )  # fmt: skip
+            model=self.model, contents=contents, config=self._config(request)
+        )
         state = _StreamState(self.name, self._new_call_id)
-        async for chunk in stream:
-            for event in state.feed(chunk):
-                yield event
+        # Closed at once when the caller stops early, which releases the connection.
+        async with contextlib.aclosing(stream):
+            async for chunk in stream:
+                for event in state.feed(chunk):
+                    yield event
         calls, tail = state.close(_prompt_chars(request))
         for call, signature in calls:
             if signature:

@@ -240,6 +240,7 @@ async def test_sends_the_key_as_x_goog_api_key_and_names_itself(make):
         backend = make(fake, model="gemini-2.5-pro")
         await collect(backend.stream(ask()))
         assert fake.headers[0]["x-goog-api-key"] == "AIza-test-key"
+        assert fake.headers[0]["x-server-timeout"] == "1620"  # not the per-read timeout
     assert backend.name == "gemini:gemini-2.5-pro"
 
 
