@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -70,6 +71,14 @@ def team_config(base_url: str, size: int) -> dict:
 
 def floor_argv() -> list[str]:
     return [sys.executable, "-c", "pass"]
+
+
+def import_cost(module: str, after: str, runs: int) -> float:
+    """Median seconds a fresh process adds by importing `module` once `after` is imported."""
+    with_it = [sys.executable, "-c", f"import {after}, {module}"]
+    without = [sys.executable, "-c", f"import {after}"]
+    pairs = [(measure(with_it).wall, measure(without).wall) for _ in range(runs)]
+    return statistics.median(a for a, _ in pairs) - statistics.median(b for _, b in pairs)
 
 
 def cold_start(cli: Cli, work: Workdir, runs: int) -> dict[str, list[Sample]]:

@@ -94,13 +94,18 @@ def _per_round(samples: Sequence) -> float:
 
 def _cold_start(r: Results) -> str:
     ours = r.ours
-    rows = [_cold_row("floor", commands.floor_argv(), r.floor)]
+    floor = median(s.wall for s in r.floor)
+    rows = [_cold_row("floor", commands.floor_argv(), r.floor, floor)]
     for label, samples in ours.cold.items():
-        argv = [*ours.cli.argv, label] + (
-            [ours.cli.validate or ""] if label == "--validate" else []
-        )
-        rows.append(_cold_row(label, argv, samples))
-    headers = ["", "command", *(f"wall {h}" for h in SPREAD), *(f"peak RSS {h}" for h in SPREAD)]
+        target = [ours.cli.validate or ""] if label == "--validate" else []
+        rows.append(_cold_row(label, [*ours.cli.argv, label, *target], samples, floor))
+    headers = [
+        "",
+        "command",
+        *(f"wall {h}" for h in SPREAD),
+        "vs floor",
+        *(f"peak RSS {h}" for h in SPREAD),
+    ]
     return "\n\n".join(
         [
             "## 1. Cold start",
@@ -111,9 +116,10 @@ def _cold_start(r: Results) -> str:
     )
 
 
-def _cold_row(label: str, argv: Sequence[str], samples: list) -> list[str]:
+def _cold_row(label: str, argv: Sequence[str], samples: list, floor: float) -> list[str]:
     walls, rss = [s.wall for s in samples], [s.rss_mb for s in samples]
-    return [label, shown(argv), *spread(walls, seconds), *spread(rss, megabytes)]
+    versus = ratio(median(walls) / floor)
+    return [label, shown(argv), *spread(walls, seconds), versus, *spread(rss, megabytes)]
 
 
 def _coordination(r: Results) -> str:
@@ -123,6 +129,7 @@ def _coordination(r: Results) -> str:
         ["wall time", *spread([s.process.wall for s in samples], seconds)],
         ["startup (`--validate`, above)", *spread(validate, seconds)],
         ["run minus startup (medians)", seconds(_run_overhead(r.ours)), "", ""],
+        ["… of which importing the backend (openai SDK)", seconds(r.backend_import), "", ""],
         ["LLM calls", *spread([s.requests.calls for s in samples], count)],
         ["prompt characters sent", *spread([s.requests.prompt_chars for s in samples], count)],
         ["peak RSS", *spread([s.process.rss_mb for s in samples], megabytes)],
@@ -135,7 +142,9 @@ def _coordination(r: Results) -> str:
             f"A full 3-agent run (answers, votes, final presentation) at 0 ms latency: "
             f"{command}, where `{config}` is three `chatcompletion` agents on the fake server "
             f"(each its own model name, so their answers differ). Answers are {ANSWER_CHARS} "
-            "characters. Startup is `--validate` of the preset: interpreter, package, config.",
+            "characters. Startup is `--validate` of the preset: interpreter, package, config. "
+            "The backend's import is measured apart, as `import massgen.api, "
+            "massgen.backends.chat_completions` minus `import massgen.api` in fresh processes.",
             table(["", *SPREAD], rows),
         ]
     )
@@ -193,12 +202,19 @@ def _prompt_growth(r: Results) -> str:
             [
                 str(size),
                 count(median(s.requests.calls for s in samples)),
+                count(median(s.requests.calls for s in samples) - (2 * size + 1)),
                 *spread(chars, count),
                 count(bound),
                 ratio(median(chars) / bound),
             ]
         )
-    headers = ["agents", "LLM calls", *(f"prompt chars {h}" for h in SPREAD), "lower bound"]
+    headers = [
+        "agents",
+        "LLM calls",
+        "beyond 2n+1",
+        *(f"prompt chars {h}" for h in SPREAD),
+        "lower bound",
+    ]
     return "\n\n".join(
         [
             "## 4. Prompt growth",
@@ -207,7 +223,10 @@ def _prompt_growth(r: Results) -> str:
             "each agent sees the others' latest answers once per round: "
             "`n·p` (answers) + `n·(p + (n-1)·a)` (votes) + `(p + n·a)` (presentation), with "
             "`a` the answer length and `p` the smallest prompt of the run (instructions and "
-            "question). Characters count message content and tool-call arguments.",
+            "question). Characters count message content and tool-call arguments. "
+            "The scripted run needs `2n+1` calls (an answer and a vote each, one "
+            "presentation); calls beyond that are runs restarted because new answers "
+            "arrived while they were under way.",
             table([*headers, "measured / bound"], rows),
         ]
     )
@@ -261,11 +280,11 @@ def _comparison(r: Results) -> str:
         )
     ours, theirs = r.ours, r.other
     rows = _cold_comparison(ours, theirs) + _team_comparison(ours, theirs)
-    headers = ["workload", "metric", "massgen", theirs.cli.name, "ratio (other / massgen)"]
+    headers = ["workload", "metric", ours.cli.name, theirs.cli.name, "ratio (other / this)"]
     return "\n\n".join(
         [
             title,
-            f"`{shown(theirs.cli.argv)}` as `{theirs.cli.name}`, {theirs.runs} runs each, "
+            f"{shown(theirs.cli.argv)} ({theirs.cli.name}), {theirs.runs} runs each, "
             f"massgen {ours.runs} runs; medians. Same fake server, policy, configs and "
             "question. `--validate` checks the same 3-agent file for the other CLI "
             "(massgen checks its preset).",
@@ -297,7 +316,7 @@ def _team_comparison(ours: CliResults, theirs: CliResults) -> list[list[str]]:
         for size in a_runs or {}:
             a = a_runs[size]
             b = [s for s in (b_runs or {}).get(size, []) if s.process.code == 0]
-            label = f"{size} agents, {latency}"
+            label = f"{size} agent{'s' if size > 1 else ''}, {latency}"
             metrics = [
                 ("wall", lambda s: s.process.wall, seconds),
                 ("LLM calls", lambda s: s.requests.calls, count),

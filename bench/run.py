@@ -45,6 +45,7 @@ class Results:
     scaling: dict[int, list[inproc.ScalingSample]]
     events: dict[str, dict[str, list[inproc.Throughput]]]
     stream_words: int
+    backend_import: float  # seconds a fresh process spends importing the openai backend
     other: CliResults | None
     other_env_set: bool
 
@@ -78,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
 def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Results:
     _say("cold start floor: python -c pass")
     floor = [measure(commands.floor_argv()) for _ in range(runs)]
+    _say("importing the Chat Completions backend")
+    backend_import = commands.import_cost("massgen.backends.chat_completions", "massgen.api", runs)
     with tempfile.TemporaryDirectory(prefix="massgen-bench-") as scratch:
         work = Workdir(Path(scratch))
         ours = _measure_cli(_our_cli(), work, runs, compare=other is not None)
@@ -86,7 +89,18 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         _say(f"event throughput: {words} streamed words per reply")
         events = inproc.event_throughput(words, runs)
         theirs = _measure_cli(other, work, other_runs, compare=True) if other else None
-    return Results(runs, LATENCY, floor, ours, scaling, events, words, theirs, other is not None)
+    return Results(
+        runs,
+        LATENCY,
+        floor,
+        ours,
+        scaling,
+        events,
+        words,
+        backend_import,
+        theirs,
+        other is not None,
+    )
 
 
 def _measure_cli(cli: Cli, work: Workdir, runs: int, *, compare: bool) -> CliResults:
@@ -104,7 +118,7 @@ def _measure_cli(cli: Cli, work: Workdir, runs: int, *, compare: bool) -> CliRes
 def _our_cli() -> Cli:
     script = Path(sys.executable).parent / "massgen"
     argv = (str(script),) if script.exists() else (sys.executable, "-m", "massgen")
-    return Cli("massgen", argv, "@examples/three_agents")
+    return Cli("this massgen", argv, "@examples/three_agents")
 
 
 def _other_cli(path: str | None) -> Cli | None:
@@ -115,14 +129,25 @@ def _other_cli(path: str | None) -> Cli | None:
 
 
 def _other_name(path: str) -> str:
-    try:
-        done = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=120, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return path
-    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
-    return lines[-1] if lines else path
+    """What `--version` says, else the version of a `massgen` installed beside it."""
+    beside = str(Path(path).parent / "python")
+    asked = (
+        [path, "--version"],
+        [
+            beside,
+            "-c",
+            "from importlib.metadata import version; print('massgen', version('massgen'))",
+        ],
+    )
+    for argv in asked:
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+        if done.returncode == 0 and lines:
+            return lines[-1]
+    return Path(path).name
 
 
 def _say(message: str) -> None:

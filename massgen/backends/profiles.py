@@ -24,6 +24,8 @@ class Profile:
     # Config fields that fall back to environment variables when the config leaves them
     # out, e.g. (("base_url", ("AZURE_OPENAI_ENDPOINT",)),); tried in order.
     env_defaults: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # False: the model cannot call functions, so workflow actions go as a JSON object.
+    tools: bool = True
 
 
 # Sent when a local server needs no key; the SDK refuses an empty one.
@@ -106,6 +108,8 @@ PROFILES: dict[str, Profile] = {
             True,
         ),
         _P("poe", "https://api.poe.com/v1", ("POE_API_KEY",), None, True),
+        # llama.cpp in-process; `model` defaults to the built-in SmolLM2 GGUF (backends/local).
+        _P("local", None, (), "SmolLM2-135M-Instruct", False, wire="local", tools=False),
     )
 }
 

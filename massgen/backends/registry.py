@@ -60,6 +60,10 @@ def check(cfg: BackendConfig) -> Problem | None:
         problem = grok.check(cfg)
         if problem is not None:
             return problem
+    if profile.wire == "local":
+        from massgen.backends import local  # cheap: llama_cpp is imported only to load a model
+
+        return local.check(cfg)
     from_env = dict(profile.env_defaults)  # filled in by `create` from the environment
     if not cfg.model and not profile.default_model and "model" not in from_env:
         return ("model", f"backend type {cfg.type!r} needs a model", _model_fix(profile))
@@ -195,6 +199,7 @@ _WIRE_MODULES: dict[str, str] = {
     "anthropic": "massgen.backends.anthropic_messages",
     "gemini": "massgen.backends.gemini",
     "grok": "massgen.backends.grok",
+    "local": "massgen.backends.local",
 }
 
 # The typed generation parameters each wire format takes; a config that sets another one is
