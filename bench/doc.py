@@ -25,7 +25,7 @@ def render(r: Results) -> str:
         "Every LLM call goes to the loopback fake provider (`massgen.testing.fake_provider`), "
         "run in its own process, so these numbers are massgen's own cost.",
         "## Machine",
-        report.machine(r.runs),
+        report.machine(r.runs, r.load),
         "## Targets",
         _targets(r),
         _cold_start(r),

@@ -46,13 +46,14 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def machine(runs: int) -> str:
+def machine(runs: int, load: tuple[float, float]) -> str:
     rows = [
         ("CPU", f"{_cpu_model()}, {os.cpu_count()} logical cores"),
         ("Memory", _memory()),
         ("OS", platform.platform()),
         ("Python", f"{platform.python_implementation()} {platform.python_version()}"),
         ("massgen", f"{_version()} (commit {_commit()})"),
+        ("Load", f"1-minute load average {load[0]:.2f} before, {load[1]:.2f} after"),
         ("Runs", f"{runs} per measurement; median, min and max are over these runs"),
     ]
     return table(["", ""], [(key, value) for key, value in rows])

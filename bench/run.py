@@ -47,7 +47,7 @@ class Results:
     stream_words: int
     backend_import: float  # seconds a fresh process spends importing the openai backend
     other: CliResults | None
-    other_env_set: bool
+    load: tuple[float, float]  # 1-minute load average before and after
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Results:
+    load_before = os.getloadavg()[0]
     _say("cold start floor: python -c pass")
     floor = [measure(commands.floor_argv()) for _ in range(runs)]
     _say("importing the Chat Completions backend")
@@ -99,7 +100,7 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         words,
         backend_import,
         theirs,
-        other is not None,
+        (load_before, os.getloadavg()[0]),
     )
 
 
