@@ -41,11 +41,11 @@ HISTORY_FILE = Path("~/.config/massgen/chat_history")
 COMMANDS: list[tuple[tuple[str, ...], str]] = [
     (("/help", "/h"), "this list"),
     (("/quit", "/exit", "/q"), "leave (Ctrl-D or Ctrl-C at the prompt too)"),
-    (("/clear", "/reset"), "forget the conversation: the next turn starts a new session"),
+    (("/clear", "/reset"), "forget the conversation; the next turn starts a new session"),
     (("/status",), "the session, its turns and the last result"),
-    (("/cost",), "tokens and cost: the last turn per agent, and the whole session"),
+    (("/cost",), "tokens and cost: last turn per agent, and the whole session"),
     (("/answers",), "every answer of the last turn, in full"),
-    (("/votes",), "every vote of the last turn with its reason, the tally, the winner"),
+    (("/votes",), "the last turn's votes with reasons, the tally, the winner"),
     (("/table",), "the last turn's coordination table"),
     (("/config",), "the team: agents, backends, models, settings"),
 ]
@@ -133,7 +133,9 @@ class Chat:
         return f"session {self.session.id} saved · `massgen --continue` resumes it"
 
     def say(self, text: str, style: str | None = None) -> None:
-        self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+        # A terminal wraps at word boundaries; a pipe or file gets the lines as they are.
+        wrap = self.console.is_terminal
+        self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=not wrap)
 
     # --- one turn ---------------------------------------------------------------------
 

@@ -163,3 +163,14 @@ def test_cli_show_table_prints_the_coordination_table(team, fake, capsys):
     out = capsys.readouterr().out
     table = out[out.index("final answer") :]
     assert "careful" in table and "vote → agent" in table and "winner: " in table
+
+
+def test_cli_session_id_continues_that_session(team, fake, capsys):
+    first, second = Session.new(), Session.new()
+    chat_lines(make_chat(team, first), ["What is 6 times 7?"])
+    chat_lines(make_chat(team, second), ["Something else"])
+    argv = ["--config", str(team), "--no-display", "--session-id", first.id, "Add 8 to that."]
+    assert main(argv) == 0
+    assert "42 + 8 = 50." in capsys.readouterr().out
+    assert [t.number for t in Session.open(first.id).turns()] == [1, 2]
+    assert [t.number for t in Session.open(second.id).turns()] == [1]
