@@ -290,7 +290,9 @@ def result_block(model: ViewModel, elapsed: float) -> RenderableType:
         summary.add_row(
             Text(display_name(model, agent), style="bold"), Text(text, STATE_STYLES[key])
         )
-    winner = f"winner: {state.winner} ({state.winner_label})" if state.winner else "no winner"
+    cut_short = finished is not None and finished.status in ("interrupted", "timeout")
+    title = "best answer so far" if cut_short else "winner"
+    winner = f"{title}: {state.winner} ({state.winner_label})" if state.winner else "no winner"
     lines = [f"votes: {tally_text(outcome.tally if outcome else {})}"]
     if outcome and outcome.tie_break:
         lines.append(f"tie-break: {outcome.tie_break}")

@@ -170,3 +170,22 @@ def test_labels_map_to_agents_in_panel_titles():
     frame = screen(render_live(model_of(coordination()[:1]), width=80, height=10, elapsed=0))
     for agent, label in LABELS.items():
         assert f"{agent} ({label})" in frame
+
+
+def test_an_interrupted_run_shows_the_best_answer_so_far():
+    out = StringIO()
+    view = LiveView(Console(file=out, width=80, color_system=None), clock=lambda: 0.0)
+    for event in coordination():
+        view(event)
+    view(
+        ev.RunFinished(
+            answer="Paris.",
+            status="interrupted",
+            reason="interrupted by the user",
+            winner="careful",
+            winner_label="agent1.1",
+        )
+    )
+    text = out.getvalue()
+    assert "best answer so far: careful (agent1.1)" in text
+    assert "interrupted: interrupted by the user" in text and "Paris." in text
