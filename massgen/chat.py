@@ -438,7 +438,9 @@ def run_chat(
     )
     if question is not None:
         return _one_turn(chat, question)
-    reader: LineReader = PromptReader() if live and sys.stdin.isatty() else StreamReader()
+    # Line editing wherever a person types at a terminal, even with plain output.
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    reader: LineReader = PromptReader() if terminal else StreamReader()
     try:
         return asyncio.run(chat.loop(reader))
     except KeyboardInterrupt:  # Ctrl-C between turns, outside the prompt
