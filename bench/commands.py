@@ -21,6 +21,7 @@ class Cli:
     name: str
     argv: tuple[str, ...]
     validate: str | None = None  # what `--validate` checks; None: the generated 3-agent file
+    strict: bool = False  # a failed command is a bench error, not a result to report
 
     def run_argv(self, config: Path) -> list[str]:
         return [*self.argv, "--config", str(config), "--no-display", "--no-logs", QUESTION]
@@ -53,8 +54,11 @@ class Workdir:
         path.write_text(json.dumps(team_config(base_url, size), indent=2), encoding="utf-8")
         return path
 
-    def measure(self, argv: list[str], timeout: float = 300.0) -> Sample:
-        return measure(argv, env=self.env, cwd=self.root, timeout=timeout)
+    def measure(self, cli: Cli, argv: list[str], timeout: float = 300.0) -> Sample:
+        sample = measure(argv, env=self.env, cwd=self.root, timeout=timeout)
+        if cli.strict and sample.code != 0:
+            raise RuntimeError(f"{' '.join(argv)} exited {sample.code}:\n{sample.output[-2000:]}")
+        return sample
 
 
 def team_config(base_url: str, size: int) -> dict:
@@ -85,7 +89,9 @@ def cold_start(cli: Cli, work: Workdir, runs: int) -> dict[str, list[Sample]]:
     """`--help` and `--validate`, each in a fresh process."""
     validate = cli.validate or str(work.team_config("http://127.0.0.1:9/v1", 3))
     commands = {"--help": [*cli.argv, "--help"], "--validate": [*cli.argv, "--validate", validate]}
-    return {label: _repeat(work, argv, runs) for label, argv in commands.items()}
+    return {
+        label: [work.measure(cli, argv) for _ in range(runs)] for label, argv in commands.items()
+    }
 
 
 def team_runs(
@@ -99,14 +105,10 @@ def team_runs(
             samples = []
             for _ in range(runs):
                 server.take()
-                process = work.measure(cli.run_argv(config))
+                process = work.measure(cli, cli.run_argv(config))
                 samples.append(TeamSample(process, server.take()))
             results[size] = samples
     return results
-
-
-def _repeat(work: Workdir, argv: list[str], runs: int) -> list[Sample]:
-    return [work.measure(argv) for _ in range(runs)]
 
 
 def failures(samples: Iterable[Sample | TeamSample]) -> list[str]:

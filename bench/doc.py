@@ -284,10 +284,13 @@ def _comparison(r: Results) -> str:
     return "\n\n".join(
         [
             title,
-            f"{shown(theirs.cli.argv)} ({theirs.cli.name}), {theirs.runs} runs each, "
-            f"massgen {ours.runs} runs; medians. Same fake server, policy, configs and "
-            "question. `--validate` checks the same 3-agent file for the other CLI "
-            "(massgen checks its preset).",
+            f"The other CLI is {shown(theirs.cli.argv)} ({theirs.cli.name}), run "
+            f"{theirs.runs} times per workload; this massgen {ours.runs} times; medians. "
+            "Both get the same fake server, policy, team configs and question, through the "
+            "same command line (`--config FILE --no-display --no-logs QUESTION`). The "
+            "300 ms rows run this massgen through its CLI too, so both include startup. "
+            "`--validate` checks the generated 3-agent file for the other CLI, the "
+            "equivalent preset for this one.",
             table(headers, rows),
             _other_failures(theirs),
         ]

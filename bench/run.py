@@ -119,7 +119,7 @@ def _measure_cli(cli: Cli, work: Workdir, runs: int, *, compare: bool) -> CliRes
 def _our_cli() -> Cli:
     script = Path(sys.executable).parent / "massgen"
     argv = (str(script),) if script.exists() else (sys.executable, "-m", "massgen")
-    return Cli("this massgen", argv, "@examples/three_agents")
+    return Cli("this massgen", argv, "@examples/three_agents", strict=True)
 
 
 def _other_cli(path: str | None) -> Cli | None:
