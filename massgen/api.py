@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,6 @@ from massgen.config.schema import MassgenConfig
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
-from massgen.core.errors import ConfigError
 from massgen.core.types import Usage
 
 ConfigLike = str | Path | dict[str, Any] | MassgenConfig | None
@@ -122,11 +122,11 @@ def _quick_config(
     if not model:
         found = loader.find_default_config()
         if found is None:
-            raise ConfigError(
-                "no configuration given",
-                fix="pass --config FILE (or @examples/NAME; see --list-examples), "
-                "or --model NAME with --base-url URL",
-            )
+            # Nothing configured: a team over the keys in the environment, else the
+            # built-in local model.
+            from massgen import defaults
+
+            return defaults.default_team(os.environ).config
         return found
     if not backend:
         # An explicit endpoint speaks Chat Completions; else the model's family decides.

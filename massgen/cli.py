@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--session-id", metavar="ID", help="continue the chat session ID (see --list-sessions)")
     add("--list-sessions", action="store_true", help="list the saved chat sessions and exit")
     add("--validate", metavar="FILE", help="check a config file and exit")
+    add("--setup", action="store_true", help="set up API keys and a default team, interactively")
     add("--list-examples", action="store_true", help="list the preset configs")
     add("--example", metavar="NAME", help="print a preset config")
     add("--version", action="version", version=f"massgen {_version()}")
@@ -73,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
             return _validate(args.validate)
         if args.list_sessions:
             return _list_sessions()
+        if args.setup:
+            return _setup(args, argv if argv is not None else sys.argv[1:])
+        stop = _unconfigured(args)
+        if stop is not None:
+            return stop
         if not args.question or args.resume or args.session_id:
             return _chat(args, argv if argv is not None else sys.argv[1:])
         return _run(args, argv if argv is not None else sys.argv[1:])
@@ -121,6 +127,61 @@ def _list_sessions() -> int:
 
     print(listing_text(list_sessions()), end="")
     return EXIT_OK
+
+
+# --- setup and the default team ----------------------------------------------------------
+
+
+def _setup(args: argparse.Namespace, argv: list[str]) -> int:
+    """`--setup`: the wizard, then the question given (or the one asked for at its end)."""
+    if not _terminal(args):
+        _fail("--setup asks questions, so it needs a terminal (stdin and stdout)")
+        return EXIT_CONFIG
+    outcome = _wizard(first_run=False, offer_question=not args.question)
+    if outcome is None:
+        return EXIT_INTERRUPTED
+    args.question = args.question or getattr(outcome, "question", None)
+    return _run(args, argv) if args.question else EXIT_OK
+
+
+def _unconfigured(args: argparse.Namespace) -> int | None:
+    """Nothing configured: the wizard on a first run at a terminal, else one line on what
+    the default team is. An exit code when the user cancelled the wizard."""
+    from massgen.config import loader
+
+    if args.config or args.model or loader.find_default_config() is not None:
+        return None
+    from massgen.setup.wizard import needs_first_run
+
+    if _terminal(args) and needs_first_run():
+        if _wizard(first_run=True, offer_question=False) is None:
+            return EXIT_INTERRUPTED
+        if loader.find_default_config() is not None:
+            return None
+    from massgen import defaults
+
+    loader.load_env_files()
+    hint = defaults.default_team(os.environ).hint
+    if hint:
+        print(f"massgen: {hint}", file=sys.stderr)
+    return None
+
+
+def _terminal(args: argparse.Namespace) -> bool:
+    quiet = args.automation or args.stream_events
+    return not quiet and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _wizard(*, first_run: bool, offer_question: bool) -> Any:
+    from massgen.config import loader
+    from massgen.setup import wizard
+
+    loader.load_env_files()
+    try:
+        return wizard.run(os.environ, first_run=first_run, offer_question=offer_question)
+    except wizard.Cancelled:
+        print("\nmassgen: setup cancelled; no file was changed.", file=sys.stderr)
+        return None
 
 
 # --- running a team ------------------------------------------------------------------------

@@ -159,6 +159,18 @@ class LocalModel:
                 fix="set model to a GGUF file llama.cpp can read",
             ) from None
 
+    @property
+    def contexts(self) -> int:
+        """How many contexts exist (at most `max_contexts`)."""
+        with self._cond:
+            return self._count
+
+    @property
+    def borrowed(self) -> int:
+        """How many contexts are generating (or still stopping) now."""
+        with self._cond:
+            return self._count - len(self._free)
+
     @contextlib.contextmanager
     def context(self, stop: threading.Event, preferred: Any = None) -> Iterator[Any]:
         """Borrow a context for one generation (blocking; call from a worker thread).
@@ -456,12 +468,16 @@ def _shape(schema: Mapping[str, Any]) -> str:
 
 
 def close_json(text: str) -> str:
-    """The characters that close whatever JSON `text` leaves open (a string, a key waiting
-    for its value, objects, arrays); "" when nothing is open. For text written under a JSON
-    grammar, which is valid up to where it was cut."""
+    """The characters that complete whatever JSON `text` leaves open; "" when nothing is.
+
+    For text written under a JSON grammar, which is valid up to where it was cut: an open
+    string is closed, a key missing its value gets `null`, a trailing comma gets a
+    placeholder member (`"_": null`, ignored by the action parser), then every open
+    object and array is closed.
+    """
     closers: list[str] = []
     in_string = escaped = is_key = False
-    previous = ""  # the last significant character outside strings
+    last = ""  # the last token outside strings: a punctuation mark, or "key" / "value"
     for char in text:
         if in_string:
             if escaped:
@@ -469,22 +485,24 @@ def close_json(text: str) -> str:
             elif char == "\\":
                 escaped = True
             elif char == '"':
-                in_string = False
-                previous = '"'
+                in_string, last = False, "key" if is_key else "value"
         elif char == '"':
             in_string = True
-            is_key = bool(closers) and closers[-1] == "}" and previous in ("{", ",")
+            is_key = bool(closers) and closers[-1] == "}" and last in ("{", ",")
         elif not char.isspace():
             if char in "{[":
                 closers.append("}" if char == "{" else "]")
             elif char in "}]" and closers:
                 closers.pop()
-            previous = char
+            last = char if char in "{[}],:" else "value"
     tail = ""
     if in_string:
-        tail = ("\\" if escaped else "") + '"' + (":null" if is_key else "")
-    elif previous == ":":
-        tail = "null"
+        tail = ("\\" if escaped else "") + '"'
+        last = "key" if is_key else "value"
+    if last in (":", "key"):
+        tail += "null" if last == ":" else ": null"
+    elif last == "," and closers:
+        tail += '"_": null' if closers[-1] == "}" else "null"
     return tail + "".join(reversed(closers))
 
 

@@ -1,0 +1,1 @@
+"""First-run setup: the interactive wizard and the files it writes (`~/.config/massgen/`)."""

