@@ -9,17 +9,16 @@ Heavy modules load on first use, so `import massgen` and `massgen --help` stay i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # not typing's: `import massgen` stays free of the typing module
 if TYPE_CHECKING:
     from massgen.api import RunResult, run, stream
 
 __all__ = ["RunResult", "__version__", "run", "stream"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in {"run", "stream", "RunResult"}:
         from massgen import api
 

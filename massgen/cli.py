@@ -6,14 +6,16 @@ Only argparse is imported up front: `massgen --help` must not pay for any SDK.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+# Not `typing.TYPE_CHECKING`: importing typing (and asyncio, json, pathlib) costs `--help`
+# more than the rest of the CLI; they are imported where a command needs them.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from massgen.api import RunResult, TeamRun
 
 EXIT_OK, EXIT_CONFIG, EXIT_EXECUTION, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
@@ -212,6 +214,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.automation and log_dir:
         print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
     try:
+        import asyncio
+
         result = asyncio.run(turn.execute())
     except KeyboardInterrupt:
         return _interrupted(turn)
@@ -278,6 +282,8 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _print_event_json(event: Any) -> None:
+    import json
+
     sys.stdout.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
 
@@ -291,6 +297,8 @@ def _enable_debug_log(log_dir: Path) -> None:
 
 def _report(result: RunResult, args: argparse.Namespace) -> int:
     if args.output_file:
+        from pathlib import Path
+
         Path(args.output_file).write_text(result.answer + "\n", encoding="utf-8")
     if args.automation:
         print(f"STATUS_RESULT: {result.status}")
