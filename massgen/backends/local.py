@@ -23,6 +23,7 @@ tokens; the context goes back to the pool only when its worker has stopped.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import importlib.util
 import json
@@ -94,6 +95,13 @@ def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
             "the local backend runs the model in-process and takes no base_url",
             "remove base_url, or use type: chatcompletion to talk to a server",
         )
+    unknown = sorted(set(cfg.extra_body or {}) - SAMPLER_KEYS)
+    if unknown:
+        return (
+            "extra_body",
+            f"{', '.join(unknown)} is not a llama.cpp sampler option",
+            f"the local backend takes {', '.join(sorted(SAMPLER_KEYS))} under extra_body",
+        )
     if importlib.util.find_spec("llama_cpp") is None:
         return ("type", "backend type 'local' needs llama-cpp-python", INSTALL_FIX)
     path = model_path(cfg.model)
@@ -159,6 +167,13 @@ class LocalModel:
                 fix="set model to a GGUF file llama.cpp can read",
             ) from None
 
+    def close(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        with self._cond:
+            for llm in self._free:
+                llm.close()
+            self._free.clear()
+
     @property
     def contexts(self) -> int:
         """How many contexts exist (at most `max_contexts`)."""
@@ -208,6 +223,14 @@ class LocalModel:
 
 _MODELS: dict[Path, LocalModel] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free llama.cpp's memory while the interpreter can still run its finalisers (left to
+    garbage collection at exit, llama-cpp-python prints a TypeError)."""
+    for model in _MODELS.values():
+        model.close()
 
 
 def shared_model(path: Path, *, report: Report | None = None) -> LocalModel:

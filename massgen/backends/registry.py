@@ -63,7 +63,7 @@ def check(cfg: BackendConfig) -> Problem | None:
     if profile.wire == "local":
         from massgen.backends import local  # cheap: llama_cpp is imported only to load a model
 
-        return local.check(cfg)
+        return local.check(cfg) or _unsupported_param(cfg, profile)
     from_env = dict(profile.env_defaults)  # filled in by `create` from the environment
     if not cfg.model and not profile.default_model and "model" not in from_env:
         return ("model", f"backend type {cfg.type!r} needs a model", _model_fix(profile))
@@ -229,4 +229,5 @@ _WIRE_PARAMS: dict[str, frozenset[str]] = {
     ),
     "gemini": _CHAT_PARAMS | {"thinking_budget"},
     "grok": _CHAT_PARAMS,
+    "local": _CHAT_PARAMS - {"reasoning_effort"},
 }

