@@ -20,6 +20,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from massgen.backends import tls
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
 from massgen.config.schema import BackendConfig
@@ -89,6 +90,7 @@ class AnthropicBackend:
             max_retries=0,
             # `read` bounds the gap between bytes, so a stalled stream fails in time.
             timeout=anthropic.Timeout(timeout, connect=min(timeout, 10.0)),
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=tls.context()),
         )
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:

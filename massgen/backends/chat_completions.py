@@ -17,6 +17,7 @@ from typing import Any
 
 import openai
 
+from massgen.backends import tls
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
 from massgen.config.schema import BackendConfig
@@ -94,6 +95,7 @@ class ChatCompletionsBackend:
             max_retries=0,
             # `read` bounds the gap between bytes, so a stalled stream fails in time.
             timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)),
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls.context()),
         )
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:

@@ -24,6 +24,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as gt
 
+from massgen.backends import tls
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
 from massgen.config.schema import BackendConfig
@@ -108,7 +109,9 @@ class GeminiBackend:
         if rand is not None:
             self._retry_hooks["rand"] = rand
         self._secret = api_key
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+        self._http = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), verify=tls.context()
+        )
         self._client = genai.Client(
             api_key=api_key,
             vertexai=False,

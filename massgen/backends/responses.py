@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 import openai
 
+from massgen.backends import tls
 from massgen.backends.chat_completions import _map_error as map_openai_error
 from massgen.backends.chat_completions import _merged_params, _prompt_chars
 from massgen.backends.profiles import Profile
@@ -147,7 +148,12 @@ class ResponsesBackend:
 def _client(
     base_url: str | None, api_key: str, azure_api_version: str | None, limits: openai.Timeout
 ) -> openai.AsyncOpenAI:
-    common: dict[str, Any] = {"api_key": api_key, "max_retries": 0, "timeout": limits}
+    common: dict[str, Any] = {
+        "api_key": api_key,
+        "max_retries": 0,
+        "timeout": limits,
+        "http_client": openai.DefaultAsyncHttpxClient(verify=tls.context()),
+    }
     if azure_api_version is None or _is_azure_v1(base_url):
         return openai.AsyncOpenAI(base_url=base_url, **common)
     return openai.AsyncAzureOpenAI(
