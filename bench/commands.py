@@ -86,12 +86,19 @@ def import_cost(module: str, after: str, runs: int) -> float:
 
 
 def cold_start(cli: Cli, work: Workdir, runs: int) -> dict[str, list[Sample]]:
-    """`--help` and `--validate`, each in a fresh process."""
+    """The floor (`python -c pass`), `--help` and `--validate`, each in a fresh process.
+    Interleaved, so a change in the machine's load during the runs hits all three alike."""
     validate = cli.validate or str(work.team_config("http://127.0.0.1:9/v1", 3))
-    commands = {"--help": [*cli.argv, "--help"], "--validate": [*cli.argv, "--validate", validate]}
-    return {
-        label: [work.measure(cli, argv) for _ in range(runs)] for label, argv in commands.items()
+    commands = {
+        "floor": floor_argv(),
+        "--help": [*cli.argv, "--help"],
+        "--validate": [*cli.argv, "--validate", validate],
     }
+    samples: dict[str, list[Sample]] = {label: [] for label in commands}
+    for _ in range(runs):
+        for label, argv in commands.items():
+            samples[label].append(work.measure(cli, argv))
+    return samples
 
 
 def team_runs(

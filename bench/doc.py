@@ -49,7 +49,7 @@ def _targets(r: Results) -> str:
 
 def targets(r: Results) -> list[tuple[str, str, bool]]:
     help_ = median(s.wall for s in r.ours.cold["--help"])
-    floor = median(s.wall for s in r.floor)
+    floor = median(s.wall for s in r.ours.cold["floor"])
     overhead = _run_overhead(r.ours)
     first = {n: median(s.first_round for s in r.scaling[n]) for n in (1, 8)}
     per_round = {n: _per_round(r.scaling[n]) for n in (1, 8)}
@@ -94,11 +94,12 @@ def _per_round(samples: Sequence) -> float:
 
 def _cold_start(r: Results) -> str:
     ours = r.ours
-    floor = median(s.wall for s in r.floor)
-    rows = [_cold_row("floor", commands.floor_argv(), r.floor, floor)]
+    floor = median(s.wall for s in ours.cold["floor"])
+    rows = []
     for label, samples in ours.cold.items():
         target = [ours.cli.validate or ""] if label == "--validate" else []
-        rows.append(_cold_row(label, [*ours.cli.argv, label, *target], samples, floor))
+        argv = commands.floor_argv() if label == "floor" else [*ours.cli.argv, label, *target]
+        rows.append(_cold_row(label, argv, samples, floor))
     headers = [
         "",
         "command",
@@ -109,8 +110,8 @@ def _cold_start(r: Results) -> str:
     return "\n\n".join(
         [
             "## 1. Cold start",
-            "Each command in a fresh process; `python -c pass` with the same interpreter is "
-            "the floor no Python CLI can beat.",
+            "Each command in a fresh process, the three taking turns; `python -c pass` with "
+            "the same interpreter is the floor no Python CLI can beat.",
             table(headers, rows),
         ]
     )
@@ -285,7 +286,7 @@ def _comparison(r: Results) -> str:
         [
             title,
             f"The other CLI is {shown(theirs.cli.argv)} ({theirs.cli.name}), run "
-            f"{theirs.runs} times per workload; this massgen {ours.runs} times; medians. "
+            f"{_times(theirs.runs)} per workload; this massgen {_times(ours.runs)}; medians. "
             "Both get the same fake server, policy, team configs and question, through the "
             "same command line (`--config FILE --no-display --no-logs QUESTION`). The "
             "300 ms rows run this massgen through its CLI too, so both include startup. "
@@ -297,9 +298,13 @@ def _comparison(r: Results) -> str:
     ).rstrip()
 
 
+def _times(n: int) -> str:
+    return f"{n} time{'s' if n != 1 else ''}"
+
+
 def _cold_comparison(ours: CliResults, theirs: CliResults) -> list[list[str]]:
     rows = []
-    for label in ours.cold:
+    for label in ("--help", "--validate"):
         a, b = ours.cold[label], theirs.cold[label]
         rows.append(
             _versus(f"`{label}`", "wall", [s.wall for s in a], [s.wall for s in b], seconds)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from bench import commands, doc, inproc
 from bench.commands import Cli, TeamSample, Workdir
-from bench.proc import ROOT, Sample, measure
+from bench.proc import ROOT, Sample
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"
 GROWTH_SIZES = (2, 3, 5, 8)  # at 0 ms; the 3-agent runs double as the overhead benchmark
@@ -40,7 +41,6 @@ class CliResults:
 class Results:
     runs: int
     latency: float
-    floor: list[Sample]
     ours: CliResults
     scaling: dict[int, list[inproc.ScalingSample]]
     events: dict[str, dict[str, list[inproc.Throughput]]]
@@ -78,8 +78,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Results:
     load_before = os.getloadavg()[0]
-    _say("cold start floor: python -c pass")
-    floor = [measure(commands.floor_argv()) for _ in range(runs)]
     _say("importing the Chat Completions backend")
     backend_import = commands.import_cost("massgen.backends.chat_completions", "massgen.api", runs)
     with tempfile.TemporaryDirectory(prefix="massgen-bench-") as scratch:
@@ -93,7 +91,6 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
     return Results(
         runs,
         LATENCY,
-        floor,
         ours,
         scaling,
         events,
@@ -126,6 +123,7 @@ def _other_cli(path: str | None) -> Cli | None:
     path = path or os.environ.get(OTHER_ENV)
     if not path:
         return None
+    path = os.path.abspath(shutil.which(path) or path)  # commands run in a scratch directory
     return Cli(_other_name(path), (path,))
 
 
