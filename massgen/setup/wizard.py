@@ -221,12 +221,14 @@ def _ask_team(env: Mapping[str, str]) -> list[AgentChoice]:
         ).unsafe_ask()
     )
     options = _backend_options(env)
-    if (
+    keyed = sum(bool(o.models) for o in options)
+    same = (
         count == 1
         or questionary.confirm(
-            "Same provider and model for every agent?", default=len(options) == 1
+            "Same provider and model for every agent?", default=keyed <= 1
         ).unsafe_ask()
-    ):
+    )
+    if same:
         return [_ask_agent(options, "All agents", 0)] * count
     return [_ask_agent(options, f"Agent {i + 1}", i) for i in range(count)]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -63,3 +64,45 @@ def test_validating_the_local_preset_does_not_load_llama_cpp(tmp_path):
     )
     assert done.stdout.split()[-3:] == ["0", "False", "False"], done.stderr
     assert "valid (3 agents)" in done.stdout
+
+
+ESSAY = "Write a long essay about the history of Europe."
+
+
+def test_the_deadline_stops_local_generation_and_keeps_the_best_answer(tmp_path):
+    started = time.monotonic()
+    done = subprocess.run(
+        [*MASSGEN, "--config", "@examples/local_team", "--orchestrator-timeout", "2", ESSAY],
+        env=keyless_env(tmp_path),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert "deadline of 2s reached" in done.stdout + done.stderr
+    assert time.monotonic() - started < 30  # a few tokens past the deadline, not the essay
+
+
+def test_ctrl_c_stops_local_generation_at_once(tmp_path):
+    process = subprocess.Popen(
+        [*MASSGEN, "--config", "@examples/local_team", ESSAY],
+        env=keyless_env(tmp_path),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".massgen/massgen_logs/*/turn_1/agent_*")):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.1)
+    time.sleep(1.0)  # generating now
+    process.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 4, err[-2000:]
+    assert "interrupted" in err
+    assert time.monotonic() - interrupted < 10
