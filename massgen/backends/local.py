@@ -10,10 +10,11 @@ How agents share a model. A GGUF file is loaded once per process (`shared_model`
 llama.cpp context (KV cache, sampler, batch) is not thread-safe, so one context serves one
 generation at a time; the model keeps a small pool of contexts and each generation borrows
 one. The weights are mmapped, so every context of a model maps the same pages: a context
-costs its KV cache, not another copy of the weights. On 2 cores, two single-threaded
-contexts generating side by side finished three answers in half the time one two-threaded
-context took one after the other, so agents really do run concurrently, up to one context
-per core (at most `MAX_CONTEXTS`).
+costs its KV cache, not another copy of the weights. Measured on 2 cores: three 200-token
+answers took 6 s in single-threaded contexts side by side and 13 s one after another in
+one two-threaded context (per-token work on a model this small is too short to split
+across threads well), so agents generate concurrently, up to one context per core (at
+most `MAX_CONTEXTS`); a further agent waits for a free context.
 
 Generation runs in a worker thread, off the event loop, so the run stays responsive and a
 deadline or Ctrl-C still work. Cancelling `stream` sets a flag the worker checks between
@@ -128,7 +129,8 @@ class LocalModel:
 
     def __init__(self, path: Path, *, report: Report | None = None) -> None:
         self.path = path
-        self.name = DEFAULT_MODEL if path == default_model_path() else path.name
+        built_in = default_model_path()
+        self.name = DEFAULT_MODEL if built_in and path == built_in.resolve() else path.name
         cores = os.cpu_count() or 1
         self.max_contexts = max(1, min(cores, MAX_CONTEXTS))
         self._threads = max(1, cores // self.max_contexts)
@@ -291,7 +293,7 @@ class LocalBackend:
                 "the local backend has no function calling; use structured actions",
                 provider=self.name,
             )
-        kwargs = self._kwargs(request)
+        kwargs, schema = self._kwargs(request), request.json_schema
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
@@ -300,7 +302,9 @@ class LocalBackend:
             with contextlib.suppress(RuntimeError):  # the loop may be gone after a Ctrl-C
                 loop.call_soon_threadsafe(queue.put_nowait, item)
 
-        worker = loop.run_in_executor(self.model.executor, self._generate, kwargs, put, stop)
+        worker = loop.run_in_executor(
+            self.model.executor, self._generate, kwargs, schema, put, stop
+        )
         try:
             while (item := await queue.get()) is not _DONE:
                 if isinstance(item, BaseException):
@@ -329,19 +333,21 @@ class LocalBackend:
         if params.stop:
             kwargs["stop"] = list(params.stop)
         kwargs.update(_sampler_options(params.extra_body or {}, self.name))
-        if request.json_schema is not None:
-            kwargs["grammar_schema"] = request.json_schema
         return kwargs
 
     def _generate(
-        self, kwargs: dict[str, Any], put: Callable[[Any], None], stop: threading.Event
+        self,
+        kwargs: dict[str, Any],
+        schema: dict[str, Any] | None,
+        put: Callable[[Any], None],
+        stop: threading.Event,
     ) -> None:
         """Worker thread: borrow a context, stream tokens into `put`, end with `_DONE`."""
         try:
             with self.model.context(stop, self._last_context) as llm:
                 if llm is not None:
                     self._last_context = llm
-                    for event in _completion(llm, dict(kwargs), stop, self.name):
+                    for event in _completion(llm, dict(kwargs), schema, stop):
                         put(event)
         except BackendError as error:
             put(error)
@@ -354,9 +360,10 @@ class LocalBackend:
 
 
 def _completion(
-    llm: Any, kwargs: dict[str, Any], stop: threading.Event, provider: str
+    llm: Any, kwargs: dict[str, Any], schema: dict[str, Any] | None, stop: threading.Event
 ) -> Iterator[BackendEvent]:
-    schema = kwargs.pop("grammar_schema", None)
+    """One streamed completion in a borrowed context (worker thread), JSON-constrained when
+    `schema` is given; stops early, without Finish, once `stop` is set."""
     if schema is not None:
         kwargs["grammar"] = _grammar(schema)
     text, finish = "", None
