@@ -205,6 +205,10 @@ class Orchestrator:
         single = len(self.members) == 1
         can_answer = self._may_answer(member.id)
         sensitivity = member.voting_sensitivity or self.settings.voting_sensitivity
+        seed = zlib.crc32(f"{self.seed}:{member.id}:{self._runs[member.id]}".encode())
+        # The vote options follow the same shuffled order as the answers: models favour
+        # whatever comes first, so neither list may give any answer a fixed head start.
+        shown = prompts.order_for_viewer(in_view, member.id, seed)
         return RunSetup(
             system=prompts.system_prompt(
                 member.system_message,
@@ -212,16 +216,8 @@ class Orchestrator:
                 vote_only=not can_answer,
                 single=single,
             ),
-            user=prompts.user_message(
-                self.question,
-                in_view,
-                own_agent=member.id,
-                history=self.history,
-                shuffle_seed=zlib.crc32(
-                    f"{self.seed}:{member.id}:{self._runs[member.id]}".encode()
-                ),
-            ),
-            vote_labels=[] if single else sorted(a.label for a in in_view),
+            user=prompts.user_message(self.question, shown, history=self.history),
+            vote_labels=[] if single else [a.label for a in shown],
             can_answer=can_answer,
             max_invalid_retries=self.settings.max_invalid_action_retries,
             max_tool_iterations=self.settings.max_tool_iterations,

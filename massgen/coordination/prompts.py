@@ -63,19 +63,13 @@ def _coordination_rules(sensitivity: str, *, vote_only: bool, single: bool) -> s
     )
 
 
-def user_message(
-    question: str,
-    answers: Sequence[Answer],
-    *,
-    own_agent: str,
-    history: Sequence[Turn] = (),
-    shuffle_seed: int = 0,
-) -> str:
+def user_message(question: str, shown: Sequence[Answer], *, history: Sequence[Turn] = ()) -> str:
+    """The task and the current answers, in the order given (see `order_for_viewer`)."""
     parts = []
     if history:
         parts.append(_history_block(history))
     parts.append(f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>")
-    parts.append(_answers_block(order_for_viewer(answers, own_agent, shuffle_seed)))
+    parts.append(_answers_block(shown))
     return "\n\n".join(parts)
 
 

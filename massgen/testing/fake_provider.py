@@ -248,7 +248,9 @@ class _Sampler:
         for word in self.order():
             if word in values:
                 return word
-        return values[0] if values else None
+        # The lowest label, not the first offered: massgen shuffles the options per agent,
+        # and a cooperative team should still agree.
+        return min(values, key=str) if values else None
 
     def branch(self, branches: list[Json]) -> Json:
         for word in self.order():

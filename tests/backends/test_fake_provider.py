@@ -41,10 +41,11 @@ def request_json(tools=(), model="fake-a", content="Task", schema=None) -> dict:
     return body
 
 
-def test_cooperative_agent_votes_for_the_first_label_offered():
-    reply = cooperative_agent(request_json([NEW_ANSWER, vote_tool(["agent2.1", "agent1.1"])]))
-    [(name, args)] = reply.tool_calls
-    assert name == "vote" and args["agent_id"] == "agent2.1" and args["reason"]
+def test_cooperative_agents_agree_whatever_order_the_labels_come_in():
+    for labels in (["agent2.1", "agent1.1"], ["agent1.1", "agent2.1"]):
+        reply = cooperative_agent(request_json([NEW_ANSWER, vote_tool(labels)]))
+        [(name, args)] = reply.tool_calls
+        assert name == "vote" and args["agent_id"] == "agent1.1" and args["reason"]
 
 
 def test_cooperative_agent_answers_when_there_is_nothing_to_vote_for():

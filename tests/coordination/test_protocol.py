@@ -295,3 +295,25 @@ async def test_all_agents_failing_ends_the_run_with_no_answer_and_says_so():
     outcome = await orchestrator(team(a=a, b=b), events).run("q")
     assert outcome.status == "failed" and outcome.answer == ""
     assert outcome.failed.keys() == {"a", "b"} and "all agents failed" in outcome.reason
+
+
+async def test_vote_options_follow_the_viewers_shuffled_order_with_its_own_last():
+    import re
+
+    cues = Cues()
+    all_in = cues.after(ev.AnswerPublished, 4)
+    names = "abcd"
+    backends = {
+        n: ScriptedBackend(answer(f"answer {n}"), Gate(all_in, vote_for("answer a")), text(n))
+        for n in names
+    }
+    outcome = await orchestrator(team(**backends), cues).run("q")
+    peer_orders = []
+    for n, backend in backends.items():
+        request = next(r for r in backend.requests if any(t.name == "vote" for t in r.tools))
+        enum = next(t for t in request.tools if t.name == "vote").parameters["properties"]
+        shown = re.findall(r"<(agent\d+\.\d+)>", request.messages[1].content)
+        assert enum["agent_id"]["enum"] == shown
+        assert shown[-1] == outcome.labels[n] + ".1"  # its own answer comes last
+        peer_orders.append(shown[:-1])
+    assert any(order != sorted(order) for order in peer_orders)  # shuffled, not sorted
