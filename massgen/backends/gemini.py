@@ -18,7 +18,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import Any
 
-import httpx
+import httpx2 as httpx  # the transport google-genai itself depends on
 import pydantic
 from google import genai
 from google.genai import errors as genai_errors
