@@ -20,7 +20,6 @@ import threading
 import time
 from typing import Any
 
-from massgen.testing import fake_provider
 from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent, prompt_chars
 
 ANSWER_CHARS = 1000  # a realistic answer is a few paragraphs
@@ -89,10 +88,6 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--words", type=int, default=0, help="streamed words before each action")
     args = parser.parse_args()
-    # socketserver's default listen backlog of 5 drops connections from large teams and
-    # the client only retries after a 1 s SYN timeout: that would measure the fake, not us.
-    fake_provider._Server.request_queue_size = max(fake_provider._Server.request_queue_size, 512)
-    fake_provider._Server.handle_error = lambda *_: None  # clients hanging up is normal here
     policy = Policy(args.words)
     with FakeProvider(policy, latency=args.latency) as fake:
         print(fake.base_url, flush=True)
