@@ -53,3 +53,12 @@ def test_bad_config_dict_raises_config_error():
     with pytest.raises(ConfigError) as error:
         massgen.run("q", config={"agents": [{"id": "x", "backend": {"type": "nope"}}]})
     assert "agents[0].backend.type" in str(error.value)
+
+
+def test_a_cooperative_team_makes_no_wasted_calls():
+    # Each agent answers once and votes once, and the winner presents: 2n+1 calls. An agent
+    # that answered first waits for its peers' first answers instead of voting too early.
+    with FakeProvider(latency=0.05) as fake:
+        result = massgen.run("q", config=team(fake.base_url, 4), logs=False)
+    assert result.status == "ok"
+    assert len(fake.requests) == 2 * 4 + 1

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import random
 import zlib
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,7 +157,11 @@ class Orchestrator:
     async def _agent_loop(self, member: Member) -> None:
         while not self._done.is_set():
             if self._holds_vote(member.id):
-                await self._wait_for_change(member.id)
+                await self._wait_while(member.id, lambda: self._holds_vote(member.id))
+                continue
+            if self._peers_on_first_answer(member.id):
+                # Anything it decided now would be outdated by those first answers.
+                await self._wait_while(member.id, lambda: self._peers_on_first_answer(member.id))
                 continue
             try:
                 verdict = await self._one_run(member)
@@ -172,9 +176,19 @@ class Orchestrator:
         vote = self.board.vote_of(agent)
         return vote is not None and self.board.stands(vote)
 
-    async def _wait_for_change(self, agent: str) -> None:
+    def _peers_on_first_answer(self, agent: str) -> bool:
+        """True while this agent has answered and a live peer is still writing its first."""
+        if self.board.answer_count(agent) == 0:
+            return False
+        return any(
+            self.board.answer_count(m.id) == 0 and self._runs[m.id] <= 1
+            for m in self.members
+            if m.id != agent and m.id not in self.failed
+        )
+
+    async def _wait_while(self, agent: str, condition: Callable[[], bool]) -> None:
         wake = self._wake[agent]
-        while self._holds_vote(agent) and not self._done.is_set():
+        while condition() and not self._done.is_set():
             wake.clear()
             await wake.wait()
 
@@ -297,6 +311,8 @@ class Orchestrator:
         logger.opt(exception=error).debug("agent {} failed", agent)
         self.failed[agent] = str(error) or type(error).__name__
         self.emit(ev.AgentFailed(agent=agent, error=self.failed[agent]))
+        for wake in self._wake.values():
+            wake.set()  # peers waiting for this agent's first answer wait no more
         self._check_done()
 
     def _check_done(self) -> None:
