@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         stop = _unconfigured(args)
         if stop is not None:
             return stop
+        if not args.question and (args.automation or args.stream_events):
+            _fail("--automation and --stream-events need a question; chat is interactive")
+            return EXIT_CONFIG
         if not args.question or args.resume or args.session_id:
             return _chat(args, argv if argv is not None else sys.argv[1:])
         return _run(args, argv if argv is not None else sys.argv[1:])
@@ -199,7 +202,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         base_url=args.base_url,
         system_message=args.system_message,
     )
-    view, events = _view(args), []
+    view, events = _view(args, loaded.config.ui.display_type), []
     turn = TeamRun(
         loaded,
         args.question,
@@ -237,12 +240,14 @@ def _print_table(events: list[Any]) -> None:
     print("\n" + coordination_table(events, width=width), end="", flush=True)
 
 
-def _view(args: argparse.Namespace) -> Any:
+def _view(args: argparse.Namespace, display_type: str = "rich_terminal") -> Any:
     if args.stream_events:
         return _print_event_json
     if args.automation:
         return lambda event: None
-    if _live(args):
+    if display_type == "silent":
+        return _print_final_answer
+    if _live(args, display_type):
         from massgen.ui.live import LiveView
 
         return LiveView()
@@ -251,10 +256,24 @@ def _view(args: argparse.Namespace) -> Any:
     return PlainView(show_cost=True)
 
 
-def _live(args: argparse.Namespace) -> bool:
+# The config's `ui.display_type` values that ask for plain text, not the live view.
+_PLAIN_DISPLAYS = frozenset({"simple", "terminal", "plain", "silent"})
+
+
+def _live(args: argparse.Namespace, display_type: str = "rich_terminal") -> bool:
     from massgen.ui.choice import wants_live
 
+    if display_type in _PLAIN_DISPLAYS:
+        return False
     return wants_live(no_display=args.no_display, stream=sys.stdout)
+
+
+def _print_final_answer(event: Any) -> None:
+    """`ui.display_type: silent`: nothing while the team works, then the answer."""
+    from massgen.core.events import RunFinished
+
+    if isinstance(event, RunFinished):
+        print(event.answer or f"(no answer: {event.reason})", flush=True)
 
 
 def _chat(args: argparse.Namespace, argv: list[str]) -> int:
@@ -271,7 +290,7 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
     )
     return run_chat(
         loaded,
-        live=_live(args),
+        live=_live(args, loaded.config.ui.display_type),
         resume=args.resume,
         session_id=args.session_id,
         question=args.question or None,

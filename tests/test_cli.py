@@ -222,3 +222,18 @@ def test_ctrl_c_keeps_what_was_decided_and_exits_4(tmp_path):
     status = json.loads((log_dir / "status.json").read_text())
     assert status["finish_reason"] and "interrupt" in json.dumps(status)
     assert (log_dir / "final" / "answer.txt").read_text().strip().startswith("[m-a answer")
+
+
+def test_automation_without_a_question_is_a_usage_error(capsys):
+    assert main(["--automation"]) == 1
+    assert "need a question" in capsys.readouterr().err
+
+
+def test_silent_display_prints_only_the_final_answer(tmp_path, fake, capsys):
+    config = team_file(tmp_path, fake.base_url)
+    data = yaml.safe_load(config.read_text())
+    data["ui"] = {"display_type": "silent"}
+    config.write_text(yaml.safe_dump(data))
+    assert main(["--config", str(config), "--no-logs", "q"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Final answer from") and "vote" not in out
