@@ -194,6 +194,8 @@ class Orchestrator:
 
     async def _one_run(self, member: Member) -> Verdict:
         self._runs[member.id] += 1
+        if self._runs[member.id] == 2 and not self.board.answer_count(member.id):
+            self._wake_all()  # it has left its first answer: peers waiting on it may go on
         snapshot = self.board.versions()
         in_view = list(self.board.latest().values())
         setup = self._setup(member, in_view)
@@ -311,8 +313,7 @@ class Orchestrator:
         logger.opt(exception=error).debug("agent {} failed", agent)
         self.failed[agent] = str(error) or type(error).__name__
         self.emit(ev.AgentFailed(agent=agent, error=self.failed[agent]))
-        for wake in self._wake.values():
-            wake.set()  # peers waiting for this agent's first answer wait no more
+        self._wake_all()  # peers waiting for this agent's first answer wait no more
         self._check_done()
 
     def _check_done(self) -> None:
@@ -323,8 +324,11 @@ class Orchestrator:
             finished = all(self._holds_vote(agent) for agent in live)
         if finished:
             self._done.set()
-            for wake in self._wake.values():
-                wake.set()
+            self._wake_all()
+
+    def _wake_all(self) -> None:
+        for wake in self._wake.values():
+            wake.set()
 
     # --- the end ----------------------------------------------------------------------
 

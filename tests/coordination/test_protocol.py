@@ -317,3 +317,12 @@ async def test_vote_options_follow_the_viewers_shuffled_order_with_its_own_last(
         assert shown[-1] == outcome.labels[n] + ".1"  # its own answer comes last
         peer_orders.append(shown[:-1])
     assert any(order != sorted(order) for order in peer_orders)  # shuffled, not sorted
+
+
+async def test_a_team_finishes_when_first_answers_are_rejected_as_repeats():
+    # b and c repeat a's answer, so they never publish; a must not wait for them forever.
+    a = ScriptedBackend(answer("The capital is Paris."), vote_for("Paris"), text("A"))
+    b = ScriptedBackend(answer("the capital is Paris"), vote_for("Paris"))
+    c = ScriptedBackend(answer("The capital is Paris!"), vote_for("Paris"))
+    outcome = await orchestrator(team(a=a, b=b, c=c), deadline=5).run("q")
+    assert outcome.status == "ok" and outcome.winner == "a" and len(outcome.votes) == 3
