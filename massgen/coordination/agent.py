@@ -129,11 +129,11 @@ async def _call(
                 reply.usage = reply.usage + item
             case Finish():
                 pass
-    emit(_usage_event(member, reply.usage))
+    emit(usage_event(member, reply.usage))
     return reply
 
 
-def _usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev.UsageReported:
+def usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev.UsageReported:
     return ev.UsageReported(
         agent=member.id,
         input_tokens=usage.input_tokens,

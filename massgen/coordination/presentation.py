@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from massgen.coordination.agent import Emit, Member, _usage_event
+from massgen.coordination.agent import Emit, Member, usage_event
 from massgen.coordination.board import Answer
 from massgen.coordination.prompts import Turn, presentation_messages
 from massgen.coordination.winner import Decision
@@ -43,5 +43,5 @@ async def present(
             emit(ev.FinalTextDelta(agent=member.id, text=item.text))
         elif isinstance(item, Usage):
             usage = usage + item
-    emit(_usage_event(member, usage, phase="presentation"))
+    emit(usage_event(member, usage, phase="presentation"))
     return text.strip() or winner.content
