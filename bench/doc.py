@@ -60,6 +60,11 @@ def targets(r: Results) -> list[tuple[str, str, bool]]:
         ("`--help` within 3x of `python -c pass`", ratio(help_ / floor), help_ <= 3 * floor),
         ("3-agent run at 0 ms under 0.5 s on top of startup", seconds(overhead), overhead < 0.5),
         (
+            "… the same, counting the one-time openai SDK import as startup",
+            seconds(overhead - r.backend_import),
+            overhead - r.backend_import < 0.5,
+        ),
+        (
             "8 agents at 300 ms within 1.3x of 1 agent per round: first round",
             ratio(first[8] / first[1]),
             first[8] <= 1.3 * first[1],
