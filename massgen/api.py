@@ -100,14 +100,14 @@ def load(
 ) -> LoadedConfig:
     """Resolve what the caller gave into a validated config. Raises ConfigError."""
     loader.load_env_files()
+    source = "<config>"
     if config is None:
         config = _quick_config(model, backend, base_url, system_message)
+        source = "--model" if model else "<default team>"
     if isinstance(config, MassgenConfig):
         return LoadedConfig(config)
     if isinstance(config, dict):
-        loaded = LoadedConfig(
-            loader.config_from_dict(config), "<config>", config, "agent" in config
-        )
+        loaded = LoadedConfig(loader.config_from_dict(config), source, config, "agent" in config)
     else:
         path = presets.resolve_config_arg(str(config))
         parsed, raw = loader.load_config_with_raw(path)
