@@ -128,7 +128,7 @@ def run(
 
 
 def _run(env: dict[str, str], home: Path | None, first_run: bool, offer: bool) -> Saved | Declined:
-    _say("massgen setup: a team of models answers your questions, reviews each other, votes.")
+    _say("massgen setup: a team of models answers, reviews each other and votes.")
     _show_keys(env)
     if first_run and not _ask_to_set_up():
         mark_first_run(home)
