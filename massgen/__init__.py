@@ -13,13 +13,13 @@ __version__ = "0.1.0"
 
 TYPE_CHECKING = False  # not typing's: `import massgen` stays free of the typing module
 if TYPE_CHECKING:
-    from massgen.api import RunResult, run, stream
+    from massgen.api import RunResult, arun, run, stream
 
-__all__ = ["RunResult", "__version__", "run", "stream"]
+__all__ = ["RunResult", "__version__", "arun", "run", "stream"]
 
 
 def __getattr__(name: str) -> object:
-    if name in {"run", "stream", "RunResult"}:
+    if name in {"arun", "run", "stream", "RunResult"}:
         from massgen import api
 
         return getattr(api, name)

@@ -299,8 +299,20 @@ async def arun(
 
 
 def run(question: str, config: ConfigLike = None, *, logs: bool = True, **quick: Any) -> RunResult:
-    """Blocking `arun`, for scripts: `massgen.run("question", config="team.yaml")`."""
-    return asyncio.run(arun(question, config, logs=logs, **quick))
+    """Blocking `arun`, for scripts: `massgen.run("question", config="team.yaml")`.
+
+    Raises:
+        RuntimeError: called inside a running event loop (a notebook, an async app):
+            use `await massgen.arun(...)` there.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun(question, config, logs=logs, **quick))
+    raise RuntimeError(
+        "massgen.run() cannot run inside an event loop (a notebook or async code); "
+        "use `await massgen.arun(...)` instead"
+    )
 
 
 async def stream(

@@ -62,3 +62,11 @@ def test_a_cooperative_team_makes_no_wasted_calls():
         result = massgen.run("q", config=team(fake.base_url, 4), logs=False)
     assert result.status == "ok"
     assert len(fake.requests) == 2 * 4 + 1
+
+
+async def test_run_inside_an_event_loop_points_to_arun():
+    with pytest.raises(RuntimeError, match=r"massgen\.arun"):
+        massgen.run("q", config={"agents": []})
+    with FakeProvider() as fake:
+        result = await massgen.arun("q", config=team(fake.base_url, 2), logs=False)
+    assert result.ok
