@@ -18,7 +18,6 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from massgen.testing.fake_provider import Fault, Policy, Reply
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
@@ -29,6 +28,7 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
+from massgen.testing.policy import Fault, Policy, Reply
 
 _ERROR_TYPES = {
     400: "invalid_request_error",

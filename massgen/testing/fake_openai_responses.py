@@ -20,7 +20,6 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from massgen.testing.fake_provider import FakeUsage, Fault, Policy, Reply
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
@@ -31,6 +30,7 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
+from massgen.testing.policy import FakeUsage, Fault, Policy, Reply
 
 
 class FakeResponses(HttpFake):

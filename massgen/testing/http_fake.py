@@ -2,10 +2,10 @@
 
 A `Wire` says how one provider's API looks (routes, event frames, error bodies); the
 server plays a policy's `Reply` through it, faults included. Policies are the ones from
-`fake_provider` (`Scripted`, `cooperative_agent`): each wire shows them the request in
+`policy` (`Scripted`, `cooperative_agent`): each wire shows them the request in
 Chat Completions shape (`Wire.view`), so one policy drives every provider's fake.
 
-Fault semantics are those of `fake_provider.Fault`, plus one: a fault with a `body` and no
+Fault semantics are those of `policy.Fault`, plus one: a fault with a `body` and no
 `status` sends that error as an event inside a healthy stream, at chunk `at_chunk`
 (see `stream_error`).
 """
@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from massgen.testing.fake_provider import (
+from massgen.testing.policy import (
     FakeUsage,
     Fault,
     Policy,
@@ -198,6 +198,10 @@ class HttpFake:
         if seconds > 0:
             self._closing.wait(seconds)
 
+    def get(self, path: str) -> tuple[int, Json] | None:
+        """Status and JSON body for a GET of `path`; None: GET is not supported."""
+        return None
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -207,6 +211,7 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Clients hanging up mid-stream is normal here (cancelled runs): no traceback."""
+
     fake: HttpFake
 
 
@@ -216,6 +221,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
+
+    def do_GET(self) -> None:
+        answer = self.server.fake.get(self.path)
+        if answer is None:
+            self.send_error(501, f"Unsupported method ({self.command!r})")
+        else:
+            self._json(*answer)
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -232,7 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             reply = fake.policy(view)
         except Exception as exc:  # a broken policy is a test bug: say so in the reply
-            self._json(500, {"error": {"message": f"fake policy failed: {exc!r}"}})
+            self._json(500, {"error": {"message": f"{type(fake).__name__} policy failed: {exc!r}"}})
             return
         fake.pause(fake.latency)
         try:
