@@ -21,8 +21,9 @@ import anthropic
 import httpx2
 
 from massgen.backends import tls
+from massgen.backends.common import Retries, scrub
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -76,10 +77,7 @@ class AnthropicBackend:
         self.model = model
         self._params = params or GenerationParams()
         self._thinking_budget = thinking_budget
-        self._retry = retry or RetryPolicy()
-        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
-        if rand is not None:
-            self._retry_hooks["rand"] = rand
+        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
         self._secret = api_key
         # Thinking blocks must go back with the tool calls they led to; keyed by the first
         # tool_use id of the turn (our `Message` has no place for provider signatures).
@@ -94,7 +92,7 @@ class AnthropicBackend:
         )
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -104,9 +102,9 @@ class AnthropicBackend:
             async for event in self._events(request):
                 yield event
         except anthropic.AnthropicError as exc:
-            raise _scrub(_map_error(exc, self.name), self._secret) from None
+            raise scrub(_map_error(exc, self.name), self._secret) from None
         except BackendError as error:
-            raise _scrub(error, self._secret) from None
+            raise scrub(error, self._secret) from None
         except httpx2.TransportError as exc:
             # The SDK does not wrap transport errors raised while a stream is being read.
             reason = str(exc) or type(exc).__name__
@@ -173,14 +171,6 @@ def _add_params(payload: dict[str, Any], params: dict[str, Any], budget: int | N
     body.update(params.get("extra_body") or {})
     if body:
         payload["extra_body"] = body
-
-
-def _scrub(error: BackendError, secret: str) -> BackendError:
-    # Some providers echo the key back in their error text.
-    if secret and len(secret) > 4 and secret in error.message:
-        error.message = error.message.replace(secret, "***")
-        error.args = (error.message,)
-    return error
 
 
 # --- request conversion -----------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
@@ -18,8 +17,9 @@ from typing import Any
 import openai
 
 from massgen.backends import tls
+from massgen.backends.common import Retries, estimated_usage, scrub
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -61,7 +61,6 @@ _CONTEXT_WORDING = re.compile(
     r"reduce the length|input is too long",
     re.IGNORECASE,
 )
-_CHARS_PER_TOKEN = 4
 
 
 class ChatCompletionsBackend:
@@ -84,10 +83,7 @@ class ChatCompletionsBackend:
         self.name = f"{provider}:{model}"
         self.model = model
         self._params = params or GenerationParams()
-        self._retry = retry or RetryPolicy()
-        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
-        if rand is not None:
-            self._retry_hooks["rand"] = rand
+        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
         self._secret = api_key
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
@@ -99,7 +95,7 @@ class ChatCompletionsBackend:
         )
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -120,7 +116,7 @@ class ChatCompletionsBackend:
             async for chunk in stream:
                 for event in state.feed(chunk):
                     yield event
-        for event in state.close(_prompt_chars(request)):
+        for event in state.close(prompt_chars(request)):
             yield event
 
     def _payload(self, request: Request) -> dict[str, Any]:
@@ -134,16 +130,11 @@ class ChatCompletionsBackend:
             payload["tools"] = [_tool(t) for t in request.tools]
         if request.json_schema is not None:
             payload["response_format"] = _response_format(request.json_schema)
-        payload.update(_merged_params(self._params, request.params))
+        payload.update(merged_params(self._params, request.params))
         return payload
 
     def _error(self, exc: openai.OpenAIError) -> BackendError:
-        error = _map_error(exc, self.name)
-        # Some providers echo the key back in their error text.
-        if self._secret and len(self._secret) > 4 and self._secret in error.message:
-            error.message = error.message.replace(self._secret, "***")
-            error.args = (error.message,)
-        return error
+        return scrub(map_error(exc, self.name), self._secret)
 
 
 # --- request conversion -----------------------------------------------------------------
@@ -172,7 +163,7 @@ def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
 
 
-def _merged_params(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
+def merged_params(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
     """Typed parameters only; the request's values win over the backend's defaults."""
     out: dict[str, Any] = {}
     for name in _TYPED_PARAMS:
@@ -187,7 +178,8 @@ def _merged_params(defaults: GenerationParams, override: GenerationParams) -> di
     return out
 
 
-def _prompt_chars(request: Request) -> int:
+def prompt_chars(request: Request) -> int:
+    """Characters of a request as sent, tools in Chat Completions shape."""
     chars = sum(
         len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
     )
@@ -279,11 +271,7 @@ class _StreamState:
 
     def _usage_event(self, prompt_chars: int) -> Usage:
         if self._usage is None:
-            return Usage(
-                input_tokens=_estimate(prompt_chars),
-                output_tokens=_estimate(self._output_chars),
-                estimated=True,
-            )
+            return estimated_usage(prompt_chars, self._output_chars)
         return _usage(self._usage)
 
 
@@ -307,14 +295,10 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _estimate(chars: int) -> int:
-    return math.ceil(chars / _CHARS_PER_TOKEN)
-
-
 # --- errors -----------------------------------------------------------------------------
 
 
-def _map_error(exc: openai.OpenAIError, provider: str) -> BackendError:
+def map_error(exc: openai.OpenAIError, provider: str) -> BackendError:
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc, provider)
     if isinstance(exc, openai.APIConnectionError):

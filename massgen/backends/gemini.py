@@ -25,8 +25,9 @@ from google.genai import errors as genai_errors
 from google.genai import types as gt
 
 from massgen.backends import tls
+from massgen.backends.common import Retries, estimated_usage, request_chars, scrub
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -76,7 +77,6 @@ _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
 _FILTERED = frozenset(
     {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 )
-_CHARS_PER_TOKEN = 4
 # A whole answer may take this long; `timeout` bounds the gap between bytes.
 _CALL_DEADLINE = 27 * 60.0
 
@@ -104,10 +104,7 @@ class GeminiBackend:
         self._params = params or GenerationParams()
         # Thinking tokens; when set it wins over the budget `reasoning_effort` implies.
         self._thinking_budget = thinking_budget
-        self._retry = retry or RetryPolicy()
-        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
-        if rand is not None:
-            self._retry_hooks["rand"] = rand
+        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
         self._secret = api_key
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), verify=tls.context()
@@ -131,7 +128,7 @@ class GeminiBackend:
         self._call_ids = itertools.count(1)
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -141,16 +138,16 @@ class GeminiBackend:
             async for event in self._events(request):
                 yield event
         except genai_errors.APIError as exc:
-            raise self._scrub(_api_error(exc, self.name)) from None
+            raise scrub(_api_error(exc, self.name), self._secret) from None
         except httpx.TimeoutException as exc:
             message = f"timed out waiting for the provider ({type(exc).__name__})"
             raise ProviderUnavailable(message, provider=self.name) from None
         except httpx.TransportError as exc:
             error = ProviderUnavailable(_transport_message(exc), provider=self.name)
-            raise self._scrub(error) from None
+            raise scrub(error, self._secret) from None
         except (genai_errors.UnknownApiResponseError, pydantic.ValidationError) as exc:
             message = f"unparseable chunk: {_first_line(exc)}"
-            raise self._scrub(MalformedResponse(message, provider=self.name)) from None
+            raise scrub(MalformedResponse(message, provider=self.name), self._secret) from None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         contents = _contents(request.messages, self._signatures)
@@ -163,7 +160,7 @@ class GeminiBackend:
             async for chunk in stream:
                 for event in state.feed(chunk):
                     yield event
-        calls, tail = state.close(_prompt_chars(request))
+        calls, tail = state.close(request_chars(request))
         for call, signature in calls:
             if signature:
                 self._signatures[call.id] = signature
@@ -196,13 +193,6 @@ class GeminiBackend:
         if thinking is not None:
             config["thinking_config"] = thinking
         return gt.GenerateContentConfig(**config)
-
-    def _scrub(self, error: BackendError) -> BackendError:
-        # Some providers echo the key back in their error text.
-        if self._secret and len(self._secret) > 4 and self._secret in error.message:
-            error.message = error.message.replace(self._secret, "***")
-            error.args = (error.message,)
-        return error
 
 
 # --- request conversion -----------------------------------------------------------------
@@ -306,13 +296,6 @@ def _thinking(model: str, effort: str | None, budget: int | None) -> gt.Thinking
     return config
 
 
-def _prompt_chars(request: Request) -> int:
-    chars = sum(
-        len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
-    )
-    return chars + sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
-
-
 # --- stream normalisation ---------------------------------------------------------------
 
 
@@ -390,11 +373,7 @@ class _StreamState:
     def _usage_event(self, prompt_chars: int) -> Usage:
         raw = self._usage
         if raw is None or raw.prompt_token_count is None:
-            return Usage(
-                input_tokens=_estimate(prompt_chars),
-                output_tokens=_estimate(self._output_chars),
-                estimated=True,
-            )
+            return estimated_usage(prompt_chars, self._output_chars)
         thoughts = raw.thoughts_token_count or 0
         return Usage(
             input_tokens=(raw.prompt_token_count or 0) + (raw.tool_use_prompt_token_count or 0),
@@ -407,10 +386,6 @@ class _StreamState:
 
 def _enum_name(value: Any) -> str:
     return str(getattr(value, "value", value))
-
-
-def _estimate(chars: int) -> int:
-    return math.ceil(chars / _CHARS_PER_TOKEN)
 
 
 # --- errors -----------------------------------------------------------------------------

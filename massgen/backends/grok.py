@@ -17,14 +17,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import math
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from massgen.backends.common import Retries, estimated_usage, request_chars, scrub
 from massgen.backends.profiles import LOCAL_HOSTS, Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after, retrying
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -90,7 +90,6 @@ _EXTRA_BODY_FIX = (
     "fields; use the typed parameters (temperature, top_p, max_tokens, seed, stop, "
     "presence_penalty, frequency_penalty, reasoning_effort)"
 )
-_CHARS_PER_TOKEN = 4
 
 
 def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
@@ -174,17 +173,14 @@ class GrokBackend:
         except ValueError as exc:
             raise ConfigError(str(exc), path="backend.base_url") from None
         self._timeout = timeout
-        self._retry = retry or RetryPolicy()
-        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
-        if rand is not None:
-            self._retry_hooks["rand"] = rand
+        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
         self._secret = api_key
         # A grpc.aio channel belongs to the event loop it was made in: made on first use.
         self._client: AsyncClient | None = None
         self._call_ids = itertools.count(1)
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -212,7 +208,7 @@ class GrokBackend:
             async for event in self._events(request):
                 yield event
         except grpc.aio.AioRpcError as exc:
-            raise self._scrub(_rpc_error(exc, self.name)) from None
+            raise scrub(_rpc_error(exc, self.name), self._secret) from None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         if request.params.extra_body:
@@ -222,7 +218,7 @@ class GrokBackend:
         async for chunk in self._chunks(chat.stream()):
             for event in state.feed(chunk):
                 yield event
-        for event in state.close(_prompt_chars(request)):
+        for event in state.close(request_chars(request)):
             yield event
 
     async def _chunks(self, stream: AsyncGenerator[tuple[Any, Any], None]) -> AsyncIterator[Any]:
@@ -249,13 +245,6 @@ class GrokBackend:
 
     def _new_call_id(self) -> str:
         return f"call_{next(self._call_ids)}"
-
-    def _scrub(self, error: BackendError) -> BackendError:
-        # Some providers echo the key back in their error text.
-        if self._secret and len(self._secret) > 4 and self._secret in error.message:
-            error.message = error.message.replace(self._secret, "***")
-            error.args = (error.message,)
-        return error
 
 
 # --- request conversion -----------------------------------------------------------------
@@ -312,13 +301,6 @@ def _tool(spec: ToolSpec) -> chat_pb2.Tool:
     from xai_sdk.chat import tool
 
     return tool(spec.name, spec.description, spec.parameters)
-
-
-def _prompt_chars(request: Request) -> int:
-    chars = sum(
-        len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
-    )
-    return chars + sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
 
 
 # --- stream normalisation ---------------------------------------------------------------
@@ -382,11 +364,7 @@ class _StreamState:
     def _usage_event(self, prompt_chars: int) -> Usage:
         raw = self._usage
         if raw is None:
-            return Usage(
-                input_tokens=_estimate(prompt_chars),
-                output_tokens=_estimate(self._output_chars),
-                estimated=True,
-            )
+            return estimated_usage(prompt_chars, self._output_chars)
         # xAI counts reasoning apart from completion (total = prompt + completion +
         # reasoning); our output_tokens include reasoning, as OpenAI's do.
         return Usage(
@@ -395,10 +373,6 @@ class _StreamState:
             reasoning_tokens=raw.reasoning_tokens,
             cached_input_tokens=raw.cached_prompt_text_tokens,
         )
-
-
-def _estimate(chars: int) -> int:
-    return math.ceil(chars / _CHARS_PER_TOKEN)
 
 
 # --- errors -----------------------------------------------------------------------------

@@ -20,10 +20,11 @@ from urllib.parse import urlparse
 import openai
 
 from massgen.backends import tls
-from massgen.backends.chat_completions import _map_error as map_openai_error
-from massgen.backends.chat_completions import _merged_params, _prompt_chars
+from massgen.backends.chat_completions import map_error as map_openai_error
+from massgen.backends.chat_completions import merged_params, prompt_chars
+from massgen.backends.common import Retries, estimated_usage, scrub
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, retrying
+from massgen.backends.retry import OnRetry, RetryPolicy, Sleep
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     BackendError,
@@ -79,17 +80,14 @@ class ResponsesBackend:
         self.model = model
         self._params = params or GenerationParams()
         self._summary = reasoning_summary
-        self._retry = retry or RetryPolicy()
-        self._retry_hooks: dict[str, Any] = {"sleep": sleep, "on_retry": on_retry}
-        if rand is not None:
-            self._retry_hooks["rand"] = rand
+        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
         self._secret = api_key
         # `read` bounds the gap between bytes, so a stalled stream fails in time.
         limits = openai.Timeout(timeout, connect=min(timeout, 10.0))
         self._client = _client(base_url, api_key, azure_api_version, limits)
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return retrying(lambda: self._attempt(request), self._retry, **self._retry_hooks)
+        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -99,9 +97,9 @@ class ResponsesBackend:
             async for event in self._events(request):
                 yield event
         except openai.OpenAIError as exc:
-            raise _scrub(map_openai_error(exc, self.name), self._secret) from None
+            raise scrub(map_openai_error(exc, self.name), self._secret) from None
         except BackendError as error:
-            raise _scrub(error, self._secret) from None
+            raise scrub(error, self._secret) from None
         except json.JSONDecodeError as exc:
             raise MalformedResponse(f"unparseable event: {exc}", provider=self.name) from None
 
@@ -112,7 +110,7 @@ class ResponsesBackend:
             async for event in stream:
                 for item in state.feed(event):
                     yield item
-        for item in state.close(_prompt_chars(request)):
+        for item in state.close(prompt_chars(request)):
             yield item
 
     def _payload(self, request: Request) -> dict[str, Any]:
@@ -134,7 +132,7 @@ class ResponsesBackend:
         return payload
 
     def _params_for(self, override: GenerationParams) -> dict[str, Any]:
-        merged = _merged_params(self._params, override)
+        merged = merged_params(self._params, override)
         out = {wire: merged[ours] for ours, wire in _PARAM_NAMES.items() if ours in merged}
         reasoning = {"effort": merged.get("reasoning_effort"), "summary": self._summary}
         reasoning = {k: v for k, v in reasoning.items() if v is not None}
@@ -164,14 +162,6 @@ def _client(
 def _is_azure_v1(base_url: str | None) -> bool:
     """Azure's v1 API (`https://RESOURCE.openai.azure.com/openai/v1/`) is plain OpenAI."""
     return bool(base_url) and urlparse(base_url).path.rstrip("/").endswith("/openai/v1")
-
-
-def _scrub(error: BackendError, secret: str) -> BackendError:
-    # Some providers echo the key back in their error text.
-    if secret and len(secret) > 4 and secret in error.message:
-        error.message = error.message.replace(secret, "***")
-        error.args = (error.message,)
-    return error
 
 
 # --- request conversion -----------------------------------------------------------------
@@ -301,11 +291,7 @@ class _StreamState:
     def _usage_event(self, prompt_chars: int) -> Usage:
         raw = self._usage
         if raw is None:
-            return Usage(
-                input_tokens=-(-prompt_chars // 4),
-                output_tokens=-(-self._output_chars // 4),
-                estimated=True,
-            )
+            return estimated_usage(prompt_chars, self._output_chars)
         return Usage(
             input_tokens=raw.input_tokens or 0,
             output_tokens=raw.output_tokens or 0,
