@@ -8,7 +8,6 @@ from backend_support import ask, collect, text_of
 
 from massgen.backends import registry
 from massgen.backends.anthropic_messages import AnthropicBackend
-from massgen.backends.retry import RetryPolicy
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -39,22 +38,9 @@ TOOL = ToolSpec("vote", "Vote for an answer.", {"type": "object", "properties": 
 
 
 @pytest.fixture
-async def make(sleep):
-    made: list[AnthropicBackend] = []
-
-    def build(fake: FakeAnthropic, *, max_retries: int = 0, **kwargs) -> AnthropicBackend:
-        kwargs.setdefault("model", "claude-sonnet-4-6")
-        kwargs.setdefault("api_key", KEY)
-        kwargs.setdefault("base_url", fake.base_url)
-        backend = AnthropicBackend(
-            retry=RetryPolicy(max_retries=max_retries), sleep=sleep, rand=lambda: 0.5, **kwargs
-        )
-        made.append(backend)
-        return backend
-
-    yield build
-    for backend in made:
-        await backend.aclose()
+def make(backends):
+    """Build AnthropicBackends against a FakeAnthropic."""
+    return backends(AnthropicBackend, model="claude-sonnet-4-6", api_key=KEY)
 
 
 # --- streaming --------------------------------------------------------------------------

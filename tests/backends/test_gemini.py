@@ -38,26 +38,9 @@ from massgen.testing.fake_gemini import FakeGemini
 
 
 @pytest.fixture
-async def make(sleep):
-    """Build GeminiBackends against a FakeGemini; closed at teardown."""
-    made = []
-
-    def build(fake, *, max_retries=0, **kwargs):
-        kwargs.setdefault("model", "gemini-2.5-flash")
-        kwargs.setdefault("api_key", "AIza-test-key")
-        kwargs.setdefault("rand", lambda: 0.5)
-        backend = GeminiBackend(
-            base_url=fake.base_url,
-            retry=RetryPolicy(max_retries=max_retries),
-            sleep=sleep,
-            **kwargs,
-        )
-        made.append(backend)
-        return backend
-
-    yield build
-    for backend in made:
-        await backend.aclose()
+def make(backends):
+    """Build GeminiBackends against a FakeGemini."""
+    return backends(GeminiBackend, model="gemini-2.5-flash", api_key="AIza-test-key")
 
 
 # --- streaming --------------------------------------------------------------------------

@@ -38,26 +38,9 @@ from massgen.testing.fake_xai import FakeXai
 
 
 @pytest.fixture
-async def make(sleep):
-    """Build GrokBackends against a FakeXai; closed at teardown."""
-    made = []
-
-    def build(fake, *, max_retries=0, **kwargs):
-        kwargs.setdefault("model", "grok-4")
-        kwargs.setdefault("api_key", "xai-test-key")
-        kwargs.setdefault("rand", lambda: 0.5)
-        backend = GrokBackend(
-            base_url=fake.base_url,
-            retry=RetryPolicy(max_retries=max_retries),
-            sleep=sleep,
-            **kwargs,
-        )
-        made.append(backend)
-        return backend
-
-    yield build
-    for backend in made:
-        await backend.aclose()
+def make(backends):
+    """Build GrokBackends against a FakeXai."""
+    return backends(GrokBackend, model="grok-4", api_key="xai-test-key")
 
 
 # --- streaming --------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from backend_support import ask, collect, text_of
 
 from massgen.backends import registry
 from massgen.backends.responses import ResponsesBackend
-from massgen.backends.retry import RetryPolicy
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -39,22 +38,9 @@ KEY = "sk-test-key-123"
 
 
 @pytest.fixture
-async def make(sleep):
-    made: list[ResponsesBackend] = []
-
-    def build(fake: FakeResponses, *, max_retries: int = 0, **kwargs) -> ResponsesBackend:
-        kwargs.setdefault("model", "gpt-5")
-        kwargs.setdefault("api_key", KEY)
-        kwargs.setdefault("base_url", fake.base_url)
-        backend = ResponsesBackend(
-            retry=RetryPolicy(max_retries=max_retries), sleep=sleep, rand=lambda: 0.5, **kwargs
-        )
-        made.append(backend)
-        return backend
-
-    yield build
-    for backend in made:
-        await backend.aclose()
+def make(backends):
+    """Build ResponsesBackends against a FakeResponses."""
+    return backends(ResponsesBackend, model="gpt-5", api_key=KEY)
 
 
 # --- streaming --------------------------------------------------------------------------
