@@ -19,7 +19,6 @@ Stdlib only.
 from __future__ import annotations
 
 import json
-import math
 import re
 import socket
 import threading
@@ -30,7 +29,8 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from massgen.testing import fake_provider
-from massgen.testing.fake_provider import FakeUsage, Fault, Reply
+from massgen.testing.fake_provider import Fault, Reply
+from massgen.testing.http_fake import usage_of, words
 
 Json = dict[str, Any]
 Policy = Callable[[Json], Reply]
@@ -329,7 +329,6 @@ class _Handler(BaseHTTPRequestHandler):
 
 # --- wire payloads ----------------------------------------------------------------------
 
-_WORDS = re.compile(r"\s*\S+\s*|\s+")
 # The signature Gemini attaches to a function call so the next turn can continue its
 # thinking; clients must send it back with the call.
 THOUGHT_SIGNATURE = "ZmFrZS10aG91Z2h0LXNpZ25hdHVyZQ=="
@@ -340,8 +339,8 @@ _FINISH = {"auto": "STOP", "stop": "STOP", "length": "MAX_TOKENS", "tool_calls":
 def stream_events(request: Json, reply: Reply) -> list[Json]:
     """The `GenerateContentResponse` objects streamed for `reply`: one per word of
     thoughts and text, the function calls together, then finish reason and usage."""
-    parts: list[Json] = [{"text": w, "thought": True} for w in _WORDS.findall(reply.reasoning)]
-    parts += [{"text": w} for w in _WORDS.findall(reply.text)]
+    parts: list[Json] = [{"text": w, "thought": True} for w in words(reply.reasoning)]
+    parts += [{"text": w} for w in words(reply.text)]
     events = [_response(request, [part]) for part in parts]
     if reply.tool_calls:
         calls = [{"functionCall": {"name": n, "args": dict(a)}} for n, a in reply.tool_calls]
@@ -368,14 +367,9 @@ def _response(request: Json, parts: list[Json]) -> Json:
 
 
 def _usage(request: Json, reply: Reply) -> Json | None:
-    usage = reply.usage
+    usage = usage_of(openai_view(request), reply)
     if usage is None:
         return None
-    if usage == "auto":
-        arguments = sum(len(json.dumps(args)) for _, args in reply.tool_calls)
-        reasoning = len(_WORDS.findall(reply.reasoning))
-        completion = reasoning + len(_WORDS.findall(reply.text)) + math.ceil(arguments / 4)
-        usage = FakeUsage(math.ceil(prompt_chars(request) / 4), completion, 0, reasoning)
     # Gemini counts thoughts apart from the candidates.
     candidates = usage.completion_tokens - usage.reasoning_tokens
     metadata: Json = {
