@@ -239,6 +239,10 @@ class FakeGemini:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     fake: FakeGemini
+    request_queue_size = 512  # a team connects at once; the default backlog is 5
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Clients hanging up mid-stream is normal here (cancelled runs): no traceback."""
 
 
 _ROUTE = re.compile(r"^/[^/]+/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent)$")
