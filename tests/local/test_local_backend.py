@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from massgen.backends import local, registry
+from massgen.backends import json_actions, local, registry
 from massgen.config.schema import BackendConfig
 from massgen.coordination import actions
 from massgen.core.errors import ConfigError, ContextTooLong
@@ -86,7 +86,7 @@ async def test_json_cut_by_max_tokens_is_closed_and_still_parses(model):
 
 async def test_the_reply_format_is_spelled_out_for_the_model():
     schema = actions.action_schema(["agent1.1", "agent2.1"], can_answer=True)
-    note = local.json_reply_note(schema)
+    note = json_actions.json_reply_note(schema)
     assert '{"action": "new_answer", "content": <your answer to the ORIGINAL MESSAGE>}' in note
     assert '"agent_id": "agent1.1" | "agent2.1"' in note
 
@@ -221,7 +221,7 @@ def test_a_file_llama_cpp_cannot_read_is_a_config_error(tmp_path):
     ],
 )
 def test_close_json_completes_what_a_cut_reply_left_open(text, closed):
-    assert text + local.close_json(text) == closed
+    assert text + json_actions.close_json(text) == closed
     json.loads(closed)
 
 
