@@ -24,13 +24,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from massgen.testing import fake_provider
 from massgen.testing.fake_provider import Fault, Reply
-from massgen.testing.http_fake import usage_of, words
+from massgen.testing.http_fake import StreamingHandler, usage_of, words
 
 Json = dict[str, Any]
 Policy = Callable[[Json], Reply]
@@ -248,12 +248,8 @@ class _Server(ThreadingHTTPServer):
 _ROUTE = re.compile(r"^/[^/]+/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent)$")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(StreamingHandler):
     server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep test output clean
 
     def do_POST(self) -> None:
         fake = self.server.fake

@@ -215,12 +215,23 @@ class _Server(ThreadingHTTPServer):
     fake: HttpFake
 
 
-class _Handler(BaseHTTPRequestHandler):
+class StreamingHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 keep-alive, quiet, and streaming frames without delay: the base of the fakes."""
+
     protocol_version = "HTTP/1.1"
-    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        # Frames are written one by one; without this, Nagle's algorithm holds each small
+        # write until the client's delayed ACK (~40 ms on Linux). Real servers set it too.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
+
+
+class _Handler(StreamingHandler):
+    server: _Server
 
     def do_GET(self) -> None:
         answer = self.server.fake.get(self.path)
