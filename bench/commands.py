@@ -32,6 +32,17 @@ class TeamSample:
     process: Sample
     requests: Requests
 
+    @property
+    def to_first_call(self) -> float:
+        """Startup as the run lives it: spawn until the first LLM request reaches the server
+        (interpreter, package, config, provider SDK, clients)."""
+        return self.requests.first_arrival - self.process.started
+
+    @property
+    def after_first_call(self) -> float:
+        """The rest: coordination, presentation, output and exit."""
+        return self.process.wall - self.to_first_call
+
 
 class Workdir:
     """A scratch directory that stands in for cwd and HOME, so neither CLI reads the

@@ -9,18 +9,29 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.console import Console
+
 from bench.commands import QUESTION, team_config
 from bench.proc import FakeServer
 from massgen import api
 from massgen.core import events as ev
+from massgen.ui.live import LiveView
 from massgen.ui.plain import PlainView
 
 Consumer = Callable[[ev.AnyEvent], None]
 
-# What the event stream feeds. The live view joins here as one more entry when it exists.
+
+def _live_view() -> LiveView:
+    # A 120x40 colour terminal that writes to memory: every frame is rendered and encoded.
+    console = Console(file=io.StringIO(), force_terminal=True, width=120, height=40)
+    return LiveView(console)
+
+
+# What the event stream feeds.
 CONSUMERS: dict[str, Callable[[], Consumer]] = {
     "no-op": lambda: lambda event: None,
     "plain view (to memory)": lambda: PlainView(io.StringIO()),
+    "live view (to memory, 120x40)": _live_view,
 }
 
 

@@ -21,6 +21,7 @@ class Sample:
     rss_mb: float  # peak resident set size of the process, MiB
     code: int
     output: str  # stdout and stderr together
+    started: float  # time.monotonic() at spawn, comparable with the fake server's arrivals
 
 
 def measure(
@@ -45,7 +46,7 @@ def measure(
             )
         result = json.loads(report.read_text())
         text = output.read_text(errors="replace")
-    return Sample(result["wall"], result["rss_kb"] / 1024, result["code"], text)
+    return Sample(result["wall"], result["rss_kb"] / 1024, result["code"], text, result["started"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,11 @@ class Requests:
     @property
     def calls(self) -> int:
         return len(self.seen)
+
+    @property
+    def first_arrival(self) -> float:
+        """time.monotonic() when the first request arrived."""
+        return min(at for at, _, _ in self.seen)
 
     @property
     def prompt_chars(self) -> int:
