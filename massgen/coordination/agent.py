@@ -7,11 +7,13 @@ events: at most `max_tool_iterations` model calls that only used other tools, an
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
 from massgen.backends.base import Backend
+from massgen.backends.common import estimated_usage, request_chars
 from massgen.coordination import actions
 from massgen.core import events as ev
 from massgen.core.errors import MassgenError
@@ -77,6 +79,8 @@ class _Reply:
     text: str = ""
     calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    streamed: bool = False  # the provider began answering (so it bills this call)
+    reasoning_chars: int = 0
 
 
 async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
@@ -116,21 +120,36 @@ async def _call(
 ) -> _Reply:
     request = Request(tuple(messages), tools, member.params, schema)
     reply = _Reply()
-    async for item in member.backend.stream(request):
-        match item:
-            case TextChunk(text=text):
-                reply.text += text
-                emit(ev.TextDelta(agent=member.id, text=text))
-            case ReasoningChunk(text=text):
-                emit(ev.ReasoningDelta(agent=member.id, text=text))
-            case ToolCall():
-                reply.calls.append(item)
-            case Usage():
-                reply.usage = reply.usage + item
-            case Finish():
-                pass
+    try:
+        async for item in member.backend.stream(request):
+            reply.streamed = True
+            match item:
+                case TextChunk(text=text):
+                    reply.text += text
+                    emit(ev.TextDelta(agent=member.id, text=text))
+                case ReasoningChunk(text=text):
+                    reply.reasoning_chars += len(text)
+                    emit(ev.ReasoningDelta(agent=member.id, text=text))
+                case ToolCall():
+                    reply.calls.append(item)
+                case Usage():
+                    reply.usage = reply.usage + item
+                case Finish():
+                    pass
+    except asyncio.CancelledError:
+        # Restarted (or stopped) mid-stream: providers bill what they read and wrote so far,
+        # and report usage only at the end of a stream, so estimate it from the text.
+        if reply.streamed and reply.usage == Usage():
+            emit(usage_event(member, _partial_usage(request, reply)))
+        raise
     emit(usage_event(member, reply.usage))
     return reply
+
+
+def _partial_usage(request: Request, reply: _Reply) -> Usage:
+    written = len(reply.text) + reply.reasoning_chars
+    written += sum(len(call.arguments) + len(call.name) for call in reply.calls)
+    return estimated_usage(request_chars(request), written)
 
 
 def usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev.UsageReported:
@@ -142,6 +161,7 @@ def usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev
         cached_input_tokens=usage.cached_input_tokens,
         cost_usd=member.price(usage) if member.price is not None else None,
         phase=phase,
+        estimated=usage.estimated,
     )
 
 

@@ -141,6 +141,7 @@ class Orchestrator:
                 event.output_tokens,
                 event.reasoning_tokens,
                 event.cached_input_tokens,
+                event.estimated,
             )
         self._sink(event)
 
@@ -205,6 +206,7 @@ class Orchestrator:
                 run=self._runs[member.id],
                 answers_in_view=tuple(a.label for a in in_view),
                 vote_only=not setup.can_answer,
+                json_actions=member.structured_actions,
             )
         )
 

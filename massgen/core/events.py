@@ -48,6 +48,7 @@ class AgentStarted(Event):
     run: int  # 1 for the first run of this agent, 2 after its first restart, ...
     answers_in_view: tuple[str, ...]  # labels it can see
     vote_only: bool = False
+    json_actions: bool = False  # its text deltas are a JSON action, not prose
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,6 +135,7 @@ class UsageReported(Event):
     cached_input_tokens: int = 0
     cost_usd: float | None = None
     phase: str = "coordination"  # or "presentation"
+    estimated: bool = False  # counted from text length: the provider reported no usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from typing import Literal
 from massgen.core import events as ev
 from massgen.record.state import RunState
 from massgen.record.text import preview
+from massgen.ui.action_text import ActionText
 
 # A panel shows only the tail; keep a little more than any screen can hold.
 TAIL_CHARS = 6000
@@ -35,6 +36,7 @@ class Pane:
     tool: str | None = None  # the tool call in flight
     note: str | None = None  # why the current run started over, until it ends
     run: int = 0
+    action_text: ActionText | None = None  # this run writes JSON actions: show their text
 
     def add(self, kind: Kind, text: str) -> None:
         text = text.translate(_CONTROL)
@@ -102,12 +104,13 @@ class ViewModel:
     def _stream(self, event: ev.AgentStarted | ev.TextDelta | ev.ReasoningDelta) -> None:
         pane = self.pane(event.agent)
         match event:
-            case ev.AgentStarted(run=run, answers_in_view=seen):
+            case ev.AgentStarted(run=run, answers_in_view=seen, json_actions=json_actions):
                 pane.run = run
+                pane.action_text = ActionText() if json_actions else None
                 if run > 1:
                     pane.line("note", f"── run {run} · sees {', '.join(seen) or 'none'} ──")
             case ev.TextDelta(text=text):
-                pane.add("text", text)
+                pane.add("text", pane.action_text.feed(text) if pane.action_text else text)
             case ev.ReasoningDelta(text=text):
                 pane.add("reasoning", text)
 

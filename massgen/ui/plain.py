@@ -13,6 +13,7 @@ from typing import TextIO
 from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
 from massgen.record.text import preview
+from massgen.ui.action_text import ActionText
 
 _ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
 
@@ -26,6 +27,7 @@ class PlainView:
         # Tokens and estimated cost per agent after the final answer.
         self.show_cost = show_cost
         self._pending: dict[str, str] = {}
+        self._action_text: dict[str, ActionText] = {}  # agents whose run writes JSON actions
         self._final_started = False
         self._usage: dict[str, Spent] = {}
 
@@ -41,8 +43,14 @@ class PlainView:
         match event:
             case ev.RunStarted(agents=agents):
                 return f"massgen: {len(agents)} agent(s): {', '.join(agents)}"
+            case ev.AgentStarted(agent=agent, json_actions=json_actions):
+                self._action_text.pop(agent, None)
+                if json_actions:
+                    self._action_text[agent] = ActionText()
+                return None
             case ev.TextDelta(agent=agent, text=text):
-                self._stream(agent, text)
+                decoder = self._action_text.get(agent)
+                self._stream(agent, decoder.feed(text) if decoder else text)
                 return None
             case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
                 return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"

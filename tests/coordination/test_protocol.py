@@ -12,6 +12,7 @@ from massgen.coordination.agent import Member
 from massgen.coordination.orchestrator import Orchestrator
 from massgen.core import events as ev
 from massgen.core.errors import ProviderUnavailable
+from massgen.core.types import TextChunk
 
 
 def team(**backends: ScriptedBackend) -> list[Member]:
@@ -326,3 +327,42 @@ async def test_a_team_finishes_when_first_answers_are_rejected_as_repeats():
     c = ScriptedBackend(answer("The capital is Paris!"), vote_for("Paris"))
     outcome = await orchestrator(team(a=a, b=b, c=c), deadline=5).run("q")
     assert outcome.status == "ok" and outcome.winner == "a" and len(outcome.votes) == 3
+
+
+class WritesThenHangs(ScriptedBackend):
+    """Call number `on_call` streams `partial`, then hangs until its run is cancelled."""
+
+    def __init__(self, partial: str, *steps, on_call: int) -> None:
+        super().__init__(*steps)
+        self.partial, self.on_call, self.calls = partial, on_call, 0
+
+    async def stream(self, request):
+        self.calls += 1
+        if self.calls != self.on_call:
+            async for item in super().stream(request):
+                yield item
+            return
+        yield TextChunk(self.partial)
+        await asyncio.Event().wait()
+
+
+async def test_a_call_cut_short_by_a_restart_still_counts_its_usage_as_an_estimate():
+    cues = Cues()
+    # Both answer; a starts voting and is cut off mid-stream by b's second answer (b waits
+    # for a's third text delta overall: both first calls wrote one each).
+    a = WritesThenHangs("x" * 400, answer("alpha"), vote_for("bravo v2"), on_call=2)
+    b = ScriptedBackend(
+        answer("bravo"),
+        Gate(cues.after(ev.TextDelta, 3), answer("bravo v2")),
+        vote_for("bravo v2"),
+        text("B final"),
+    )
+    outcome = await orchestrator(team(a=a, b=b), cues).run("q")
+
+    assert outcome.winner == "b" and outcome.status == "ok"
+    restart = next(i for i, e in enumerate(cues.events) if isinstance(e, ev.AgentRestarted))
+    cut = [e for e in cues.events[:restart] if isinstance(e, ev.UsageReported) and e.agent == "a"]
+    assert [u.estimated for u in cut] == [False, True]  # the answer's call, then the cut one
+    assert cut[1].output_tokens == 100  # 400 characters streamed before the cut
+    assert cut[1].input_tokens > 0  # the prompt it had read
+    assert outcome.usage["a"].output_tokens == 20 + 100 + 20  # the run's totals include it

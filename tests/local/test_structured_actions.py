@@ -5,7 +5,9 @@ from the model, and the correction round that follows."""
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import threading
 
 import massgen
@@ -13,6 +15,8 @@ from massgen import team
 from massgen.api import load
 from massgen.core import events as ev
 from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent
+from massgen.ui.model import ViewModel
+from massgen.ui.plain import PlainView
 
 
 def structured_team(base_url: str, models=("m-a", "m-b", "m-c")) -> dict:
@@ -128,3 +132,24 @@ def test_models_without_function_calling_always_use_structured_actions():
     assert [m.structured_actions for m in team.build(load(local).config)] == [True]
     assert [m.structured_actions for m in team.build(load(server).config)] == [False]
     assert [m.structured_actions for m in team.build(load(switched_on).config)] == [True]
+
+
+async def test_views_show_a_json_action_as_the_answer_being_written():
+    answer = 'Four.\nBecause "2+2" is 4.'
+    policy = FirstRepliesThen(
+        "m-a", Reply(text=json.dumps({"action": "new_answer", "content": answer}))
+    )
+    with FakeProvider(policy) as fake:
+        seen = await run(structured_team(fake.base_url))
+
+    assert any(isinstance(e, ev.AgentStarted) and e.json_actions for e in seen)
+    out = io.StringIO()
+    plain, model = PlainView(out), ViewModel()
+    for event in seen:
+        plain(event)
+        model.apply(event)
+    printed = out.getvalue()
+    assert '[m-a] Four.\n[m-a] Because "2+2" is 4.\n' in printed
+    assert '"action"' not in printed and "{" not in printed
+    panel = "".join(text for _, text in model.panes["m-a"].runs)
+    assert answer in panel and '"action"' not in panel
