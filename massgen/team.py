@@ -11,6 +11,7 @@ from massgen.backends import pricing, registry
 from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.coordination.agent import Member
 from massgen.core.errors import ConfigError
+from massgen.core.types import Usage
 
 
 def check(config: MassgenConfig, *, source: str | None = None, single: bool = False) -> None:
@@ -61,9 +62,18 @@ def _member(
 
 
 def _price(agent: AgentConfig) -> pricing.Pricer | None:
-    """Cost from the shipped price table, by backend type and model (None: not listed)."""
-    model = agent.backend.model or registry.PROFILES[agent.backend.type].default_model
+    """Cost from the shipped price table, by backend type and model (None: not listed).
+    The embedded model runs in this process: it costs nothing. (A server on localhost may
+    be a proxy to a paid API, so only the embedded backend is known to be free.)"""
+    profile = registry.PROFILES[agent.backend.type]
+    if profile.wire == "local":
+        return _free
+    model = agent.backend.model or profile.default_model
     return pricing.pricer(agent.backend.type, model) if model else None
+
+
+def _free(usage: Usage) -> float:
+    return 0.0
 
 
 def _agent_path(index: int, single: bool) -> str:

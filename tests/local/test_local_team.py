@@ -44,8 +44,10 @@ def test_massgen_question_runs_three_local_agents_to_a_voted_answer(tmp_path):
     log_dir = Path(re.search(r"logs: (\S+)", done.stderr).group(1))
     votes = json.loads((log_dir / "vote.json").read_text())
     assert votes["decided"] and len(votes["votes"]) >= 1
-    assert {"careful", "balanced", "creative"} == set(json.loads(
-        (log_dir / "status.json").read_text())["agents"])  # fmt: skip
+    agents = json.loads((log_dir / "status.json").read_text())["agents"]
+    assert {"careful", "balanced", "creative"} == set(agents)
+    # The embedded model is free: a cost of $0, not "unknown".
+    assert all(agent["usage"]["cost_usd"] == 0.0 for agent in agents.values())
     final = (log_dir / "final").rglob("*")
     assert any(p.is_file() and p.read_text().strip() for p in final)
     assert done.stdout.strip()  # the final answer is printed
