@@ -12,16 +12,36 @@ from typing import Any
 
 from massgen.core.types import Message
 
+# A vote's reason is a sentence or two. A small model left to itself can fill max_tokens
+# with it (minutes on a CPU, and a wall of text on screen); the grammar ends it instead.
+REASON_MAX_CHARS = 300
+
 
 def grammar(schema: dict[str, Any]) -> Any:
     from llama_cpp import LlamaGrammar
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    gbnf = json_schema_to_gbnf(json.dumps(schema))
+    gbnf = json_schema_to_gbnf(json.dumps(_short_reasons(schema)))
     # llama-cpp-python's string characters include raw control characters (a newline),
     # which JSON forbids inside strings; a small model writes them, so shut them out.
     gbnf = gbnf.replace(_LOOSE_CHAR, _JSON_CHAR)
     return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+def _short_reasons(schema: Any) -> Any:
+    """`schema` with every string property named `reason` capped at REASON_MAX_CHARS."""
+    if isinstance(schema, list):
+        return [_short_reasons(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _short_reasons(value) for key, value in schema.items()}
+    reason = (out.get("properties") or {}).get("reason")
+    if isinstance(reason, dict) and reason.get("type") == "string":
+        out["properties"] = {
+            **out["properties"],
+            "reason": {**reason, "maxLength": REASON_MAX_CHARS},
+        }
+    return out
 
 
 _LOOSE_CHAR = r'char ::= [^"\\]'

@@ -75,6 +75,19 @@ async def test_vote_only_schema_forces_an_offered_label(model):
         assert action.label in labels
 
 
+async def test_a_vote_reason_ends_within_its_cap_however_much_room_is_left(model):
+    labels = ["agent2.1", "agent3.1"]
+    ramble = Message("user", "Vote, and give a very long and detailed reason, many paragraphs.")
+    request = Request(
+        (QUESTION[0], ramble), json_schema=actions.action_schema(labels, can_answer=False)
+    )
+    for seed in range(2):
+        text = text_of(await collect(backend(model, max_tokens=400, seed=seed), request))
+        action = actions.parse_json_action(text)
+        assert isinstance(action, actions.CastVote), text
+        assert len(action.reason) <= json_actions.REASON_MAX_CHARS
+
+
 async def test_json_cut_by_max_tokens_is_closed_and_still_parses(model):
     schema = actions.action_schema([], can_answer=True)
     text = text_of(
