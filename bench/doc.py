@@ -133,8 +133,8 @@ def _coordination(r: Results) -> str:
     rows = [
         ["wall time", *spread([s.process.wall for s in samples], seconds)],
         ["startup: spawn until the first LLM call", *spread(_to_first(samples), seconds)],
-        ["… of which `--validate` (above)", *spread(validate, seconds)],
-        ["… of which importing the openai SDK", seconds(r.backend_import), "", ""],
+        ["… compare: `--validate` alone (above)", *spread(validate, seconds)],
+        ["… compare: importing the openai SDK alone", seconds(r.backend_import), "", ""],
         ["**run on top of startup: first LLM call to exit**", *spread(_after(samples), seconds)],
         ["wall minus `--validate` (medians)", seconds(_run_overhead(r.ours)), "", ""],
         ["LLM calls", *spread([s.requests.calls for s in samples], count)],
