@@ -1,0 +1,204 @@
+"""From pydantic's validation errors to the one `ConfigError` worth showing.
+
+The line names the file, the key path (`agents[1].backend.model`, or `agent.backend.model`
+when the file used `agent:`), what is wrong in words, and a fix: a did-you-mean for a
+misspelled key, where a provider parameter belongs, how to set an unset variable.
+Values of secret-looking keys are never echoed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from massgen.config.schema import NOT_YET_SUPPORTED, BackendConfig, MassgenConfig
+from massgen.core.errors import ConfigError
+
+ENV_FIX = "Set it in the environment or in .env (./.env or ~/.config/massgen/.env)"
+SECRET_KEY = re.compile(
+    r"api[_-]?key|(^|_)token$|secret|passw(or)?d|credential|authorization", re.I
+)
+KeyPath = list[str | int]
+
+
+# ---------------------------------------------------------------- choosing one problem
+
+
+def first_problem(
+    errors: list[Any], unset: list[tuple[str, KeyPath]], *, single: bool, source: str
+) -> ConfigError | None:
+    """The one error to show: unsupported key, unknown key, unset var, then the rest.
+
+    An unknown key often causes a "missing" one (`bakend:`), and an unset var often causes
+    a type error, so those are shown first: fixing them fixes the others.
+    """
+    extras = [e for e in errors if e["type"] == "extra_forbidden"]
+    for error in extras:
+        if _is_not_yet_supported(error["loc"]):
+            return _unsupported(error["loc"], single, source)
+    if extras:
+        return _unknown_key(extras[0]["loc"], single, source)
+    if unset:
+        name, at = unset[0]
+        return ConfigError(
+            f"environment variable `{name}` is not set", file=source, path=_fmt(at), fix=ENV_FIX
+        )
+    if errors:
+        return _translate(errors[0], single, source)
+    return None
+
+
+def _is_not_yet_supported(loc: tuple[Any, ...]) -> bool:
+    model = _model_at(loc[:-1])
+    return model is not None and loc[-1] in NOT_YET_SUPPORTED.get(model, ())
+
+
+def _unsupported(loc: tuple[Any, ...], single: bool, source: str) -> ConfigError:
+    return ConfigError(
+        f"`{_loc_path(loc, single)}` is not supported by this version of massgen yet",
+        file=source,
+        fix="Remove it to run this config",
+    )
+
+
+def _unknown_key(loc: tuple[Any, ...], single: bool, source: str) -> ConfigError:
+    model = _model_at(loc[:-1])
+    valid = sorted(model.model_fields) if model else []
+    if model is MassgenConfig:
+        valid = sorted([*valid, "agent"])
+    key = str(loc[-1])
+    guess = _close_key(key, valid)
+    fix = f"Did you mean `{guess}`?" if guess else "Valid keys here: " + ", ".join(valid) + "."
+    if model is BackendConfig:
+        # The predecessor forwarded unknown backend keys to the provider; we only forward
+        # what is declared, so say where such a parameter belongs now.
+        fix += " Provider-specific parameters go under `extra_body`"
+    return ConfigError("unknown key", file=source, path=_loc_path(loc, single), fix=fix)
+
+
+def _close_key(key: str, valid: list[str]) -> str | None:
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    # Renamed keys differ by a prefix (`agent_id` → `id`, `type` → `display_type`).
+    return next((v for v in valid if v.endswith("_" + key) or key.endswith("_" + v)), None)
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The schema model validating the mapping at `loc` (list indexes skipped)."""
+    model: type[BaseModel] | None = MassgenConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if model else None
+        if field is None:
+            return None
+        model = _model_in(field.annotation)
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next(filter(None, (_model_in(arg) for arg in get_args(annotation))), None)
+
+
+# ---------------------------------------------------------------- wording pydantic errors
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+
+_MISSING_FIX = {
+    "agents": "Add `agents:` (a list) or `agent:` (one mapping)",
+    "backend": "Add `backend:` with at least `type:` and `model:`",
+    "id": "Give every agent a unique `id`",
+    "type": "Set it to a backend type, e.g. `type: chatcompletion`",
+}
+
+
+def _translate(error: Any, single: bool, source: str) -> ConfigError:
+    loc, kind = error["loc"], error["type"]
+    path = _loc_path(loc, single) or None
+    if kind == "missing":
+        field = str(loc[-1])
+        message = "no agents defined" if loc == ("agents",) else "required key is missing"
+        return ConfigError(message, file=source, path=path, fix=_MISSING_FIX.get(field))
+    if kind == "too_short" and loc == ("agents",):
+        return ConfigError("needs at least one agent", file=source, path=path)
+    return ConfigError(_wording(error), file=source, path=path)
+
+
+def _wording(error: Any) -> str:
+    kind, got = error["type"], _got(error)
+    if kind in _EXPECTED:
+        return f"must be {_EXPECTED[kind]}, got {got}"
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind == "literal_error":
+        return f"must be one of {error['ctx']['expected']}, got {got}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if message.startswith("Input should be"):
+        return "must be" + message.removeprefix("Input should be") + f", got {got}"
+    return message
+
+
+def _got(error: Any) -> str:
+    value, loc = error.get("input"), error["loc"]
+    if loc and isinstance(loc[-1], str) and SECRET_KEY.search(loc[-1]):
+        return kind_of(value)
+    if isinstance(value, dict | list) or value is None or isinstance(value, bool):
+        return kind_of(value)
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return f"a value of type {type(value).__name__}"
+
+
+# ---------------------------------------------------------------- key paths
+
+
+def _loc_path(loc: tuple[Any, ...], single: bool) -> str:
+    parts = list(loc)
+    # The schema turns `agent:` into `agents: [..]`; speak the file's language back.
+    if single and parts[:2] == ["agents", 0]:
+        parts = ["agent", *parts[2:]]
+    return _fmt(parts)
+
+
+def _fmt(parts: KeyPath) -> str:
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
