@@ -37,6 +37,7 @@ class Pane:
     note: str | None = None  # why the current run started over, until it ends
     run: int = 0
     action_text: ActionText | None = None  # this run writes JSON actions: show their text
+    written: str = ""  # the text this run has shown so far
 
     def add(self, kind: Kind, text: str) -> None:
         text = text.translate(_CONTROL)
@@ -107,10 +108,13 @@ class ViewModel:
             case ev.AgentStarted(run=run, answers_in_view=seen, json_actions=json_actions):
                 pane.run = run
                 pane.action_text = ActionText() if json_actions else None
+                pane.written = ""
                 if run > 1:
                     pane.line("note", f"── run {run} · sees {', '.join(seen) or 'none'} ──")
             case ev.TextDelta(text=text):
-                pane.add("text", pane.action_text.feed(text) if pane.action_text else text)
+                shown = pane.action_text.feed(text) if pane.action_text else text
+                pane.add("text", shown)
+                pane.written += shown
             case ev.ReasoningDelta(text=text):
                 pane.add("reasoning", text)
 
@@ -126,7 +130,10 @@ class ViewModel:
 
     def _marker(self, event: ev.AnyEvent) -> None:
         match event:
-            case ev.AnswerPublished(agent=agent, label=label):
+            case ev.AnswerPublished(agent=agent, label=label, content=content):
+                pane = self.pane(agent)
+                if not_yet_shown(content, pane.written):
+                    pane.line("text", content.strip())  # it came as a tool call's argument
                 self._settle(agent, "answer", f"✓ new answer {label}")
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
                 text = f"✓ vote for {label}" + (f": {preview(reason, 120)}" if reason else "")
@@ -157,6 +164,12 @@ class ViewModel:
         pane.tool = None
         pane.note = None
         pane.line(kind, text)
+
+
+def not_yet_shown(answer: str, written: str) -> bool:
+    """True when an answer did not stream as text (a model writes it as a tool call's
+    argument), so a view has to show it when it is published."""
+    return bool(answer.strip()) and answer.strip() not in written
 
 
 def state_text(model: ViewModel, agent: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
 from massgen.record.text import preview
 from massgen.ui.action_text import ActionText
+from massgen.ui.model import not_yet_shown
 
 _ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
 
@@ -28,6 +29,7 @@ class PlainView:
         self.show_cost = show_cost
         self._pending: dict[str, str] = {}
         self._action_text: dict[str, ActionText] = {}  # agents whose run writes JSON actions
+        self._written: dict[str, str] = {}  # the text each agent's run has shown so far
         self._final_started = False
         self._usage: dict[str, Spent] = {}
 
@@ -45,18 +47,23 @@ class PlainView:
                 return f"massgen: {len(agents)} agent(s): {', '.join(agents)}"
             case ev.AgentStarted(agent=agent, json_actions=json_actions):
                 self._action_text.pop(agent, None)
+                self._written[agent] = ""
                 if json_actions:
                     self._action_text[agent] = ActionText()
                 return None
             case ev.TextDelta(agent=agent, text=text):
                 decoder = self._action_text.get(agent)
-                self._stream(agent, decoder.feed(text) if decoder else text)
+                shown = decoder.feed(text) if decoder else text
+                self._written[agent] = self._written.get(agent, "") + shown
+                self._stream(agent, shown)
                 return None
             case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
                 return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"
             case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok):
                 return f"[{agent}] {'✓' if ok else '✗'} {name}: {preview(result, 120)}"
-            case ev.AnswerPublished(agent=agent, label=label):
+            case ev.AnswerPublished(agent=agent, label=label, content=content):
+                if not_yet_shown(content, self._written.get(agent, "")):
+                    self._stream(agent, "\n" + content.strip() + "\n")  # a tool call's argument
                 return f"[{agent}] ✓ new answer {label}"
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
                 return f"[{agent}] ✓ vote for {label}" + (f": {reason}" if reason else "")
