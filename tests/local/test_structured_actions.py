@@ -5,18 +5,17 @@ from the model, and the correction round that follows."""
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import threading
+
+from shown import shown
 
 import massgen
 from massgen import team
 from massgen.api import load
 from massgen.core import events as ev
 from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent
-from massgen.ui.model import ViewModel
-from massgen.ui.plain import PlainView
 
 
 def structured_team(base_url: str, models=("m-a", "m-b", "m-c")) -> dict:
@@ -143,13 +142,7 @@ async def test_views_show_a_json_action_as_the_answer_being_written():
         seen = await run(structured_team(fake.base_url))
 
     assert any(isinstance(e, ev.AgentStarted) and e.json_actions for e in seen)
-    out = io.StringIO()
-    plain, model = PlainView(out), ViewModel()
-    for event in seen:
-        plain(event)
-        model.apply(event)
-    printed = out.getvalue()
+    printed, panels = shown(seen)
     assert '[m-a] Four.\n[m-a] Because "2+2" is 4.\n' in printed
     assert '"action"' not in printed and "{" not in printed
-    panel = "".join(text for _, text in model.panes["m-a"].runs)
-    assert answer in panel and '"action"' not in panel
+    assert answer in panels["m-a"] and '"action"' not in panels["m-a"]

@@ -3,13 +3,11 @@ argument, which never streams as text. Through the real openai SDK and the fake 
 
 from __future__ import annotations
 
-import io
+from shown import shown
 
 import massgen
 from massgen.core import events as ev
 from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent
-from massgen.ui.model import ViewModel
-from massgen.ui.plain import PlainView
 
 
 def answer(model: str) -> str:
@@ -40,14 +38,8 @@ async def test_a_tool_call_answer_is_shown_once_in_both_views():
         seen = [e async for e in massgen.stream("Capital of France?", config=config, logs=False)]
 
     assert sum(isinstance(e, ev.AnswerPublished) for e in seen) == 2
-    out = io.StringIO()
-    plain, model = PlainView(out), ViewModel()
-    for event in seen:
-        plain(event)
-        model.apply(event)
-    printed = out.getvalue()
+    printed, panels = shown(seen)
     for agent in ("m-a", "m-b"):
         assert printed.count(f"[{agent}] It has been since 987.") == 1, printed
-        panel = "".join(text for _, text in model.panes[agent].runs)
-        assert panel.count("It has been since 987.") == 1, panel
+        assert panels[agent].count("It has been since 987.") == 1, panels[agent]
     assert "[m-a] Let me answer.\n[m-a] Paris is the capital, m-a finds.\n" in printed
