@@ -21,7 +21,7 @@ import anthropic
 import httpx2
 
 from massgen.backends import tls
-from massgen.backends.common import Retries, scrub
+from massgen.backends.common import Retries, SdkBackend, scrub
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -55,7 +55,7 @@ _STOP_REASONS["max_tokens"] = "length"
 _CONTEXT_WORDING = re.compile(r"prompt is too long|context (window|length)|too many tokens", re.I)
 
 
-class AnthropicBackend:
+class AnthropicBackend(SdkBackend):
     """One Claude model behind the Messages API (or a server that speaks it)."""
 
     def __init__(
@@ -73,12 +73,9 @@ class AnthropicBackend:
         rand: Callable[[], float] | None = None,
         on_retry: OnRetry | None = None,
     ) -> None:
-        self.name = f"{provider}:{model}"
-        self.model = model
-        self._params = params or GenerationParams()
+        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
+        super().__init__(provider, model, api_key, params, retries)
         self._thinking_budget = thinking_budget
-        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        self._secret = api_key
         # Thinking blocks must go back with the tool calls they led to; keyed by the first
         # tool_use id of the turn (our `Message` has no place for provider signatures).
         self._thinking: dict[str, list[dict[str, Any]]] = {}
@@ -90,9 +87,6 @@ class AnthropicBackend:
             timeout=anthropic.Timeout(timeout, connect=min(timeout, 10.0)),
             http_client=anthropic.DefaultAsyncHttpxClient(verify=tls.context()),
         )
-
-    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._client.close()

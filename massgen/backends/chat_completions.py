@@ -17,7 +17,7 @@ from typing import Any
 import openai
 
 from massgen.backends import tls
-from massgen.backends.common import Retries, estimated_usage, scrub
+from massgen.backends.common import Retries, SdkBackend, estimated_usage, scrub
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -63,7 +63,7 @@ _CONTEXT_WORDING = re.compile(
 )
 
 
-class ChatCompletionsBackend:
+class ChatCompletionsBackend(SdkBackend):
     """One model behind an OpenAI-compatible `/chat/completions` endpoint."""
 
     def __init__(
@@ -80,11 +80,8 @@ class ChatCompletionsBackend:
         rand: Callable[[], float] | None = None,
         on_retry: OnRetry | None = None,
     ) -> None:
-        self.name = f"{provider}:{model}"
-        self.model = model
-        self._params = params or GenerationParams()
-        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        self._secret = api_key
+        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
+        super().__init__(provider, model, api_key, params, retries)
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key,
@@ -93,9 +90,6 @@ class ChatCompletionsBackend:
             timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)),
             http_client=openai.DefaultAsyncHttpxClient(verify=tls.context()),
         )
-
-    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -1,4 +1,5 @@
-"""What the SDK-backed wire modules share: retry wiring, key scrubbing, usage estimates.
+"""What the SDK-backed wire modules share: a base class with retry wiring, key scrubbing,
+usage estimates.
 
 SDK-free, so importing it loads no provider library.
 """
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, retrying
 from massgen.core.errors import BackendError
-from massgen.core.types import Request, Usage
+from massgen.core.types import BackendEvent, GenerationParams, Request, Usage
 
 T = TypeVar("T")
 CHARS_PER_TOKEN = 4
@@ -37,6 +38,32 @@ class Retries:
     def run(self, attempt: Callable[[], AsyncGenerator[T, None]]) -> AsyncIterator[T]:
         """`retry.retrying(attempt, ...)` with this policy and these hooks."""
         return retrying(attempt, self.policy, **self._hooks)
+
+
+class SdkBackend:
+    """What every SDK-backed backend holds: a name ("provider:model"), its generation
+    parameters, bounded retries, and the key that must never show in an error. A subclass
+    builds its client and yields one attempt's events from `_attempt`; `stream` retries."""
+
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        api_key: str,
+        params: GenerationParams | None,
+        retries: Retries,
+    ) -> None:
+        self.name = f"{provider}:{model}"
+        self.model = model
+        self._params = params or GenerationParams()
+        self._retries = retries
+        self._secret = api_key
+
+    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
+        return self._retries.run(lambda: self._attempt(request))
+
+    def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
+        raise NotImplementedError
 
 
 def scrub(error: BackendError, secret: str) -> BackendError:

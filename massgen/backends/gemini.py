@@ -25,7 +25,7 @@ from google.genai import errors as genai_errors
 from google.genai import types as gt
 
 from massgen.backends import tls
-from massgen.backends.common import Retries, estimated_usage, request_chars, scrub
+from massgen.backends.common import Retries, SdkBackend, estimated_usage, request_chars, scrub
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -81,7 +81,7 @@ _FILTERED = frozenset(
 _CALL_DEADLINE = 27 * 60.0
 
 
-class GeminiBackend:
+class GeminiBackend(SdkBackend):
     """One Gemini model behind the Gemini API (or anything that speaks its REST protocol)."""
 
     def __init__(
@@ -99,13 +99,10 @@ class GeminiBackend:
         rand: Callable[[], float] | None = None,
         on_retry: OnRetry | None = None,
     ) -> None:
-        self.name = f"{provider}:{model}"
-        self.model = model
-        self._params = params or GenerationParams()
+        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
+        super().__init__(provider, model, api_key, params, retries)
         # Thinking tokens; when set it wins over the budget `reasoning_effort` implies.
         self._thinking_budget = thinking_budget
-        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        self._secret = api_key
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), verify=tls.context()
         )
@@ -126,9 +123,6 @@ class GeminiBackend:
         # back with the call on the next turn. Keyed by the ToolCall ids we hand out.
         self._signatures: dict[str, bytes] = {}
         self._call_ids = itertools.count(1)
-
-    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from massgen.backends.common import Retries, estimated_usage, request_chars, scrub
+from massgen.backends.common import Retries, SdkBackend, estimated_usage, request_chars, scrub
 from massgen.backends.profiles import LOCAL_HOSTS, Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -140,7 +140,7 @@ def grpc_target(base_url: str) -> tuple[str, bool]:
     return (f"{host}:{port}" if port else host), plaintext
 
 
-class GrokBackend:
+class GrokBackend(SdkBackend):
     """One Grok model behind xAI's gRPC API (or a server that speaks it)."""
 
     def __init__(
@@ -159,9 +159,8 @@ class GrokBackend:
     ) -> None:
         """Raises:
         ConfigError: an unusable `base_url`, or `extra_body` in `params`."""
-        self.name = f"{provider}:{model}"
-        self.model = model
-        self._params = params or GenerationParams()
+        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
+        super().__init__(provider, model, api_key, params, retries)
         if self._params.extra_body:
             raise ConfigError(
                 f"backend type {provider!r} does not accept extra_body",
@@ -173,14 +172,9 @@ class GrokBackend:
         except ValueError as exc:
             raise ConfigError(str(exc), path="backend.base_url") from None
         self._timeout = timeout
-        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        self._secret = api_key
         # A grpc.aio channel belongs to the event loop it was made in: made on first use.
         self._client: AsyncClient | None = None
         self._call_ids = itertools.count(1)
-
-    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -22,7 +22,7 @@ import openai
 from massgen.backends import tls
 from massgen.backends.chat_completions import map_error as map_openai_error
 from massgen.backends.chat_completions import merged_params, prompt_chars
-from massgen.backends.common import Retries, estimated_usage, scrub
+from massgen.backends.common import Retries, SdkBackend, estimated_usage, scrub
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep
 from massgen.config.schema import BackendConfig
@@ -53,7 +53,7 @@ DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
 _PARAM_NAMES = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"}
 
 
-class ResponsesBackend:
+class ResponsesBackend(SdkBackend):
     """One model behind the OpenAI Responses API (OpenAI itself, Azure, or a compatible server).
 
     `azure_api_version` set: `base_url` is an Azure resource endpoint and the key goes in
@@ -76,18 +76,12 @@ class ResponsesBackend:
         rand: Callable[[], float] | None = None,
         on_retry: OnRetry | None = None,
     ) -> None:
-        self.name = f"{provider}:{model}"
-        self.model = model
-        self._params = params or GenerationParams()
+        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
+        super().__init__(provider, model, api_key, params, retries)
         self._summary = reasoning_summary
-        self._retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        self._secret = api_key
         # `read` bounds the gap between bytes, so a stalled stream fails in time.
         limits = openai.Timeout(timeout, connect=min(timeout, 10.0))
         self._client = _client(base_url, api_key, azure_api_version, limits)
-
-    def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        return self._retries.run(lambda: self._attempt(request))
 
     async def aclose(self) -> None:
         await self._client.close()
