@@ -124,7 +124,7 @@ def _print_example(name: str) -> int:
 
 
 def _validate(value: str) -> int:
-    from massgen.api import load
+    from massgen.loading import load
 
     loaded = load(value)
     count = len(loaded.config.agents)

@@ -6,12 +6,15 @@ Sits above `config` and `backends`, which do not know each other.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from massgen.backends import pricing, registry
 from massgen.config.schema import AgentConfig, MassgenConfig
-from massgen.coordination.agent import Member
 from massgen.core.errors import ConfigError
 from massgen.core.types import Usage
+
+if TYPE_CHECKING:  # building members needs coordination; checking a config does not
+    from massgen.coordination.agent import Member
 
 
 def check(config: MassgenConfig, *, source: str | None = None, single: bool = False) -> None:
@@ -43,6 +46,8 @@ def _member(
     single: bool,
     env: Mapping[str, str] | None,
 ) -> Member:
+    from massgen.coordination.agent import Member
+
     try:
         backend = registry.create(agent.backend, env=env)
     except ConfigError as error:

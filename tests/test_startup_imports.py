@@ -74,3 +74,11 @@ def test_the_check_sees_an_eager_import() -> None:
     modules = imported_by(["--help"], before="import massgen.backends.chat_completions, rich")
     assert {"openai", "rich"} <= set(heavy_in(modules))
     assert "massgen.cli" in modules
+
+
+def test_validate_loads_no_team_machinery() -> None:
+    # Checking a file needs the schema and the backend registry, not the event loop,
+    # the orchestrator or the run API (about 45 ms of imports).
+    modules = imported_by(["--validate", THREE_AGENTS])
+    assert {"massgen.config.loader", "massgen.backends.registry"} <= modules
+    assert not {"asyncio", "massgen.api", "massgen.coordination.orchestrator"} & modules
