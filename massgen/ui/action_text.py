@@ -7,6 +7,10 @@ person wants to read: the answer being written, unescaped. Everything else insid
 object is left out (a vote shows as its own marker once cast); text outside any object
 (a model talking before its JSON) passes through. Objects may follow one another, as they
 do when an invalid action is retried.
+
+`RunText` is what both views keep per agent run: the text as shown (JSON decoded), so an
+answer that never streamed (written as a tool call's argument) can be shown once when it
+is published.
 """
 
 from __future__ import annotations
@@ -96,3 +100,22 @@ class ActionText:
             self._key_chars.append(text)
         elif self._showing:
             out.append(text)
+
+
+class RunText:
+    """One agent run's streamed text as a view shows it."""
+
+    def __init__(self, json_actions: bool = False) -> None:
+        self._decoder = ActionText() if json_actions else None
+        self._shown: list[str] = []  # chunks, joined only when an answer is published
+
+    def feed(self, text: str) -> str:
+        """What to show for this streamed chunk."""
+        shown = self._decoder.feed(text) if self._decoder else text
+        self._shown.append(shown)
+        return shown
+
+    def unshown(self, answer: str) -> str:
+        """The published answer's text if this run has not shown it yet, else ""."""
+        answer = answer.strip()
+        return answer if answer and answer not in "".join(self._shown) else ""

@@ -15,7 +15,7 @@ from typing import Literal
 from massgen.core import events as ev
 from massgen.record.state import RunState
 from massgen.record.text import preview
-from massgen.ui.action_text import ActionText
+from massgen.ui.action_text import RunText
 
 # A panel shows only the tail; keep a little more than any screen can hold.
 TAIL_CHARS = 6000
@@ -36,8 +36,7 @@ class Pane:
     tool: str | None = None  # the tool call in flight
     note: str | None = None  # why the current run started over, until it ends
     run: int = 0
-    action_text: ActionText | None = None  # this run writes JSON actions: show their text
-    written: str = ""  # the text this run has shown so far
+    text: RunText = field(default_factory=RunText)  # the current run's text as shown
 
     def add(self, kind: Kind, text: str) -> None:
         text = text.translate(_CONTROL)
@@ -107,14 +106,11 @@ class ViewModel:
         match event:
             case ev.AgentStarted(run=run, answers_in_view=seen, json_actions=json_actions):
                 pane.run = run
-                pane.action_text = ActionText() if json_actions else None
-                pane.written = ""
+                pane.text = RunText(json_actions)
                 if run > 1:
                     pane.line("note", f"── run {run} · sees {', '.join(seen) or 'none'} ──")
             case ev.TextDelta(text=text):
-                shown = pane.action_text.feed(text) if pane.action_text else text
-                pane.add("text", shown)
-                pane.written += shown
+                pane.add("text", pane.text.feed(text))
             case ev.ReasoningDelta(text=text):
                 pane.add("reasoning", text)
 
@@ -131,9 +127,9 @@ class ViewModel:
     def _marker(self, event: ev.AnyEvent) -> None:
         match event:
             case ev.AnswerPublished(agent=agent, label=label, content=content):
-                pane = self.pane(agent)
-                if not_yet_shown(content, pane.written):
-                    pane.line("text", content.strip())  # it came as a tool call's argument
+                unshown = self.pane(agent).text.unshown(content)
+                if unshown:  # it came as a tool call's argument
+                    self.pane(agent).line("text", unshown)
                 self._settle(agent, "answer", f"✓ new answer {label}")
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
                 text = f"✓ vote for {label}" + (f": {preview(reason, 120)}" if reason else "")
@@ -164,12 +160,6 @@ class ViewModel:
         pane.tool = None
         pane.note = None
         pane.line(kind, text)
-
-
-def not_yet_shown(answer: str, written: str) -> bool:
-    """True when an answer did not stream as text (a model writes it as a tool call's
-    argument), so a view has to show it when it is published."""
-    return bool(answer.strip()) and answer.strip() not in written
 
 
 def state_text(model: ViewModel, agent: str) -> tuple[str, str]:

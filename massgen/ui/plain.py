@@ -13,8 +13,7 @@ from typing import TextIO
 from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
 from massgen.record.text import preview
-from massgen.ui.action_text import ActionText
-from massgen.ui.model import not_yet_shown
+from massgen.ui.action_text import RunText
 
 _ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
 
@@ -28,8 +27,7 @@ class PlainView:
         # Tokens and estimated cost per agent after the final answer.
         self.show_cost = show_cost
         self._pending: dict[str, str] = {}
-        self._action_text: dict[str, ActionText] = {}  # agents whose run writes JSON actions
-        self._written: dict[str, str] = {}  # the text each agent's run has shown so far
+        self._runs: dict[str, RunText] = {}  # each agent's current run, as shown
         self._final_started = False
         self._usage: dict[str, Spent] = {}
 
@@ -46,24 +44,19 @@ class PlainView:
             case ev.RunStarted(agents=agents):
                 return f"massgen: {len(agents)} agent(s): {', '.join(agents)}"
             case ev.AgentStarted(agent=agent, json_actions=json_actions):
-                self._action_text.pop(agent, None)
-                self._written[agent] = ""
-                if json_actions:
-                    self._action_text[agent] = ActionText()
+                self._runs[agent] = RunText(json_actions)
                 return None
             case ev.TextDelta(agent=agent, text=text):
-                decoder = self._action_text.get(agent)
-                shown = decoder.feed(text) if decoder else text
-                self._written[agent] = self._written.get(agent, "") + shown
-                self._stream(agent, shown)
+                self._stream(agent, self._runs.setdefault(agent, RunText()).feed(text))
                 return None
             case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
                 return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"
             case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok):
                 return f"[{agent}] {'✓' if ok else '✗'} {name}: {preview(result, 120)}"
             case ev.AnswerPublished(agent=agent, label=label, content=content):
-                if not_yet_shown(content, self._written.get(agent, "")):
-                    self._stream(agent, "\n" + content.strip() + "\n")  # a tool call's argument
+                unshown = self._runs.setdefault(agent, RunText()).unshown(content)
+                if unshown:  # it came as a tool call's argument
+                    self._stream(agent, f"\n{unshown}\n")
                 return f"[{agent}] ✓ new answer {label}"
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
                 return f"[{agent}] ✓ vote for {label}" + (f": {reason}" if reason else "")
