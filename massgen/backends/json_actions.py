@@ -18,23 +18,25 @@ REASON_MAX_CHARS = 300
 
 
 def grammar(schema: dict[str, Any]) -> Any:
+    """A llama.cpp grammar for `schema` (imports llama_cpp: call it in the worker)."""
     from llama_cpp import LlamaGrammar
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    gbnf = json_schema_to_gbnf(json.dumps(_short_reasons(schema)))
+    gbnf = json_schema_to_gbnf(json.dumps(shaped_schema(schema)))
     # llama-cpp-python's string characters include raw control characters (a newline),
     # which JSON forbids inside strings; a small model writes them, so shut them out.
     gbnf = gbnf.replace(_LOOSE_CHAR, _JSON_CHAR)
     return LlamaGrammar.from_string(gbnf, verbose=False)
 
 
-def _short_reasons(schema: Any) -> Any:
-    """`schema` with every string property named `reason` capped at REASON_MAX_CHARS."""
+def shaped_schema(schema: Any) -> Any:
+    """`schema` as the grammar should hold a small model to it: every string property named
+    `reason` capped at REASON_MAX_CHARS."""
     if isinstance(schema, list):
-        return [_short_reasons(item) for item in schema]
+        return [shaped_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {key: _short_reasons(value) for key, value in schema.items()}
+    out = {key: shaped_schema(value) for key, value in schema.items()}
     reason = (out.get("properties") or {}).get("reason")
     if isinstance(reason, dict) and reason.get("type") == "string":
         out["properties"] = {

