@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import commands, doc, inproc
+from bench import commands, doc, inproc, local
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out or ROOT / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
+    kept = local.kept_section(out)  # written by `python -m bench.local`, which takes longer
+    out.write_text(f"{text.rstrip()}\n\n{kept}\n" if kept else text, encoding="utf-8")
     _say(f"wrote {out}")
     return 0
 
