@@ -436,10 +436,6 @@ def create(cfg: BackendConfig, profile: Profile, api_key: str) -> LocalBackend:
     Raises:
         ConfigError: the model file cannot be found or loaded.
     """
-    problem = check(cfg)
-    if problem is not None:
-        key, message, fix = problem
-        raise ConfigError(message, path=f"backend.{key}", fix=fix)
     path = model_path(cfg.model or profile.default_model)
-    assert path is not None  # check() said so
-    return LocalBackend(shared_model(path), params=cfg.generation_params())
+    assert path is not None  # the registry ran check() first
+    return LocalBackend(shared_model(path))
