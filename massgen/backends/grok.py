@@ -111,11 +111,12 @@ def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
             f"backend type {cfg.type!r} does not accept extra_body",
             _EXTRA_BODY_FIX,
         )
-    fix = "use https://HOST[:PORT], or http://127.0.0.1:PORT for a local plaintext server"
+    fix = (
+        "use https://HOST[:PORT], or http://127.0.0.1:PORT (or 127.0.0.1:PORT) for a local "
+        "plaintext server"
+    )
     base_url = cfg.base_url or DEFAULT_BASE_URL
-    if "://" not in base_url:
-        return ("base_url", f"base_url {base_url!r} is not a URL", fix)
-    try:
+    try:  # the same parse the backend makes, so every form it takes validates
         grpc_target(base_url)
     except ValueError as exc:
         return ("base_url", str(exc), fix)

@@ -160,10 +160,37 @@ def test_validation_refuses_extra_body_and_plaintext_to_remote_hosts():
     assert "typed parameters" in fix
     key, message, _ = registry.check(BackendConfig(type="grok", base_url="http://10.0.0.2:1"))
     assert key == "base_url" and "loopback" in message
-    key, message, _ = registry.check(BackendConfig(type="grok", base_url="127.0.0.1:50051"))
-    assert key == "base_url" and "is not a URL" in message
-    assert registry.check(BackendConfig(type="grok", base_url="http://127.0.0.1:50051")) is None
-    assert registry.check(BackendConfig(type="grok")) is None
+    key, message, _ = registry.check(BackendConfig(type="grok", base_url="ftp://api.x.ai"))
+    assert key == "base_url" and "neither https:// nor http://" in message
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        None,
+        "https://api.x.ai",
+        "https://grok.example.com:8443",
+        "http://127.0.0.1:50051",
+        "http://localhost:50051",
+        "127.0.0.1:50051",  # the bare form the module docstring documents
+        "localhost:50051",
+        "grok.example.com:443",
+    ],
+)
+def test_validation_accepts_every_documented_base_url_form(base_url):
+    assert registry.check(BackendConfig(type="grok", base_url=base_url)) is None
+
+
+async def test_a_bare_host_and_port_reaches_a_local_server(make):
+    with FakeXai(Scripted([Reply(text="ok")])) as fake:
+        bare = fake.base_url.removeprefix("http://")
+        cfg = BackendConfig(type="grok", base_url=bare, api_key="k", max_retries=0)
+        backend = registry.create(cfg)
+        try:
+            assert text_of(await collect(backend.stream(ask()))) == "ok"
+        finally:
+            await backend.aclose()
+        assert len(fake.requests) == 1
 
 
 async def test_a_request_with_extra_body_is_refused_too(make):
