@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from massgen.backends import pricing, registry
+from massgen.backends import pricing, registry, wires
 from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.core.errors import ConfigError
 from massgen.core.types import Usage
@@ -34,7 +34,8 @@ def build(
     single: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> list[Member]:
-    """Create one member per agent. Raises ConfigError (e.g. a missing API key)."""
+    """Check every agent's backend once, then create one member per agent. Raises
+    ConfigError (e.g. a missing API key)."""
     check(config, source=source, single=single)
     return [_member(agent, index, source, single, env) for index, agent in enumerate(config.agents)]
 
@@ -49,7 +50,7 @@ def _member(
     from massgen.coordination.agent import Member
 
     try:
-        backend = registry.create(agent.backend, env=env)
+        backend = registry.build(agent.backend, env=env)  # `check` passed it in `build`
     except ConfigError as error:
         path = f"{_agent_path(index, single)}.{error.path or 'backend'}"
         raise ConfigError(error.message, file=source, path=path, fix=error.fix) from None
@@ -71,7 +72,7 @@ def _price(agent: AgentConfig) -> pricing.Pricer | None:
     The embedded model runs in this process: it costs nothing. (A server on localhost may
     be a proxy to a paid API, so only the embedded backend is known to be free.)"""
     profile = registry.PROFILES[agent.backend.type]
-    if profile.wire == "local":
+    if profile.wire is wires.LOCAL:
         return _free
     model = agent.backend.model or profile.default_model
     return pricing.pricer(agent.backend.type, model) if model else None

@@ -18,7 +18,7 @@ import yaml
 import massgen
 from massgen import cli
 from massgen.api import arun, load
-from massgen.backends import pricing, registry
+from massgen.backends import pricing, registry, wires
 from massgen.backends.profiles import PROFILES
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import ConfigError
@@ -178,7 +178,7 @@ CHAT_PROFILES = {
 @pytest.mark.parametrize(("kind", "variable"), CHAT_PROFILES.items())
 async def test_chatcompletion_profiles_take_their_key_from_env_and_honour_base_url(kind, variable):
     profile = PROFILES[kind]
-    assert profile.wire == "chatcompletion" and profile.base_url.startswith("https://")
+    assert profile.wire is wires.CHAT_COMPLETIONS and profile.base_url.startswith("https://")
     with FakeProvider(Scripted([Reply(text="hello")])) as fake:
         cfg = BackendConfig(type=kind, model="m-1", base_url=fake.base_url, max_retries=0)
         backend = registry.create(cfg, env={variable: f"key-for-{kind}"})

@@ -10,10 +10,9 @@ with cache reads counted as cached input (normalised to the OpenAI convention:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +20,9 @@ import anthropic
 import httpx2
 
 from massgen.backends import tls
-from massgen.backends.common import Retries, SdkBackend, scrub
+from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, wire_params
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
+from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -50,6 +49,10 @@ from massgen.core.types import (
 # The API requires max_tokens; this is what we ask for when the config does not say.
 DEFAULT_MAX_TOKENS = 8192
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+# Ours -> the wire's, for what `wires.ANTHROPIC_MESSAGES` accepts; max_tokens, thinking
+# and effort are shaped in `_params`.
+PARAMS = {"stop": "stop_sequences"}
+_IN_BODY = {"temperature": "temperature", "top_p": "top_p"}
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls"}
 _STOP_REASONS["max_tokens"] = "length"
 _CONTEXT_WORDING = re.compile(r"prompt is too long|context (window|length)|too many tokens", re.I)
@@ -58,53 +61,33 @@ _CONTEXT_WORDING = re.compile(r"prompt is too long|context (window|length)|too m
 class AnthropicBackend(SdkBackend):
     """One Claude model behind the Messages API (or a server that speaks it)."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None,
-        api_key: str,
-        provider: str = "claude",
-        params: GenerationParams | None = None,
-        thinking_budget: int | None = None,
-        timeout: float = 300.0,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-        rand: Callable[[], float] | None = None,
-        on_retry: OnRetry | None = None,
-    ) -> None:
-        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        super().__init__(provider, model, api_key, params, retries)
-        self._thinking_budget = thinking_budget
+    def __init__(self, endpoint: Endpoint) -> None:
+        super().__init__(endpoint)
         # Thinking blocks must go back with the tool calls they led to; keyed by the first
         # tool_use id of the turn (our `Message` has no place for provider signatures).
         self._thinking: dict[str, list[dict[str, Any]]] = {}
         self._client = anthropic.AsyncAnthropic(
-            base_url=base_url,
-            api_key=api_key,
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key,
             max_retries=0,
             # `read` bounds the gap between bytes, so a stalled stream fails in time.
-            timeout=anthropic.Timeout(timeout, connect=min(timeout, 10.0)),
+            timeout=anthropic.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0)),
             http_client=anthropic.DefaultAsyncHttpxClient(verify=tls.context()),
         )
 
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
-        try:
-            async for event in self._events(request):
-                yield event
-        except anthropic.AnthropicError as exc:
-            raise scrub(_map_error(exc, self.name), self._secret) from None
-        except BackendError as error:
-            raise scrub(error, self._secret) from None
-        except httpx2.TransportError as exc:
+    def map_error(self, exc: Exception) -> BackendError | None:
+        if isinstance(exc, anthropic.AnthropicError):
+            return _map_error(exc, self.name)
+        if isinstance(exc, httpx2.TransportError):
             # The SDK does not wrap transport errors raised while a stream is being read.
             reason = str(exc) or type(exc).__name__
-            raise ProviderUnavailable(f"stream interrupted: {reason}", provider=self.name) from None
-        except json.JSONDecodeError as exc:
-            raise MalformedResponse(f"unparseable event: {exc}", provider=self.name) from None
+            return ProviderUnavailable(f"stream interrupted: {reason}", provider=self.name)
+        if isinstance(exc, json.JSONDecodeError):
+            return MalformedResponse(f"unparseable event: {exc}", provider=self.name)
+        return None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         stream = await self._client.messages.create(**self._payload(request))
@@ -130,41 +113,28 @@ class AnthropicBackend(SdkBackend):
             payload["system"] = system
         if request.tools:
             payload["tools"] = [_tool(t) for t in request.tools]
+        payload.update(_params(request.params))
         if request.json_schema is not None:
-            payload["output_config"] = {
-                "format": {"type": "json_schema", "schema": request.json_schema}
-            }
-        _add_params(payload, _merged(self._params, request.params), self._thinking_budget)
+            schema = {"type": "json_schema", "schema": request.json_schema}
+            payload["output_config"] = {"format": schema, **payload.get("output_config", {})}
         return payload
 
 
-def _merged(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
-    names = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
-    out = {n: _first(getattr(override, n), getattr(defaults, n)) for n in names}
-    out = {k: v for k, v in out.items() if v is not None}
-    extra = {**(defaults.extra_body or {}), **(override.extra_body or {})}
-    return {**out, "extra_body": extra} if extra else out
-
-
-def _first(value: Any, default: Any) -> Any:
-    return default if value is None else value
-
-
-def _add_params(payload: dict[str, Any], params: dict[str, Any], budget: int | None) -> None:
+def _params(params: GenerationParams) -> dict[str, Any]:
     """The typed parameters in the Messages API's terms; temperature and top_p travel in
     the body as the API defines them (the SDK has no keyword for them)."""
-    base = params.get("max_tokens") or DEFAULT_MAX_TOKENS
-    payload["max_tokens"] = base + budget if budget and "max_tokens" not in params else base
+    budget = params.thinking_budget
+    out: dict[str, Any] = wire_params(params, PARAMS)
+    base = params.max_tokens or DEFAULT_MAX_TOKENS
+    out["max_tokens"] = base + budget if budget and params.max_tokens is None else base
     if budget:
-        payload["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    if "stop" in params:
-        payload["stop_sequences"] = list(params["stop"])
-    if "reasoning_effort" in params:
-        payload.setdefault("output_config", {})["effort"] = _EFFORT[params["reasoning_effort"]]
-    body = {k: params[k] for k in ("temperature", "top_p") if k in params}
-    body.update(params.get("extra_body") or {})
+        out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if params.reasoning_effort is not None:
+        out["output_config"] = {"effort": _EFFORT[params.reasoning_effort]}
+    body = {**wire_params(params, _IN_BODY), **(params.extra_body or {})}
     if body:
-        payload["extra_body"] = body
+        out["extra_body"] = body
+    return out
 
 
 # --- request conversion -----------------------------------------------------------------
@@ -373,14 +343,5 @@ def _status_error(exc: anthropic.APIStatusError, provider: str) -> BackendError:
 
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> AnthropicBackend:
-    """The registry's entry point for the `anthropic` wire format."""
-    return AnthropicBackend(
-        model=cfg.model or profile.default_model or "",
-        base_url=cfg.base_url or profile.base_url,
-        api_key=api_key,
-        provider=profile.name,
-        params=cfg.generation_params(),
-        thinking_budget=cfg.thinking_budget,
-        timeout=cfg.request_timeout_seconds,
-        retry=RetryPolicy(max_retries=cfg.max_retries),
-    )
+    """The entry point of `wires.ANTHROPIC_MESSAGES`."""
+    return AnthropicBackend(endpoint_for(cfg, profile, api_key))

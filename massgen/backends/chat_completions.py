@@ -7,19 +7,18 @@ retries are bounded, jittered and never repeat streamed text.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import openai
 
 from massgen.backends import tls
-from massgen.backends.common import Retries, SdkBackend, estimated_usage, scrub
+from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, estimated_usage, wire_params
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
+from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -33,7 +32,6 @@ from massgen.core.errors import (
 from massgen.core.types import (
     BackendEvent,
     Finish,
-    GenerationParams,
     Message,
     ReasoningChunk,
     Request,
@@ -43,16 +41,20 @@ from massgen.core.types import (
     Usage,
 )
 
-_TYPED_PARAMS = (
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "seed",
-    "stop",
-    "presence_penalty",
-    "frequency_penalty",
-    "reasoning_effort",
-)
+# Ours -> the wire's; the names `wires.CHAT_COMPLETIONS` accepts, all sent as they are.
+PARAMS = {
+    name: name
+    for name in (
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "seed",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+        "reasoning_effort",
+    )
+}
 # Servers put reasoning in non-standard delta fields: vLLM/DeepSeek `reasoning_content`,
 # OpenRouter/Ollama/newer vLLM `reasoning`.
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -66,42 +68,26 @@ _CONTEXT_WORDING = re.compile(
 class ChatCompletionsBackend(SdkBackend):
     """One model behind an OpenAI-compatible `/chat/completions` endpoint."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str,
-        api_key: str,
-        provider: str = "chatcompletion",
-        params: GenerationParams | None = None,
-        timeout: float = 300.0,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-        rand: Callable[[], float] | None = None,
-        on_retry: OnRetry | None = None,
-    ) -> None:
-        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        super().__init__(provider, model, api_key, params, retries)
+    def __init__(self, endpoint: Endpoint) -> None:
+        super().__init__(endpoint)
         self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key,
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key,
             max_retries=0,
             # `read` bounds the gap between bytes, so a stalled stream fails in time.
-            timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)),
+            timeout=openai.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0)),
             http_client=openai.DefaultAsyncHttpxClient(verify=tls.context()),
         )
 
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
-        try:
-            async for event in self._events(request):
-                yield event
-        except openai.OpenAIError as exc:
-            raise self._error(exc) from None
-        except json.JSONDecodeError as exc:
-            raise MalformedResponse(f"unparseable chunk: {exc}", provider=self.name) from None
+    def map_error(self, exc: Exception) -> BackendError | None:
+        if isinstance(exc, openai.OpenAIError):
+            return map_error(exc, self.name)
+        if isinstance(exc, json.JSONDecodeError):
+            return MalformedResponse(f"unparseable chunk: {exc}", provider=self.name)
+        return None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         stream = await self._client.chat.completions.create(**self._payload(request))
@@ -124,11 +110,10 @@ class ChatCompletionsBackend(SdkBackend):
             payload["tools"] = [_tool(t) for t in request.tools]
         if request.json_schema is not None:
             payload["response_format"] = _response_format(request.json_schema)
-        payload.update(merged_params(self._params, request.params))
+        payload.update(wire_params(request.params, PARAMS))
+        if request.params.extra_body:
+            payload["extra_body"] = request.params.extra_body
         return payload
-
-    def _error(self, exc: openai.OpenAIError) -> BackendError:
-        return scrub(map_error(exc, self.name), self._secret)
 
 
 # --- request conversion -----------------------------------------------------------------
@@ -155,21 +140,6 @@ def _tool(spec: ToolSpec) -> dict[str, Any]:
 def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
     name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))[:64]
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
-
-
-def merged_params(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
-    """Typed parameters only; the request's values win over the backend's defaults."""
-    out: dict[str, Any] = {}
-    for name in _TYPED_PARAMS:
-        value = getattr(override, name)
-        if value is None:
-            value = getattr(defaults, name)
-        if value is not None:
-            out[name] = list(value) if name == "stop" else value
-    extra = {**(defaults.extra_body or {}), **(override.extra_body or {})}
-    if extra:
-        out["extra_body"] = extra
-    return out
 
 
 def prompt_chars(request: Request) -> int:
@@ -343,13 +313,5 @@ def _retry_after(headers: Any) -> float | None:
 
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> ChatCompletionsBackend:
-    """The registry's entry point for the `chatcompletion` wire format."""
-    return ChatCompletionsBackend(
-        model=cfg.model or profile.default_model or "",
-        base_url=cfg.base_url or profile.base_url or "",
-        api_key=api_key,
-        provider=profile.name,
-        params=cfg.generation_params(),
-        timeout=cfg.request_timeout_seconds,
-        retry=RetryPolicy(max_retries=cfg.max_retries),
-    )
+    """The entry point of `wires.CHAT_COMPLETIONS`."""
+    return ChatCompletionsBackend(endpoint_for(cfg, profile, api_key))

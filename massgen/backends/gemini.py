@@ -9,13 +9,12 @@ of a stream (as in the Chat Completions backend) rather than the whole answer.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
 import math
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 import httpx2 as httpx  # the transport google-genai itself depends on
@@ -25,9 +24,16 @@ from google.genai import errors as genai_errors
 from google.genai import types as gt
 
 from massgen.backends import tls
-from massgen.backends.common import Retries, SdkBackend, estimated_usage, request_chars, scrub
+from massgen.backends.common import (
+    Endpoint,
+    SdkBackend,
+    endpoint_for,
+    estimated_usage,
+    request_chars,
+    wire_params,
+)
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
+from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -41,7 +47,6 @@ from massgen.core.errors import (
 from massgen.core.types import (
     BackendEvent,
     Finish,
-    GenerationParams,
     Message,
     ReasoningChunk,
     Request,
@@ -52,17 +57,17 @@ from massgen.core.types import (
 )
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-_TYPED_PARAMS = (
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "seed",
-    "stop",
-    "presence_penalty",
-    "frequency_penalty",
-    "reasoning_effort",
-    "extra_body",
-)
+# Ours -> GenerateContentConfig's, for what `wires.GEMINI` accepts; reasoning effort and
+# the thinking budget become its `thinking_config` (`_thinking`).
+PARAMS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_tokens": "max_output_tokens",
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "stop": "stop_sequences",
+}
 # Gemini 2.5 takes a thinking budget in tokens; Gemini 3 takes a level.
 _THINKING_BUDGET = {"minimal": 128, "low": 1024, "medium": 8192, "high": 24576}
 _NO_THINKING = re.compile(r"^(models/)?gemini-(1\.|2\.0)", re.IGNORECASE)
@@ -84,33 +89,17 @@ _CALL_DEADLINE = 27 * 60.0
 class GeminiBackend(SdkBackend):
     """One Gemini model behind the Gemini API (or anything that speaks its REST protocol)."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        provider: str = "gemini",
-        params: GenerationParams | None = None,
-        thinking_budget: int | None = None,
-        timeout: float = 300.0,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-        rand: Callable[[], float] | None = None,
-        on_retry: OnRetry | None = None,
-    ) -> None:
-        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        super().__init__(provider, model, api_key, params, retries)
-        # Thinking tokens; when set it wins over the budget `reasoning_effort` implies.
-        self._thinking_budget = thinking_budget
+    def __init__(self, endpoint: Endpoint) -> None:
+        super().__init__(endpoint)
+        timeout = endpoint.timeout
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), verify=tls.context()
         )
         self._client = genai.Client(
-            api_key=api_key,
+            api_key=endpoint.api_key,
             vertexai=False,
             http_options=gt.HttpOptions(
-                base_url=base_url or DEFAULT_BASE_URL,
+                base_url=endpoint.base_url or DEFAULT_BASE_URL,
                 # Milliseconds; applied by httpx to each read, not to the whole stream.
                 timeout=max(1, round(timeout * 1000)),
                 # Else the SDK tells the server to give up after `timeout` in all.
@@ -127,21 +116,17 @@ class GeminiBackend(SdkBackend):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
-        try:
-            async for event in self._events(request):
-                yield event
-        except genai_errors.APIError as exc:
-            raise scrub(_api_error(exc, self.name), self._secret) from None
-        except httpx.TimeoutException as exc:
+    def map_error(self, exc: Exception) -> BackendError | None:
+        if isinstance(exc, genai_errors.APIError):
+            return _api_error(exc, self.name)
+        if isinstance(exc, httpx.TimeoutException):  # a TransportError: tested first
             message = f"timed out waiting for the provider ({type(exc).__name__})"
-            raise ProviderUnavailable(message, provider=self.name) from None
-        except httpx.TransportError as exc:
-            error = ProviderUnavailable(_transport_message(exc), provider=self.name)
-            raise scrub(error, self._secret) from None
-        except (genai_errors.UnknownApiResponseError, pydantic.ValidationError) as exc:
-            message = f"unparseable chunk: {_first_line(exc)}"
-            raise scrub(MalformedResponse(message, provider=self.name), self._secret) from None
+            return ProviderUnavailable(message, provider=self.name)
+        if isinstance(exc, httpx.TransportError):
+            return ProviderUnavailable(_transport_message(exc), provider=self.name)
+        if isinstance(exc, (genai_errors.UnknownApiResponseError, pydantic.ValidationError)):
+            return MalformedResponse(f"unparseable chunk: {_first_line(exc)}", provider=self.name)
+        return None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         contents = _contents(request.messages, self._signatures)
@@ -181,9 +166,12 @@ class GeminiBackend(SdkBackend):
         if request.json_schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = request.json_schema
-        params = _merged(self._params, request.params)
-        config.update(_generation(params))
-        thinking = _thinking(self.model, params["reasoning_effort"], self._thinking_budget)
+        params = request.params
+        config.update(wire_params(params, PARAMS))
+        if params.extra_body:
+            # The SDK merges this into the request body: the escape hatch for new API fields.
+            config["http_options"] = gt.HttpOptions(extra_body=params.extra_body)
+        thinking = _thinking(self.model, params.reasoning_effort, params.thinking_budget)
         if thinking is not None:
             config["thinking_config"] = thinking
         return gt.GenerateContentConfig(**config)
@@ -247,31 +235,6 @@ def _declaration(spec: ToolSpec) -> gt.FunctionDeclaration:
     return gt.FunctionDeclaration(
         name=spec.name, description=spec.description, parameters_json_schema=spec.parameters
     )
-
-
-def _merged(defaults: GenerationParams, override: GenerationParams) -> dict[str, Any]:
-    """Typed parameters only; the request's values win over the backend's defaults."""
-    out: dict[str, Any] = {}
-    for name in _TYPED_PARAMS:
-        value = getattr(override, name)
-        out[name] = getattr(defaults, name) if value is None else value
-    out["extra_body"] = {**(defaults.extra_body or {}), **(override.extra_body or {})}
-    return out
-
-
-def _generation(params: dict[str, Any]) -> dict[str, Any]:
-    """GenerateContentConfig fields for our typed parameters, thinking aside."""
-    renamed = {"max_tokens": "max_output_tokens", "stop": "stop_sequences"}
-    config: dict[str, Any] = {}
-    for name in ("temperature", "top_p", "max_tokens", "seed", "presence_penalty",
-                 "frequency_penalty", "stop"):  # fmt: skip
-        if params[name] is not None:
-            value = params[name]
-            config[renamed.get(name, name)] = list(value) if name == "stop" else value
-    if params["extra_body"]:
-        # The SDK merges this into the request body: the escape hatch for new API fields.
-        config["http_options"] = gt.HttpOptions(extra_body=params["extra_body"])
-    return config
 
 
 def _thinking(model: str, effort: str | None, budget: int | None) -> gt.ThinkingConfig | None:
@@ -448,14 +411,5 @@ def _first_line(exc: BaseException) -> str:
 
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> GeminiBackend:
-    """The registry's entry point for the `gemini` wire format."""
-    return GeminiBackend(
-        model=cfg.model or profile.default_model or "",
-        base_url=cfg.base_url or profile.base_url,
-        api_key=api_key,
-        provider=profile.name,
-        params=cfg.generation_params(),
-        thinking_budget=cfg.thinking_budget,
-        timeout=cfg.request_timeout_seconds,
-        retry=RetryPolicy(max_retries=cfg.max_retries),
-    )
+    """The entry point of `wires.GEMINI`."""
+    return GeminiBackend(endpoint_for(cfg, profile, api_key))

@@ -22,9 +22,16 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from massgen.backends.common import Retries, SdkBackend, estimated_usage, request_chars, scrub
+from massgen.backends.common import (
+    Endpoint,
+    SdkBackend,
+    endpoint_for,
+    estimated_usage,
+    request_chars,
+    wire_params,
+)
 from massgen.backends.profiles import LOCAL_HOSTS, Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, parse_retry_after
+from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     AuthFailed,
@@ -39,7 +46,6 @@ from massgen.core.errors import (
 from massgen.core.types import (
     BackendEvent,
     Finish,
-    GenerationParams,
     Message,
     ReasoningChunk,
     Request,
@@ -57,16 +63,20 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = "https://api.x.ai"
 # A whole call may take this long; `timeout` bounds the gap between chunks.
 _CALL_DEADLINE = 27 * 60.0
-_TYPED_PARAMS = (
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "seed",
-    "stop",
-    "presence_penalty",
-    "frequency_penalty",
-    "reasoning_effort",
-)
+# Ours -> `chat.create`'s keyword arguments, for what `wires.GROK` accepts.
+PARAMS = {
+    name: name
+    for name in (
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "seed",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+        "reasoning_effort",
+    )
+}
 # xAI has no "minimal"; "low" is the least reasoning that still reasons.
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 _FINISH = {
@@ -101,11 +111,12 @@ def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
             f"backend type {cfg.type!r} does not accept extra_body",
             _EXTRA_BODY_FIX,
         )
-    fix = "use https://HOST[:PORT], or http://127.0.0.1:PORT for a local plaintext server"
+    fix = (
+        "use https://HOST[:PORT], or http://127.0.0.1:PORT (or 127.0.0.1:PORT) for a local "
+        "plaintext server"
+    )
     base_url = cfg.base_url or DEFAULT_BASE_URL
-    if "://" not in base_url:
-        return ("base_url", f"base_url {base_url!r} is not a URL", fix)
-    try:
+    try:  # the same parse the backend makes, so every form it takes validates
         grpc_target(base_url)
     except ValueError as exc:
         return ("base_url", str(exc), fix)
@@ -143,35 +154,15 @@ def grpc_target(base_url: str) -> tuple[str, bool]:
 class GrokBackend(SdkBackend):
     """One Grok model behind xAI's gRPC API (or a server that speaks it)."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        provider: str = "grok",
-        params: GenerationParams | None = None,
-        timeout: float = 300.0,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-        rand: Callable[[], float] | None = None,
-        on_retry: OnRetry | None = None,
-    ) -> None:
+    def __init__(self, endpoint: Endpoint) -> None:
         """Raises:
-        ConfigError: an unusable `base_url`, or `extra_body` in `params`."""
-        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        super().__init__(provider, model, api_key, params, retries)
-        if self._params.extra_body:
-            raise ConfigError(
-                f"backend type {provider!r} does not accept extra_body",
-                path="backend.extra_body",
-                fix=_EXTRA_BODY_FIX,
-            )
+        ConfigError: an unusable `base_url`."""
+        super().__init__(endpoint)
         try:
-            self._target, self._plaintext = grpc_target(base_url or DEFAULT_BASE_URL)
+            self._target, self._plaintext = grpc_target(endpoint.base_url or DEFAULT_BASE_URL)
         except ValueError as exc:
             raise ConfigError(str(exc), path="backend.base_url") from None
-        self._timeout = timeout
+        self._timeout = endpoint.timeout
         # A grpc.aio channel belongs to the event loop it was made in: made on first use.
         self._client: AsyncClient | None = None
         self._call_ids = itertools.count(1)
@@ -195,19 +186,15 @@ class GrokBackend(SdkBackend):
             )
         return self._client
 
-    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
+    def map_error(self, exc: Exception) -> BackendError | None:
         import grpc
 
-        try:
-            async for event in self._events(request):
-                yield event
-        except grpc.aio.AioRpcError as exc:
-            raise scrub(_rpc_error(exc, self.name), self._secret) from None
+        return _rpc_error(exc, self.name) if isinstance(exc, grpc.aio.AioRpcError) else None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         if request.params.extra_body:
             raise BadRequest("xai-sdk cannot send extra_body", provider=self.name)
-        chat = self._connect().chat.create(self.model, **_create_args(request, self._params))
+        chat = self._connect().chat.create(self.model, **_create_args(request))
         state = _StreamState(self.name, self._new_call_id)
         async for chunk in self._chunks(chat.stream()):
             for event in state.feed(chunk):
@@ -244,7 +231,7 @@ class GrokBackend(SdkBackend):
 # --- request conversion -----------------------------------------------------------------
 
 
-def _create_args(request: Request, defaults: GenerationParams) -> dict[str, Any]:
+def _create_args(request: Request) -> dict[str, Any]:
     """Keyword arguments for `client.chat.create(model, ...)`."""
     from xai_sdk.proto import chat_pb2
 
@@ -255,11 +242,9 @@ def _create_args(request: Request, defaults: GenerationParams) -> dict[str, Any]
         args["response_format"] = chat_pb2.ResponseFormat(
             format_type=chat_pb2.FORMAT_TYPE_JSON_SCHEMA, schema=json.dumps(request.json_schema)
         )
-    for name in _TYPED_PARAMS:
-        value = getattr(request.params, name)
-        value = getattr(defaults, name) if value is None else value
-        if value is not None:
-            args[name] = _EFFORT[value] if name == "reasoning_effort" else value
+    args.update(wire_params(request.params, PARAMS))
+    if "reasoning_effort" in args:
+        args["reasoning_effort"] = _EFFORT[args["reasoning_effort"]]
     return args
 
 
@@ -414,13 +399,5 @@ def _retry_delay(metadata: Iterable[tuple[str, Any]]) -> float | None:
 
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> GrokBackend:
-    """The registry's entry point for the `grok` wire format."""
-    return GrokBackend(
-        model=cfg.model or profile.default_model or "",
-        base_url=cfg.base_url or profile.base_url,
-        api_key=api_key,
-        provider=profile.name,
-        params=cfg.generation_params(),
-        timeout=cfg.request_timeout_seconds,
-        retry=RetryPolicy(max_retries=cfg.max_retries),
-    )
+    """The entry point of `wires.GROK`."""
+    return GrokBackend(endpoint_for(cfg, profile, api_key))

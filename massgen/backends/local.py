@@ -643,9 +643,6 @@ def create(cfg: BackendConfig, profile: Profile, api_key: str) -> LocalBackend:
     Raises:
         ConfigError: the model cannot be found, built or loaded.
     """
-    problem = check(cfg)
-    if problem is not None:
-        key, message, fix = problem
-        raise ConfigError(message, path=f"backend.{key}", fix=fix)
+    # The registry ran check() first.
     path = resolve(cfg.model or profile.default_model, report=_report_to_stderr)
-    return LocalBackend(shared_model(path), params=cfg.generation_params())
+    return LocalBackend(shared_model(path))

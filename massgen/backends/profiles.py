@@ -1,13 +1,16 @@
 """Provider profiles: data, not subclasses.
 
-A profile says where a provider lives and how it is authenticated; `wire` names the module
-that speaks its API format. Adding an OpenAI-compatible provider is one row in `PROFILES`.
+A profile says where a provider lives and how it is authenticated; `wire` is the record of
+the API format it speaks (`wires.py`). Adding an OpenAI-compatible provider is one row in `PROFILES`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import urlparse
+
+from massgen.backends import wires
+from massgen.backends.wires import Wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +23,7 @@ class Profile:
     # None: the config must give `model`.
     default_model: str | None
     key_required: bool
-    wire: str = "chatcompletion"
+    wire: Wire = wires.CHAT_COMPLETIONS
     # Config fields that fall back to environment variables when the config leaves them
     # out, e.g. (("base_url", ("AZURE_OPENAI_ENDPOINT",)),); tried in order.
     env_defaults: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -42,12 +45,17 @@ PROFILES: dict[str, Profile] = {
             ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
             "gemini-2.5-flash",
             True,
-            "gemini",
+            wires.GEMINI,
         ),
-        _P("grok", "https://api.x.ai", ("XAI_API_KEY",), "grok-4", True, "grok"),
+        _P("grok", "https://api.x.ai", ("XAI_API_KEY",), "grok-4", True, wires.GROK),
         # First-party APIs, each over its own wire format (one module per format).
         _P(
-            "openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "gpt-5.2", True, "responses"
+            "openai",
+            "https://api.openai.com/v1",
+            ("OPENAI_API_KEY",),
+            "gpt-5.2",
+            True,
+            wires.RESPONSES,
         ),
         _P(
             "azure_openai",
@@ -55,7 +63,7 @@ PROFILES: dict[str, Profile] = {
             ("AZURE_OPENAI_API_KEY",),
             None,
             True,
-            "azure_responses",
+            wires.AZURE_RESPONSES,
             env_defaults=(
                 ("base_url", ("AZURE_OPENAI_ENDPOINT",)),
                 ("model", ("AZURE_OPENAI_DEPLOYMENT_NAME", "AZURE_OPENAI_DEPLOYMENT")),
@@ -68,7 +76,7 @@ PROFILES: dict[str, Profile] = {
             ("ANTHROPIC_API_KEY",),
             "claude-sonnet-4-6",
             True,
-            "anthropic",
+            wires.ANTHROPIC_MESSAGES,
         ),
         # Generic: any OpenAI-compatible URL; the key env var follows the host (`key_env_for`).
         _P("chatcompletion", None, (), None, key_required=False),
@@ -109,7 +117,7 @@ PROFILES: dict[str, Profile] = {
         ),
         _P("poe", "https://api.poe.com/v1", ("POE_API_KEY",), None, True),
         # llama.cpp in-process; `model` defaults to the built-in SmolLM2 GGUF (backends/local).
-        _P("local", None, (), "SmolLM2-135M-Instruct", False, wire="local", tools=False),
+        _P("local", None, (), "SmolLM2-135M-Instruct", False, wire=wires.LOCAL, tools=False),
     )
 }
 

@@ -1,12 +1,13 @@
 """From a `BackendConfig` to a `Backend`: validation, key resolution, lazy construction.
 
-Importing this module must stay cheap: provider SDKs are imported only by `create`.
+The path is typed end to end: `cfg.type` names a `Profile`, the profile holds its `Wire`,
+the wire's loader imports the module and returns its `create`. Importing this module
+stays cheap: provider SDKs are imported only when a backend is built.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 import os
 from collections.abc import Mapping
 
@@ -15,12 +16,13 @@ from massgen.backends.profiles import (
     NO_KEY,
     PROFILES,
     Profile,
-    is_local,
     key_env_for,
     key_required,
 )
+from massgen.backends.wires import Problem, Wire
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import ConfigError
+from massgen.core.types import TYPED_PARAMS
 
 # Predecessor `type`s we do not implement yet, with the nearest thing that works today.
 _PREDECESSOR_TYPES: dict[str, str] = {
@@ -41,8 +43,6 @@ _KEY_FILES = (
     "(or run `massgen --setup`)"
 )
 
-Problem = tuple[str, str, str]  # (config key, what is wrong, how to fix it)
-
 
 def available_types() -> list[str]:
     return sorted(PROFILES)
@@ -54,49 +54,16 @@ def check(cfg: BackendConfig) -> Problem | None:
     profile = PROFILES.get(cfg.type)
     if profile is None:
         return _unknown_type(cfg.type)
-    if profile.wire == "grok":
-        from massgen.backends import grok  # cheap: xai_sdk and grpc load only on create
-
-        problem = grok.check(cfg)
-        if problem is not None:
-            return problem
-    if profile.wire == "local":
-        from massgen.backends import local  # cheap: llama_cpp is imported only to load a model
-
-        return local.check(cfg) or _unsupported_param(cfg, profile)
-    from_env = dict(profile.env_defaults)  # filled in by `create` from the environment
-    if not cfg.model and not profile.default_model and "model" not in from_env:
-        return ("model", f"backend type {cfg.type!r} needs a model", _model_fix(profile))
-    unsupported = _unsupported_param(cfg, profile)
-    if unsupported is not None:
-        return unsupported
-    base_url = cfg.base_url or profile.base_url
-    if not base_url and "base_url" in from_env:
-        return None
-    if not base_url:
-        fix = (
-            "set base_url to the server's OpenAI-compatible endpoint, e.g. http://localhost:8000/v1"
-        )
-        return ("base_url", f"backend type {cfg.type!r} needs a base_url", fix)
-    if not base_url.startswith(("http://", "https://")):
-        return (
-            "base_url",
-            f"base_url {base_url!r} is not an http(s) URL",
-            "start it with https://",
-        )
-    return None
+    return profile.wire.check(cfg, profile) or _unsupported_param(cfg, profile.wire)
 
 
-def _unsupported_param(cfg: BackendConfig, profile: Profile) -> Problem | None:
-    allowed = _WIRE_PARAMS.get(profile.wire)
-    if allowed is None:
-        return None
-    for name in _TYPED_PARAMS:
-        if getattr(cfg, name) is not None and name not in allowed:
+def _unsupported_param(cfg: BackendConfig, wire: Wire) -> Problem | None:
+    for name in TYPED_PARAMS:
+        if getattr(cfg, name) is not None and name not in wire.params:
             return (
                 name,
                 f"{name} is not a parameter of backend type {cfg.type!r}",
-                f"remove it (it takes {', '.join(sorted(allowed))}), or put it under "
+                f"remove it (it takes {', '.join(sorted(wire.params))}), or put it under "
                 "extra_body if the provider accepts it",
             )
     return None
@@ -113,12 +80,6 @@ def _unknown_type(type_: str) -> Problem:
         f"unknown backend type {type_!r}",
         f"{hint}available types: {', '.join(available_types())}",
     )
-
-
-def _model_fix(profile: Profile) -> str:
-    if profile.base_url and is_local(profile.base_url):
-        return "set model to a model the local server has loaded"
-    return f"set model to one of {profile.name}'s model ids"
 
 
 def resolve_api_key(cfg: BackendConfig, env: Mapping[str, str]) -> str:
@@ -147,7 +108,7 @@ def resolve_api_key(cfg: BackendConfig, env: Mapping[str, str]) -> str:
 
 
 def create(cfg: BackendConfig, *, env: Mapping[str, str] | None = None) -> Backend:
-    """Build the backend for `cfg`.
+    """Check `cfg`, then build its backend.
 
     Raises:
         ConfigError: `check` found a problem, or a required key is missing.
@@ -156,14 +117,20 @@ def create(cfg: BackendConfig, *, env: Mapping[str, str] | None = None) -> Backe
     if problem is not None:
         key, message, fix = problem
         raise ConfigError(message, path=f"backend.{key}", fix=fix)
+    return build(cfg, env=env)
+
+
+def build(cfg: BackendConfig, *, env: Mapping[str, str] | None = None) -> Backend:
+    """The backend for a `cfg` that `check` has passed.
+
+    Raises:
+        ConfigError: a required key, or a field the profile takes from the environment,
+            is missing.
+    """
     env = os.environ if env is None else env
     api_key = resolve_api_key(cfg, env)
     profile = PROFILES[cfg.type]
-    cfg = _with_env_defaults(cfg, profile, env)
-    # Imported here so that validation and `--help` never load a provider SDK.
-    module_name, _, function = _WIRE_MODULES[profile.wire].partition(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, function or "create")(cfg, profile, api_key)
+    return profile.wire.create(_with_env_defaults(cfg, profile, env), profile, api_key)
 
 
 def _with_env_defaults(
@@ -189,45 +156,3 @@ def _with_env_defaults(
                     fix=f"set {field} in the config, or add {names[0]}=... to {_KEY_FILES}",
                 )
     return cfg.model_copy(update=found) if found else cfg
-
-
-# One module per wire format; each exposes `create(cfg, profile, api_key) -> Backend`.
-_WIRE_MODULES: dict[str, str] = {
-    "chatcompletion": "massgen.backends.chat_completions",
-    "responses": "massgen.backends.responses",
-    "azure_responses": "massgen.backends.responses:create_azure",
-    "anthropic": "massgen.backends.anthropic_messages",
-    "gemini": "massgen.backends.gemini",
-    "grok": "massgen.backends.grok",
-    "local": "massgen.backends.local",
-}
-
-# The typed generation parameters each wire format takes; a config that sets another one is
-# refused rather than silently dropped. Wires not listed take every typed parameter.
-_TYPED_PARAMS = (
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "seed",
-    "stop",
-    "presence_penalty",
-    "frequency_penalty",
-    "reasoning_effort",
-    "reasoning_summary",
-    "thinking_budget",
-)
-_CHAT_PARAMS = frozenset(_TYPED_PARAMS[:8])
-_RESPONSES_PARAMS = frozenset(
-    {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary"}
-)
-_WIRE_PARAMS: dict[str, frozenset[str]] = {
-    "chatcompletion": _CHAT_PARAMS,
-    "responses": _RESPONSES_PARAMS,
-    "azure_responses": _RESPONSES_PARAMS,
-    "anthropic": frozenset(
-        {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
-    ),
-    "gemini": _CHAT_PARAMS | {"thinking_budget"},
-    "grok": _CHAT_PARAMS,
-    "local": _CHAT_PARAMS - {"reasoning_effort"},
-}

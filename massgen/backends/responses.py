@@ -9,10 +9,9 @@ become `BackendError`s. The SDK's own retries are off; `retry.retrying` bounds o
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -21,10 +20,9 @@ import openai
 
 from massgen.backends import tls
 from massgen.backends.chat_completions import map_error as map_openai_error
-from massgen.backends.chat_completions import merged_params, prompt_chars
-from massgen.backends.common import Retries, SdkBackend, estimated_usage, scrub
+from massgen.backends.chat_completions import prompt_chars
+from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, estimated_usage, wire_params
 from massgen.backends.profiles import Profile
-from massgen.backends.retry import OnRetry, RetryPolicy, Sleep
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import (
     BackendError,
@@ -49,8 +47,10 @@ from massgen.core.types import (
 
 # Azure's Responses API needs a recent api-version unless the endpoint is the v1 API.
 DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
-# The Responses API has no seed, stop or penalties; `registry.check` refuses them.
-_PARAM_NAMES = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"}
+# Ours -> the wire's. The Responses API has no seed, stop or penalties (`wires.RESPONSES`
+# does not accept them); reasoning effort and summary go in the `reasoning` object.
+PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"}
+_REASONING = {"reasoning_effort": "effort", "reasoning_summary": "summary"}
 
 
 class ResponsesBackend(SdkBackend):
@@ -60,42 +60,21 @@ class ResponsesBackend(SdkBackend):
     the `api-key` header, as `openai.AsyncAzureOpenAI` does it.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None,
-        api_key: str,
-        provider: str = "openai",
-        params: GenerationParams | None = None,
-        reasoning_summary: str | None = None,
-        azure_api_version: str | None = None,
-        timeout: float = 300.0,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-        rand: Callable[[], float] | None = None,
-        on_retry: OnRetry | None = None,
-    ) -> None:
-        retries = Retries(retry, sleep=sleep, rand=rand, on_retry=on_retry)
-        super().__init__(provider, model, api_key, params, retries)
-        self._summary = reasoning_summary
+    def __init__(self, endpoint: Endpoint, *, azure_api_version: str | None = None) -> None:
+        super().__init__(endpoint)
         # `read` bounds the gap between bytes, so a stalled stream fails in time.
-        limits = openai.Timeout(timeout, connect=min(timeout, 10.0))
-        self._client = _client(base_url, api_key, azure_api_version, limits)
+        limits = openai.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0))
+        self._client = _client(endpoint.base_url, endpoint.api_key, azure_api_version, limits)
 
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _attempt(self, request: Request) -> AsyncGenerator[BackendEvent, None]:
-        try:
-            async for event in self._events(request):
-                yield event
-        except openai.OpenAIError as exc:
-            raise scrub(map_openai_error(exc, self.name), self._secret) from None
-        except BackendError as error:
-            raise scrub(error, self._secret) from None
-        except json.JSONDecodeError as exc:
-            raise MalformedResponse(f"unparseable event: {exc}", provider=self.name) from None
+    def map_error(self, exc: Exception) -> BackendError | None:
+        if isinstance(exc, openai.OpenAIError):
+            return map_openai_error(exc, self.name)
+        if isinstance(exc, json.JSONDecodeError):
+            return MalformedResponse(f"unparseable event: {exc}", provider=self.name)
+        return None
 
     async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         stream = await self._client.responses.create(**self._payload(request))
@@ -122,19 +101,18 @@ class ResponsesBackend(SdkBackend):
             payload["tools"] = [_tool(t) for t in request.tools]
         if request.json_schema is not None:
             payload["text"] = {"format": _text_format(request.json_schema)}
-        payload.update(self._params_for(request.params))
+        payload.update(_params(request.params))
         return payload
 
-    def _params_for(self, override: GenerationParams) -> dict[str, Any]:
-        merged = merged_params(self._params, override)
-        out = {wire: merged[ours] for ours, wire in _PARAM_NAMES.items() if ours in merged}
-        reasoning = {"effort": merged.get("reasoning_effort"), "summary": self._summary}
-        reasoning = {k: v for k, v in reasoning.items() if v is not None}
-        if reasoning:
-            out["reasoning"] = reasoning
-        if "extra_body" in merged:
-            out["extra_body"] = merged["extra_body"]
-        return out
+
+def _params(params: GenerationParams) -> dict[str, Any]:
+    out = wire_params(params, PARAMS)
+    reasoning = wire_params(params, _REASONING)
+    if reasoning:
+        out["reasoning"] = reasoning
+    if params.extra_body:
+        out["extra_body"] = params.extra_body
+    return out
 
 
 def _client(
@@ -310,28 +288,16 @@ def _failure(error: Any, provider: str) -> BackendError:
     return BadRequest(message, provider=provider)
 
 
-# --- registry entry points --------------------------------------------------------------
+# --- entry points --------------------------------------------------------------
 
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> ResponsesBackend:
-    """The registry's entry point for `type: openai` (wire `responses`)."""
-    return ResponsesBackend(**_common(cfg, profile, api_key))
+    """The entry point of `wires.RESPONSES` (`type: openai`)."""
+    return ResponsesBackend(endpoint_for(cfg, profile, api_key))
 
 
 def create_azure(cfg: BackendConfig, profile: Profile, api_key: str) -> ResponsesBackend:
-    """`type: azure_openai`: `model` is the deployment name, `base_url` the endpoint."""
+    """The entry point of `wires.AZURE_RESPONSES` (`type: azure_openai`): `model` is the
+    deployment name, `base_url` the resource endpoint."""
     version = cfg.api_version or DEFAULT_AZURE_API_VERSION
-    return ResponsesBackend(**_common(cfg, profile, api_key), azure_api_version=version)
-
-
-def _common(cfg: BackendConfig, profile: Profile, api_key: str) -> dict[str, Any]:
-    return {
-        "model": cfg.model or profile.default_model or "",
-        "base_url": cfg.base_url or profile.base_url,
-        "api_key": api_key,
-        "provider": profile.name,
-        "params": cfg.generation_params(),
-        "reasoning_summary": cfg.reasoning_summary,
-        "timeout": cfg.request_timeout_seconds,
-        "retry": RetryPolicy(max_retries=cfg.max_retries),
-    }
+    return ResponsesBackend(endpoint_for(cfg, profile, api_key), azure_api_version=version)

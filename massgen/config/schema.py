@@ -7,6 +7,7 @@ Unknown keys are errors; nothing is forwarded to a provider unless it is declare
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -29,7 +30,8 @@ class BackendConfig(Strict):
     api_key: str | None = None
     base_url: str | None = None
     api_version: str | None = None
-    # Typed generation parameters; nothing else reaches the provider except `extra_body`.
+    # Typed generation parameters (`core.types.GenerationParams`); nothing else reaches the
+    # provider except `extra_body`.
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -50,17 +52,11 @@ class BackendConfig(Strict):
     max_retries: int = Field(default=3, ge=0, le=10)
 
     def generation_params(self) -> GenerationParams:
-        return GenerationParams(
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_tokens=self.max_tokens,
-            seed=self.seed,
-            stop=tuple(self.stop) if self.stop else None,
-            presence_penalty=self.presence_penalty,
-            frequency_penalty=self.frequency_penalty,
-            reasoning_effort=self.reasoning_effort,
-            extra_body=self.extra_body,
-        )
+        """The fields `GenerationParams` names, as this config sets them (a field that
+        `GenerationParams` gains must be declared above, with its bounds)."""
+        values = {f.name: getattr(self, f.name) for f in fields(GenerationParams)}
+        values["stop"] = tuple(self.stop) if self.stop else None
+        return GenerationParams(**values)
 
 
 class AgentConfig(Strict):

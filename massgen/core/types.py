@@ -40,7 +40,12 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class GenerationParams:
-    """Typed sampling parameters. `None` means "let the provider decide"."""
+    """Typed generation parameters. `None` means "let the provider decide".
+
+    The one list of them: the config's fields (`BackendConfig`) must match, and each wire
+    states which it accepts (`backends/wires.py`). They reach a backend only in the
+    `Request`, never through its constructor.
+    """
 
     temperature: float | None = None
     top_p: float | None = None
@@ -50,7 +55,18 @@ class GenerationParams:
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
     reasoning_effort: str | None = None
+    # OpenAI Responses: stream a summary of the model's reasoning.
+    reasoning_summary: str | None = None
+    # Anthropic, Gemini: thinking tokens (Anthropic adds them to max_tokens).
+    thinking_budget: int | None = None
+    # Provider fields we have no type for, merged into the request body as they are.
     extra_body: dict[str, Any] | None = None
+
+
+# Every typed parameter except the untyped `extra_body`, which each wire handles itself.
+TYPED_PARAMS: tuple[str, ...] = tuple(
+    name for name in GenerationParams.__dataclass_fields__ if name != "extra_body"
+)
 
 
 @dataclass(frozen=True, slots=True)

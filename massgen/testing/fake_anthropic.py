@@ -6,7 +6,7 @@ thinking, text and tool_use blocks, `message_delta` with the stop reason and usa
 unpatched. Replies come from the same policies as `FakeProvider`:
 
     with FakeAnthropic(Scripted([Reply(text="hi", reasoning="think")])) as fake:
-        backend = AnthropicBackend(model="claude-sonnet-4-5", base_url=fake.base_url, api_key="k")
+        backend = AnthropicBackend(Endpoint("test", "claude-sonnet-4-5", "k", fake.base_url))
 
 `Reply.reasoning` is a thinking block (with a signature); `FakeUsage.cached_tokens` are
 reported as `cache_read_input_tokens` (and not in `input_tokens`, as Anthropic counts).

@@ -8,7 +8,7 @@ carry one `GenerateContentResponse` JSON object, and Google-style JSON errors (`
 can script an OpenAI-compatible fake and this one alike.
 
     with FakeGemini(Scripted([Reply(text="hi")])) as fg:
-        backend = GeminiBackend(model="gemini-2.5-flash", base_url=fg.base_url, api_key="k")
+        backend = GeminiBackend(Endpoint("test", "gemini-2.5-flash", "k", fg.base_url))
 
 `google_fault` builds the errors Google's APIs send (the gRPC fake in `fake_xai` accepts
 them too). A fault with an HTTP `status` is the response's status, or with `at_chunk` > 0

@@ -5,7 +5,7 @@ Streams the real event sequence (`response.created` … `response.output_text.de
 against it unpatched. Replies come from the same policies as `FakeProvider`:
 
     with FakeResponses(Scripted([Reply(text="hi", reasoning="think")])) as fake:
-        backend = ResponsesBackend(model="gpt-5", base_url=fake.base_url, api_key="k")
+        backend = ResponsesBackend(Endpoint("test", "gpt-5", "k", fake.base_url))
 
 Reasoning is sent as a reasoning summary; `finish_reason="length"` ends with
 `response.incomplete`; `finish_reason=None` ends the stream before `response.completed`.

@@ -6,7 +6,7 @@ monkeypatching. A policy decides each reply; faults (HTTP errors, dropped or sta
 streams, unparseable chunks) are part of a reply. Stdlib only: the benchmark uses it too.
 
     with FakeProvider(Scripted([Reply(text="hi")])) as fp:
-        backend = ChatCompletionsBackend(model="m", base_url=fp.base_url, api_key="k")
+        backend = ChatCompletionsBackend(Endpoint("test", "m", "k", fp.base_url))
 
 The replies and policies live in `policy` and are re-exported here; the server is
 `http_fake.HttpFake` speaking `ChatWire`.

@@ -7,7 +7,7 @@ A policy decides each reply, as in `fake_provider`; the same `Reply`, `Fault`, `
 and `Scripted` work here:
 
     with FakeXai(Scripted([Reply(text="hi")])) as fx:
-        backend = GrokBackend(model="grok-4", base_url=fx.base_url, api_key="k")
+        backend = GrokBackend(Endpoint("test", "grok-4", "k", fx.base_url))
 
 Faults are HTTP-flavoured (`Fault.rate_limited(2)`, `fake_gemini.google_fault(...)`) and
 become what a gRPC server sends: the status code for the HTTP status (google.rpc.Code's

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from massgen.backends.chat_completions import ChatCompletionsBackend
+from massgen.backends.common import Endpoint, Retries
 from massgen.backends.retry import RetryPolicy
 
 # Test modules here share small helpers in backend_support.py.
@@ -31,15 +32,21 @@ def sleep() -> RecordingSleep:
 
 @pytest.fixture
 async def backends(sleep: RecordingSleep) -> AsyncIterator[Callable[..., MakeBackend]]:
-    """`backends(cls, **defaults)` gives `make(fake, *, max_retries=0, **kwargs)`, which
-    builds a `cls` pointed at the fake's `base_url`, with no retries unless asked, the
-    recording sleep and fixed jitter. Every backend built is closed at teardown."""
+    """`backends(cls, provider=..., model=..., api_key=...)` gives `make(fake, *,
+    max_retries=0, **changes)`, which builds a `cls` on an `Endpoint` pointed at the fake's
+    `base_url`, with no retries unless asked, the recording sleep and fixed jitter.
+    `changes` replace endpoint fields; other keywords go to `cls`. Every backend built is
+    closed at teardown."""
     made: list[Any] = []
 
     def factory(cls: type, **defaults: Any) -> MakeBackend:
         def make(fake: Any, *, max_retries: int = 0, **kwargs: Any) -> Any:
-            kwargs = {"base_url": fake.base_url, "rand": lambda: 0.5, **defaults, **kwargs}
-            backend = cls(retry=RetryPolicy(max_retries=max_retries), sleep=sleep, **kwargs)
+            fields = {"base_url": fake.base_url, **defaults}
+            for name in Endpoint.__dataclass_fields__:
+                if name in kwargs:
+                    fields[name] = kwargs.pop(name)
+            retries = Retries(RetryPolicy(max_retries=max_retries), sleep=sleep, rand=lambda: 0.5)
+            backend = cls(Endpoint(**fields, retries=retries), **kwargs)
             made.append(backend)
             return backend
 
@@ -53,4 +60,6 @@ async def backends(sleep: RecordingSleep) -> AsyncIterator[Callable[..., MakeBac
 @pytest.fixture
 def make_backend(backends: Callable[..., MakeBackend]) -> MakeBackend:
     """Build ChatCompletionsBackends against a FakeProvider."""
-    return backends(ChatCompletionsBackend, model="fake-model", api_key="sk-test-key")
+    return backends(
+        ChatCompletionsBackend, provider="chatcompletion", model="fake-model", api_key="sk-test-key"
+    )

@@ -110,9 +110,11 @@ async def test_local_server_needs_no_key_and_gets_config_params():
     with FakeProvider(Scripted([Reply(text="hello")])) as fp:
         config = cfg(type="vllm", model="Qwen/Qwen3-4B", base_url=fp.base_url, temperature=0.3)
         backend = registry.create(config, env={})
+        # The config's parameters travel in each request (as `Member.params` carries them).
+        request = ask(params=config.generation_params())
         try:
             assert backend.name == "vllm:Qwen/Qwen3-4B"
-            assert text_of(await collect(backend.stream(ask()))) == "hello"
+            assert text_of(await collect(backend.stream(request))) == "hello"
         finally:
             await backend.aclose()
         assert fp.headers[0]["authorization"] == "Bearer EMPTY"

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pytest
 
-from massgen.backends import local, local_models
+from massgen.backends import local, local_models, registry
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import ConfigError
 
@@ -205,4 +205,4 @@ def test_a_malformed_hf_reference_says_how_to_write_one():
     key, _, fix = local.check(BackendConfig(type="local", model="hf:acme/x.gguf"))
     assert key == "model" and "hf:<owner>/<repo>/<file>.gguf" in fix
     with pytest.raises(ConfigError):
-        local.create(BackendConfig(type="local", model="hf:acme/x.gguf"), None, "")  # type: ignore[arg-type]
+        registry.create(BackendConfig(type="local", model="hf:acme/x.gguf"))

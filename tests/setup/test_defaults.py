@@ -9,8 +9,8 @@ import pytest
 from massgen import defaults
 from massgen.api import load
 from massgen.backends import local_models
-from massgen.config.loader import load_config
 from massgen.config import presets
+from massgen.config.loader import load_config
 from massgen.core.errors import ConfigError
 
 

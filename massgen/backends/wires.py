@@ -1,0 +1,172 @@
+"""The wire formats: one `Wire` record per API format, naming the module that speaks it,
+the check a config must pass for it, and the generation parameters it accepts.
+
+Importing this module loads no provider SDK: a record reaches its module's `create`
+through a small loader that imports the module only when a backend is built, and the
+checks import nothing heavier than the wire module itself (whose SDK imports are lazy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from massgen.backends.base import Backend
+    from massgen.backends.profiles import Profile
+    from massgen.config.schema import BackendConfig
+
+Problem = tuple[str, str, str]  # (config key, what is wrong, how to fix it)
+Create = Callable[["BackendConfig", "Profile", str], "Backend"]
+Check = Callable[["BackendConfig", "Profile"], "Problem | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    name: str
+    # Imports the wire module (and so its SDK) and returns its entry point.
+    load: Callable[[], Create]
+    # What a config must satisfy beyond the schema; loads no SDK.
+    check: Check
+    # The `GenerationParams` names this format can send; a config that sets another one is
+    # refused rather than silently dropped. The module maps each one onto the wire.
+    params: frozenset[str]
+
+    def create(self, cfg: BackendConfig, profile: Profile, api_key: str) -> Backend:
+        return self.load()(cfg, profile, api_key)
+
+
+# --- entry points, imported when a backend is built ---------------------------------------
+
+
+def _chat_completions() -> Create:
+    from massgen.backends import chat_completions
+
+    return chat_completions.create
+
+
+def _responses() -> Create:
+    from massgen.backends import responses
+
+    return responses.create
+
+
+def _azure_responses() -> Create:
+    from massgen.backends import responses
+
+    return responses.create_azure
+
+
+def _anthropic_messages() -> Create:
+    from massgen.backends import anthropic_messages
+
+    return anthropic_messages.create
+
+
+def _gemini() -> Create:
+    from massgen.backends import gemini
+
+    return gemini.create
+
+
+def _grok() -> Create:
+    from massgen.backends import grok
+
+    return grok.create
+
+
+def _local() -> Create:
+    from massgen.backends import local
+
+    return local.create
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+
+def check_http(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    """An HTTP wire needs a model and an http(s) base URL, from the config, the profile or
+    (for fields the profile lists in `env_defaults`) the environment at `create` time."""
+    from_env = dict(profile.env_defaults)
+    if not cfg.model and not profile.default_model and "model" not in from_env:
+        return ("model", f"backend type {cfg.type!r} needs a model", _model_fix(profile))
+    base_url = cfg.base_url or profile.base_url
+    if not base_url and "base_url" in from_env:
+        return None
+    if not base_url:
+        fix = (
+            "set base_url to the server's OpenAI-compatible endpoint, e.g. http://localhost:8000/v1"
+        )
+        return ("base_url", f"backend type {cfg.type!r} needs a base_url", fix)
+    if not base_url.startswith(("http://", "https://")):
+        return (
+            "base_url",
+            f"base_url {base_url!r} is not an http(s) URL",
+            "start it with https://",
+        )
+    return None
+
+
+def _model_fix(profile: Profile) -> str:
+    from massgen.backends.profiles import is_local
+
+    if profile.base_url and is_local(profile.base_url):
+        return "set model to a model the local server has loaded"
+    return f"set model to one of {profile.name}'s model ids"
+
+
+def _check_grok(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    from massgen.backends import grok  # cheap: xai_sdk and grpc load only on create
+
+    return grok.check(cfg)
+
+
+def _check_local(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    from massgen.backends import local  # cheap: llama_cpp is imported only to load a model
+
+    return local.check(cfg)
+
+
+# --- the formats ----------------------------------------------------------------------------
+
+_CHAT_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "seed",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+        "reasoning_effort",
+    }
+)
+_RESPONSES_PARAMS = frozenset(
+    {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary"}
+)
+
+CHAT_COMPLETIONS = Wire("chatcompletion", _chat_completions, check_http, _CHAT_PARAMS)
+RESPONSES = Wire("responses", _responses, check_http, _RESPONSES_PARAMS)
+AZURE_RESPONSES = Wire("azure_responses", _azure_responses, check_http, _RESPONSES_PARAMS)
+ANTHROPIC_MESSAGES = Wire(
+    "anthropic",
+    _anthropic_messages,
+    check_http,
+    frozenset(
+        {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
+    ),
+)
+GEMINI = Wire("gemini", _gemini, check_http, _CHAT_PARAMS | {"thinking_budget"})
+GROK = Wire("grok", _grok, _check_grok, _CHAT_PARAMS)
+LOCAL = Wire("local", _local, _check_local, _CHAT_PARAMS - {"reasoning_effort"})
+
+WIRES: tuple[Wire, ...] = (
+    CHAT_COMPLETIONS,
+    RESPONSES,
+    AZURE_RESPONSES,
+    ANTHROPIC_MESSAGES,
+    GEMINI,
+    GROK,
+    LOCAL,
+)

@@ -1,0 +1,595 @@
+"""The contract every SDK wire keeps, run against each loopback fake through the real SDK:
+streaming, tool calls, faults and retries, key scrubbing, early stop, the registry's
+defaults, parameters, a team run. What only one wire does is tested in its own module.
+
+Each wire is described once, as a `WireFake`: how to start its fake, build its backend,
+and read what it sent. A new wire gets the whole contract by adding one.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from backend_support import ask, collect, text_of
+
+import massgen
+from massgen.backends import registry, wires
+from massgen.backends.anthropic_messages import AnthropicBackend
+from massgen.backends.chat_completions import ChatCompletionsBackend
+from massgen.backends.common import Endpoint
+from massgen.backends.gemini import GeminiBackend
+from massgen.backends.grok import GrokBackend
+from massgen.backends.profiles import PROFILES
+from massgen.backends.responses import ResponsesBackend
+from massgen.backends.wires import Wire
+from massgen.config.schema import BackendConfig
+from massgen.core.errors import (
+    AuthFailed,
+    BadRequest,
+    ConfigError,
+    ContextTooLong,
+    MalformedResponse,
+    ProviderUnavailable,
+    RateLimited,
+)
+from massgen.core.types import (
+    TYPED_PARAMS,
+    Finish,
+    GenerationParams,
+    TextChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from massgen.testing import FakeProvider, Fault, Reply, Scripted
+from massgen.testing import fake_gemini as fg
+from massgen.testing.fake_anthropic import FakeAnthropic
+from massgen.testing.fake_gemini import FakeGemini, google_fault
+from massgen.testing.fake_openai_responses import FakeResponses
+from massgen.testing.fake_xai import FakeXai
+
+Faults = tuple[tuple[Fault, type, int | None], ...]
+
+
+@dataclass(frozen=True)
+class WireFake:
+    """One wire format as the contract drives it."""
+
+    type: str  # the config type the registry tests use
+    fake: Callable[..., Any]  # `fake(policy)` -> a started-on-enter loopback server
+    backend: type
+    model: str
+    key_names: str  # how a missing key is named, e.g. "GOOGLE_API_KEY or GEMINI_API_KEY"
+    key_sent: Callable[[Any, int], str]  # the key the fake received with request n
+    temperature_sent: Callable[[dict[str, Any]], Any]  # as the fake recorded the body
+    unauthorized: Callable[[str], Fault]
+    # Each retry-after form the wire knows, as `form(seconds)`.
+    rate_limits: tuple[Callable[[float], Fault], ...]
+    server_error: Callable[[], Fault]
+    faults: Faults  # (fault, our error, its status); status None: the wire has none
+    call_ids: tuple[str, str]
+    drop_after_two_words: int  # chunks sent before a drop that leaves "one two "
+    drop_wording: str  # what the error for that drop says
+    drop_before_text: int  # chunks sent before a drop that leaves no text
+    malformed: Reply
+    stalled_text: str  # what arrived before a stall at the second chunk
+    stall_wording: str  # what the error for that stall says
+    refused_wording: str  # the error for a closed port
+    exact_messages: bool = True  # False: the provider message ends the error's message
+    estimates_usage: bool = True  # False: the wire always reports usage
+
+    @property
+    def wire(self) -> Wire:
+        return PROFILES[self.type].wire
+
+    @property
+    def provider(self) -> str:
+        return self.type
+
+    @property
+    def default_model(self) -> str | None:
+        return PROFILES[self.type].default_model
+
+
+def _bearer(fake: Any, n: int) -> str:
+    scheme, _, key = fake.headers[n]["authorization"].partition(" ")
+    assert scheme == "Bearer"
+    return key
+
+
+def _anthropic_key(fake: Any, n: int) -> str:
+    return fake.headers[n].get("x-api-key") or _bearer(fake, n)
+
+
+def _http_faults(*extra: tuple[Fault, type, int]) -> Faults:
+    return (
+        (Fault.unauthorized("Incorrect API key provided: sk-te***"), AuthFailed, 401),
+        (Fault.http(403, "Project does not have access to model"), AuthFailed, 403),
+        (Fault.rate_limited(message="Slow down, please"), RateLimited, 429),
+        (Fault.server_error("Upstream overloaded"), ProviderUnavailable, 500),
+        *extra,
+    )
+
+
+CHAT = WireFake(
+    type="zai",
+    fake=FakeProvider,
+    backend=ChatCompletionsBackend,
+    model="fake-model",
+    key_names="ZAI_API_KEY",
+    key_sent=_bearer,
+    temperature_sent=lambda body: body.get("temperature"),
+    unauthorized=Fault.unauthorized,
+    rate_limits=(Fault.rate_limited,),
+    server_error=Fault.server_error,
+    faults=_http_faults(
+        (Fault.http(503, "Service unavailable"), ProviderUnavailable, 503),
+        (Fault.context_length_exceeded(), ContextTooLong, 400),
+        (
+            Fault.http(400, "prompt is too long: 210000 tokens > 200000 maximum"),
+            ContextTooLong,
+            400,
+        ),
+        (Fault.http(400, "temperature must be at most 2"), BadRequest, 400),
+        (Fault.http(404, "The model `nope` does not exist"), BadRequest, 404),
+    ),
+    call_ids=("call_fake_0", "call_fake_1"),
+    drop_after_two_words=3,
+    drop_wording="",
+    drop_before_text=0,
+    malformed=Reply(text="x", fault=Fault(malformed_chunk=True)),
+    stalled_text="slow ",
+    stall_wording="timed out",
+    refused_wording="",
+)
+RESPONSES = WireFake(
+    type="openai",
+    fake=FakeResponses,
+    backend=ResponsesBackend,
+    model="gpt-5",
+    key_names="OPENAI_API_KEY",
+    key_sent=_bearer,
+    temperature_sent=lambda body: body.get("temperature"),
+    unauthorized=Fault.unauthorized,
+    rate_limits=(Fault.rate_limited,),
+    server_error=Fault.server_error,
+    faults=_http_faults(
+        (Fault.http(503, "Service unavailable"), ProviderUnavailable, 503),
+        (Fault.context_length_exceeded(), ContextTooLong, 400),
+        (Fault.http(400, "Unsupported parameter: 'temperature'"), BadRequest, 400),
+    ),
+    call_ids=("call_fake_0", "call_fake_1"),
+    drop_after_two_words=6,
+    drop_wording="",
+    drop_before_text=1,
+    malformed=Reply(text="hello there", fault=Fault(malformed_chunk=True, at_chunk=2)),
+    stalled_text="",
+    stall_wording="timed out",
+    refused_wording="",
+)
+ANTHROPIC = WireFake(
+    type="claude",
+    fake=FakeAnthropic,
+    backend=AnthropicBackend,
+    model="claude-sonnet-4-6",
+    key_names="ANTHROPIC_API_KEY",
+    key_sent=_anthropic_key,
+    temperature_sent=lambda body: body.get("temperature"),
+    unauthorized=Fault.unauthorized,
+    rate_limits=(Fault.rate_limited,),
+    server_error=Fault.server_error,
+    faults=_http_faults(
+        (Fault.http(529, "Overloaded"), ProviderUnavailable, 529),
+        (Fault.http(400, "max_tokens: must be at most 64000"), BadRequest, 400),
+        (Fault.http(404, "model: claude-nope"), BadRequest, 404),
+    ),
+    call_ids=("toolu_fake_0", "toolu_fake_1"),
+    drop_after_two_words=5,
+    drop_wording="interrupted",
+    drop_before_text=0,
+    malformed=Reply(text="hello there", fault=Fault(malformed_chunk=True, at_chunk=2)),
+    stalled_text="",
+    stall_wording="",
+    refused_wording="",
+    estimates_usage=False,  # message_start carries the counts
+)
+GEMINI = WireFake(
+    type="gemini",
+    fake=FakeGemini,
+    backend=GeminiBackend,
+    model="gemini-2.5-flash",
+    key_names="GOOGLE_API_KEY or GEMINI_API_KEY",
+    key_sent=lambda fake, n: fake.headers[n]["x-goog-api-key"],
+    temperature_sent=lambda body: body.get("generationConfig", {}).get("temperature"),
+    unauthorized=fg.invalid_api_key,
+    rate_limits=(lambda seconds: fg.rate_limited(retry_delay=seconds),),
+    server_error=fg.server_error,
+    faults=(
+        (fg.invalid_api_key(), AuthFailed, 400),
+        (fg.google_fault(401, "Request had invalid authentication credentials."), AuthFailed, 401),
+        (fg.permission_denied(), AuthFailed, 403),
+        (fg.rate_limited(message="Quota exceeded for metric"), RateLimited, 429),
+        (fg.server_error(), ProviderUnavailable, 500),
+        (fg.unavailable(), ProviderUnavailable, 503),
+        (
+            fg.google_fault(504, "Deadline expired before operation could complete."),
+            ProviderUnavailable,
+            504,
+        ),
+        (fg.context_too_long(), ContextTooLong, 400),
+        (
+            fg.google_fault(400, "* GenerateContentRequest.contents: contents is not specified"),
+            BadRequest,
+            400,
+        ),
+        (fg.google_fault(404, "models/nope is not found for API version v1beta"), BadRequest, 404),
+    ),
+    call_ids=("call_1", "call_2"),
+    drop_after_two_words=2,
+    drop_wording="dropped",
+    drop_before_text=0,
+    malformed=Reply(text="x", fault=Fault(malformed_chunk=True)),
+    stalled_text="slow words ",
+    stall_wording="timed out",
+    refused_wording="connection error",
+)
+GROK = WireFake(
+    type="grok",
+    fake=FakeXai,
+    backend=GrokBackend,
+    model="grok-4",
+    key_names="XAI_API_KEY",
+    key_sent=lambda fake, n: fake.metadata[n]["authorization"].partition("Bearer ")[2],
+    temperature_sent=lambda body: body.get("temperature"),
+    unauthorized=Fault.unauthorized,
+    # A google.rpc.RetryInfo in the rich status, and a retry-after entry.
+    rate_limits=(
+        lambda seconds: google_fault(429, "slow down", retry_delay=seconds),
+        Fault.rate_limited,
+    ),
+    server_error=lambda: google_fault(503, "busy"),
+    faults=(
+        (Fault.unauthorized("Incorrect API key provided: xa***"), AuthFailed, None),
+        (
+            google_fault(403, "The caller does not have permission to use model grok-9"),
+            AuthFailed,
+            None,
+        ),
+        (Fault.rate_limited(message="Too many requests"), RateLimited, None),
+        (google_fault(500, "Internal error while sampling"), ProviderUnavailable, None),
+        (google_fault(503, "Service temporarily unavailable"), ProviderUnavailable, None),
+        (google_fault(504, "Deadline exceeded"), ProviderUnavailable, None),
+        (
+            google_fault(
+                400,
+                "This model's maximum prompt length is 131072 but the request "
+                "contains 140000 tokens.",
+            ),
+            ContextTooLong,
+            None,
+        ),
+        (google_fault(400, "temperature must be at most 2"), BadRequest, None),
+        (google_fault(404, "The model grok-9 does not exist"), BadRequest, None),
+    ),
+    call_ids=("call_fake_0", "call_fake_1"),
+    drop_after_two_words=2,
+    drop_wording="reset",
+    drop_before_text=0,
+    malformed=Reply(text="x y", fault=Fault(malformed_chunk=True, at_chunk=1)),
+    stalled_text="slow words ",
+    stall_wording="timed out",
+    refused_wording="",
+    exact_messages=False,  # a gRPC status carries the provider's message after its own
+)
+WIRE_FAKES = (CHAT, RESPONSES, ANTHROPIC, GEMINI, GROK)
+KEY = "sk-contract-key-123"
+TOOL = ToolSpec("vote", "Vote for an answer.", {"type": "object", "properties": {}})
+
+
+@pytest.fixture(params=WIRE_FAKES, ids=lambda w: w.wire.name)
+def wire(request: pytest.FixtureRequest) -> WireFake:
+    return request.param
+
+
+@pytest.fixture
+def make(wire: WireFake, backends):
+    """`make(fake, **changes)`: the wire's backend against `fake` (see conftest)."""
+    return backends(wire.backend, provider=wire.provider, model=wire.model, api_key=KEY)
+
+
+def _fault_cases() -> list[Any]:
+    return [
+        pytest.param(w, fault, error, status, id=f"{w.wire.name}-{error.__name__}-{i}")
+        for w in WIRE_FAKES
+        for i, (fault, error, status) in enumerate(w.faults)
+    ]
+
+
+# --- streaming --------------------------------------------------------------------------
+
+
+async def test_streams_text_word_by_word_then_usage_and_finish(wire, make):
+    with wire.fake(Scripted([Reply(text="The answer is 42.")])) as fake:
+        events = await collect(make(fake).stream(ask()))
+    assert [e for e in events if isinstance(e, TextChunk)] == [
+        TextChunk("The "),
+        TextChunk("answer "),
+        TextChunk("is "),
+        TextChunk("42."),
+    ]
+    assert isinstance(events[-2], Usage) and not events[-2].estimated
+    assert events[-1] == Finish("stop")
+
+
+async def test_tool_calls_come_whole_with_json_arguments(wire, make):
+    calls = [
+        ("new_answer", {"content": 'A long answer with "quotes" and unicode: é'}),
+        ("vote", {"agent_id": "agent2.1", "reason": "best"}),
+    ]
+    with wire.fake(Scripted([Reply(tool_calls=calls)])) as fake:
+        events = await collect(make(fake).stream(ask(tools=(TOOL,))))
+    tool_calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in tool_calls] == [
+        (wire.call_ids[0], *calls[0]),
+        (wire.call_ids[1], *calls[1]),
+    ]
+    assert events[-1] == Finish("tool_calls")
+
+
+async def test_usage_is_estimated_when_the_server_sends_none(wire, make):
+    if not wire.estimates_usage:
+        pytest.skip(f"{wire.wire.name} always counts tokens in its first event")
+    with wire.fake(Scripted([Reply(text="y" * 40, usage=None)])) as fake:
+        events = await collect(make(fake).stream(ask("x" * 400)))
+    assert Usage(input_tokens=100, output_tokens=10, estimated=True) in events
+
+
+async def test_sends_the_key_and_names_itself(wire, make):
+    with wire.fake(Scripted([Reply(text="ok")])) as fake:
+        backend = make(fake, model="other-model")
+        await collect(backend.stream(ask()))
+        assert wire.key_sent(fake, 0) == KEY
+    assert backend.name == f"{wire.provider}:other-model"
+
+
+async def test_stopping_early_leaves_the_backend_usable(wire, make):
+    with wire.fake(Scripted([Reply(text="a b c d"), Reply(text="again")])) as fake:
+        backend = make(fake)
+        stream = backend.stream(ask())
+        async for _event in stream:
+            break
+        await stream.aclose()
+        assert text_of(await collect(backend.stream(ask()))) == "again"
+
+
+# --- faults and retries -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("wire", "fault", "error_type", "status"), _fault_cases())
+async def test_faults_map_to_our_errors_with_the_provider_message(
+    wire, fault, error_type, status, backends
+):
+    make = backends(wire.backend, provider=wire.provider, model=wire.model, api_key=KEY)
+    with wire.fake(Scripted([Reply(fault=fault)])) as fake, pytest.raises(error_type) as raised:
+        await collect(make(fake).stream(ask()))
+    error, sent = raised.value, fault.body["error"]["message"]
+    assert type(error) is error_type
+    assert error.status == status
+    assert error.message == sent if wire.exact_messages else error.message.endswith(sent)
+    assert error.provider == f"{wire.provider}:{wire.model}"
+
+
+async def test_the_api_key_never_appears_in_errors(wire, make):
+    key = "sk-live-very-secret-123"
+    fault = wire.unauthorized(f"Incorrect API key provided: {key}.")
+    with wire.fake(Scripted([Reply(fault=fault)])) as fake, pytest.raises(AuthFailed) as raised:
+        await collect(make(fake, api_key=key).stream(ask()))
+    assert key not in str(raised.value) and key not in repr(raised.value.args)
+    assert "***" in str(raised.value) and "***" in raised.value.message
+
+
+async def test_rate_limited_twice_then_succeeds_after_honouring_retry_after(wire, make, sleep):
+    forms = wire.rate_limits
+    faults = [forms[0](2), forms[-1](0.5)]
+    with wire.fake(Scripted([*(Reply(fault=f) for f in faults), Reply(text="ok")])) as fake:
+        events = await collect(make(fake, max_retries=3).stream(ask()))
+        assert len(fake.requests) == 3
+    assert text_of(events) == "ok"
+    assert sleep.delays == [2.0, 0.5]
+
+
+async def test_server_errors_back_off_with_jitter_then_give_up(wire, make, sleep):
+    with wire.fake(Scripted([Reply(fault=wire.server_error()) for _ in range(3)])) as fake:
+        with pytest.raises(ProviderUnavailable):
+            await collect(make(fake, max_retries=2).stream(ask()))
+        assert len(fake.requests) == 3
+    assert sleep.delays == [0.5, 1.0]  # rand() = 0.5 of 1 s, then of 2 s
+
+
+async def test_auth_failure_is_not_retried(wire, make, sleep):
+    replies = [Reply(fault=wire.unauthorized("bad key")), Reply(text="ok")]
+    with wire.fake(Scripted(replies)) as fake:
+        with pytest.raises(AuthFailed):
+            await collect(make(fake, max_retries=3).stream(ask()))
+        assert len(fake.requests) == 1
+    assert sleep.delays == []
+
+
+async def test_a_drop_after_text_is_raised_and_the_text_never_repeats(wire, make, sleep):
+    dropped = Reply(
+        text="one two three four", fault=Fault(drop_after_chunks=wire.drop_after_two_words)
+    )
+    with wire.fake(Scripted([dropped, Reply(text="one two three four")])) as fake:
+        seen = []
+        with pytest.raises(ProviderUnavailable, match=wire.drop_wording):
+            async for event in make(fake, max_retries=3).stream(ask()):
+                seen.append(event)
+        assert len(fake.requests) == 1
+    assert text_of(seen) == "one two "  # the words sent before the drop, once
+    assert sleep.delays == []
+
+
+async def test_a_drop_before_any_text_is_retried(wire, make, sleep):
+    lost = Reply(text="lost", fault=Fault(drop_after_chunks=wire.drop_before_text))
+    with wire.fake(Scripted([lost, Reply(text="kept")])) as fake:
+        events = await collect(make(fake, max_retries=1).stream(ask()))
+    assert text_of(events) == "kept" and len(sleep.delays) == 1
+
+
+async def test_a_stream_without_its_end_ended_early(wire, make):
+    cut = Reply(text="half an", finish_reason=None)
+    with (
+        wire.fake(Scripted([cut])) as fake,
+        pytest.raises(ProviderUnavailable, match="ended early"),
+    ):
+        await collect(make(fake).stream(ask()))
+
+
+async def test_a_malformed_chunk_is_a_malformed_response(wire, make):
+    with wire.fake(Scripted([wire.malformed])) as fake, pytest.raises(MalformedResponse):
+        await collect(make(fake).stream(ask()))
+
+
+async def test_a_stalled_stream_fails_at_the_read_timeout(wire, make):
+    stalled = Reply(text="slow words here", fault=Fault(stall_seconds=10, at_chunk=2))
+    with wire.fake(Scripted([stalled])) as fake:
+        started = time.monotonic()
+        seen = []
+        backend = make(fake, timeout=0.3)
+        with pytest.raises(ProviderUnavailable, match=wire.stall_wording):
+            async for event in backend.stream(ask()):
+                seen.append(event)
+        await backend.aclose()  # before the server goes: no GOAWAY noise in the log
+    assert time.monotonic() - started < 5
+    assert text_of(seen) == wire.stalled_text
+
+
+async def test_a_closed_port_is_provider_unavailable(wire):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}" + ("/v1" if wire is CHAT or wire is RESPONSES else "")
+    backend = wire.backend(Endpoint(wire.provider, "m", "k", base_url))
+    try:
+        with pytest.raises(ProviderUnavailable, match=wire.refused_wording):
+            await collect(backend.stream(ask()))
+    finally:
+        await backend.aclose()
+
+
+# --- parameters -------------------------------------------------------------------------
+
+# A value for each typed parameter that every config accepts.
+PARAM_VALUES: dict[str, Any] = {
+    "temperature": 0.5,
+    "top_p": 0.5,
+    "max_tokens": 77,
+    "seed": 7,
+    "stop": ("END",),
+    "presence_penalty": 0.5,
+    "frequency_penalty": 0.5,
+    "reasoning_effort": "high",
+    "reasoning_summary": "auto",
+    "thinking_budget": 2048,
+}
+
+
+def test_every_typed_parameter_has_a_test_value_and_a_config_field():
+    assert set(PARAM_VALUES) == set(TYPED_PARAMS)
+    assert set(TYPED_PARAMS) <= set(BackendConfig.model_fields)
+
+
+@pytest.mark.parametrize("wire_record", wires.WIRES, ids=lambda w: w.name)
+def test_a_wire_refuses_the_parameters_it_does_not_accept(wire_record):
+    # A profile of this wire whose config is complete without the parameter.
+    complete = [
+        p.name
+        for p in PROFILES.values()
+        if p.wire is wire_record and registry.check(BackendConfig(type=p.name)) is None
+    ]
+    if not complete:
+        pytest.skip(f"{wire_record.name} cannot run here (the local model is not installed)")
+    for name in sorted(set(TYPED_PARAMS) - wire_record.params):
+        config = BackendConfig(type=complete[0], **{name: PARAM_VALUES[name]})
+        key, message, fix = registry.check(config)
+        assert key == name
+        assert f"not a parameter of backend type {complete[0]!r}" in message
+        assert "extra_body" in fix
+
+
+async def test_every_parameter_a_wire_accepts_reaches_the_wire(wire, make):
+    assert wire.wire.params <= set(TYPED_PARAMS)
+    with wire.fake() as fake:
+        backend = make(fake)
+        await collect(backend.stream(ask()))
+        for name in sorted(wire.wire.params):
+            config = BackendConfig(type=wire.type, model="m", **{name: PARAM_VALUES[name]})
+            assert registry.check(config) is None, name
+            await collect(
+                backend.stream(ask(params=GenerationParams(**{name: PARAM_VALUES[name]})))
+            )
+        plain, *with_one = fake.requests
+    for name, body in zip(sorted(wire.wire.params), with_one, strict=True):
+        assert body != plain, f"{name} did not change what {wire.wire.name} sent"
+
+
+# --- the registry, a preset and a team --------------------------------------------------
+
+
+async def test_the_registry_builds_it_with_the_profile_defaults_and_the_env_key(wire):
+    assert registry.create(BackendConfig(type=wire.type), env={wire.key_names.split()[-1]: "k"})
+    with wire.fake(Scripted([Reply(text="ok")])) as fake:
+        cfg = BackendConfig(type=wire.type, base_url=fake.base_url, max_retries=0)
+        backend = registry.create(cfg, env={wire.key_names.split()[0]: "sk-env"})
+        try:
+            assert isinstance(backend, wire.backend)
+            assert backend.name == f"{wire.type}:{wire.default_model}"
+            await collect(backend.stream(ask()))
+        finally:
+            await backend.aclose()
+        assert wire.key_sent(fake, 0) == "sk-env"
+        assert fake.requests[0]["model"] == wire.default_model
+
+
+def test_a_missing_key_names_the_variable_and_where_to_put_it(wire):
+    with pytest.raises(ConfigError) as raised:
+        registry.create(BackendConfig(type=wire.type), env={})
+    for text in (str(raised.value), raised.value.render()):
+        for part in (wire.key_names, ".env", "~/.config/massgen/.env", "massgen --setup"):
+            assert part in text
+
+
+def test_the_shipped_preset_uses_this_type(wire):
+    from massgen.config import load_config, resolve_config_arg
+
+    config = load_config(resolve_config_arg(f"@examples/providers/{wire.type}"))
+    assert registry.check(config.agents[0].backend) is None
+    assert config.agents[0].backend.type == wire.type
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def test_a_team_answers_votes_presents_and_sends_the_config_temperature(wire, in_tmp):
+    with wire.fake() as fake:
+        backend = {"type": wire.type, "base_url": fake.base_url, "api_key": "k", "temperature": 0.3}
+        agents = [
+            {"id": f"a{i}", "backend": {**backend, "model": f"{wire.type}-fake-{i}"}}
+            for i in range(3)
+        ]
+        result = massgen.run("What is 2+2?", config={"agents": agents}, logs=False)
+        assert {r["model"] for r in fake.requests} == {f"{wire.type}-fake-{i}" for i in range(3)}
+        assert {wire.temperature_sent(r) for r in fake.requests} == {0.3}
+    assert result.ok
+    assert result.answer.startswith(f"Final answer from {wire.type}-fake-")
+    assert len(result.votes) == 3 and all(v.target == result.winner for v in result.votes)
+    assert result.total_usage.input_tokens > 0
