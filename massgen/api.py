@@ -21,6 +21,7 @@ from massgen.config import loader
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.loading import ConfigLike, LoadedConfig, load
 
@@ -52,7 +53,7 @@ class RoundUsage:
 @dataclass(frozen=True, slots=True)
 class RunResult:
     answer: str
-    status: str  # "ok", "degraded" (some agents failed), "timeout", "failed", "interrupted"
+    status: Status
     reason: str
     winner: str | None
     winner_label: str | None
@@ -74,7 +75,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in {"ok", "degraded"}
+        return self.status.complete
 
     @property
     def total_usage(self) -> Usage:

@@ -29,6 +29,7 @@ from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.log import logger
 
@@ -36,7 +37,7 @@ from massgen.log import logger
 @dataclass(frozen=True, slots=True)
 class TeamOutcome:
     answer: str
-    status: str  # "ok", "degraded", "timeout", "failed", "interrupted"
+    status: Status
     reason: str
     winner: str | None
     winner_label: str | None
@@ -75,7 +76,7 @@ class Orchestrator:
         try:
             outcome = await self._run_until(deadline)
         except asyncio.CancelledError:
-            self._finish(self._fallback("interrupted", "interrupted by the user"))
+            self._finish(self._fallback(Status.INTERRUPTED, "interrupted by the user"))
             raise
         return self._finish(outcome)
 
@@ -101,11 +102,11 @@ class Orchestrator:
             async with asyncio.timeout_at(deadline):
                 await self._coordinate()
         except TimeoutError:
-            return self._fallback("timeout", f"deadline of {self.deadline_seconds:g}s reached")
+            return self._fallback(Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached")
         decision = decide(self.board, self.settings.self_votes)
         if decision.winner is None:
             self._announce(decision, "all agents failed")
-            return self._outcome(decision, "", "failed", "all agents failed")
+            return self._outcome(decision, "", Status.FAILED, "all agents failed")
         self._announce(decision, self._consensus_reason())
         try:
             async with asyncio.timeout_at(deadline):
@@ -114,8 +115,8 @@ class Orchestrator:
             reason = (
                 "deadline reached during the final presentation; the selected answer is shown as is"
             )
-            return self._outcome(decision, decision.winner.content, "timeout", reason)
-        status = "degraded" if self.failed else "ok"
+            return self._outcome(decision, decision.winner.content, Status.TIMEOUT, reason)
+        status = Status.DEGRADED if self.failed else Status.OK
         return self._outcome(decision, answer, status, self._consensus_reason())
 
     def _finish(self, outcome: TeamOutcome) -> TeamOutcome:
@@ -372,7 +373,7 @@ class Orchestrator:
             history=self.history,
         )
 
-    def _fallback(self, status: str, reason: str) -> TeamOutcome:
+    def _fallback(self, status: Status, reason: str) -> TeamOutcome:
         """The best available answer when the run cannot finish normally."""
         decision = decide(self.board, self.settings.self_votes)
         if not self.board.standing_votes() and self.board.total_answers:
@@ -382,7 +383,7 @@ class Orchestrator:
         answer = decision.winner.content if decision.winner else ""
         return self._outcome(decision, answer, status, reason)
 
-    def _outcome(self, decision: Decision, answer: str, status: str, reason: str) -> TeamOutcome:
+    def _outcome(self, decision: Decision, answer: str, status: Status, reason: str) -> TeamOutcome:
         winner = decision.winner
         return TeamOutcome(
             answer=answer,

@@ -13,6 +13,8 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from massgen.core.status import Status
+
 
 def _now() -> float:
     return time.time()
@@ -162,7 +164,7 @@ class FinalTextDelta(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(Event):
     answer: str
-    status: str  # "ok", "degraded", "timeout", "interrupted", "failed"
+    status: Status
     reason: str
     winner: str | None
     winner_label: str | None
@@ -219,4 +221,6 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     for key in ("agents", "answers_in_view"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
+    if "status" in kwargs:
+        kwargs["status"] = Status(kwargs["status"])
     return cls(**kwargs)

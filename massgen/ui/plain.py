@@ -12,6 +12,7 @@ from typing import TextIO
 
 from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.record.text import preview
 from massgen.ui.action_text import RunText
 
@@ -172,7 +173,7 @@ def _spent(spent: Spent) -> str:
 def _final_block(finished: ev.RunFinished) -> str:
     header = "=" * 20 + " final answer " + "=" * 20
     note = ""
-    if finished.status != "ok":
+    if finished.status is not Status.OK:
         note = f"\n({finished.status}: {finished.reason})"
     for agent, error in finished.failed_agents.items():
         note += f"\n(agent {agent} failed: {error})"

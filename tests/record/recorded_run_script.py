@@ -24,6 +24,7 @@ from massgen.core.events import (
     VoteCast,
     VoteInvalidated,
 )
+from massgen.core.status import Status
 
 T0 = 1_700_000_000.0
 QUESTION = "What is the capital of France?"
@@ -114,7 +115,7 @@ def three_agent_run() -> list[AnyEvent]:
         RunFinished(
             at=next(at),
             answer=FINAL,
-            status="degraded",
+            status=Status.DEGRADED,
             reason="consensus; 1 agent failed",
             winner="beta",
             winner_label="agent2.1",

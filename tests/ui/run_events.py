@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from massgen.core import events as ev
+from massgen.core.status import Status
 
 QUESTION = "What is the capital of France? Answer in one short paragraph."
 LABELS = {"careful": "agent1", "balanced": "agent2", "creative": "agent3"}
@@ -61,7 +62,7 @@ def ending() -> list[ev.AnyEvent]:
         ev.FinalTextDelta(agent="careful", text=FINAL, at=6),
         ev.RunFinished(
             answer=FINAL,
-            status="degraded",
+            status=Status.DEGRADED,
             reason="consensus: 2 of 3 agents hold a standing vote; failed: creative",
             winner="careful",
             winner_label="agent1.1",
