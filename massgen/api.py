@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.core.types import Usage
+from massgen.core.usage import UsageLedger
 from massgen.loading import ConfigLike, LoadedConfig, load
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]
@@ -101,7 +102,7 @@ class TeamRun:
         cli_args: list[str] | None = None,
     ) -> None:
         self.loaded, self.question, self.history = loaded, question, tuple(history)
-        self.ledger = _Ledger()
+        self.ledger = UsageLedger()
         self.sinks = [self.ledger, *sinks]
         self.logs = logs and loaded.config.ui.logging_enabled
         self.log_dir = log_dir
@@ -179,49 +180,12 @@ class TeamRun:
             log_dir=self.log_dir,
             failed_agents=dict(outcome.failed),
             tie_break=outcome.tie_break,
-            cost_usd=self.ledger.costs(outcome.usage),
-            rounds=tuple(self.ledger.rounds),
+            cost_usd={agent: self.ledger.of(agent).cost_usd for agent in outcome.usage},
+            rounds=tuple(
+                RoundUsage(r.agent, r.run, r.phase, r.spend.usage, r.spend.cost_usd)
+                for r in self.ledger.rounds
+            ),
         )
-
-
-class _Ledger:
-    """Usage and cost per agent run (all its model calls), folded from the events."""
-
-    def __init__(self) -> None:
-        self._rounds: dict[tuple[str, int, str], RoundUsage] = {}
-        self._run: dict[str, int] = {}
-
-    def __call__(self, event: ev.AnyEvent) -> None:
-        if isinstance(event, ev.AgentStarted):
-            self._run[event.agent] = event.run
-        elif isinstance(event, ev.UsageReported):
-            key = (event.agent, self._run.get(event.agent, 0), event.phase)
-            usage = Usage(
-                event.input_tokens,
-                event.output_tokens,
-                event.reasoning_tokens,
-                event.cached_input_tokens,
-            )
-            cost = event.cost_usd
-            if key in self._rounds:
-                before = self._rounds[key]
-                usage = before.usage + usage
-                cost = _add(before.cost_usd, cost)
-            self._rounds[key] = RoundUsage(*key, usage, cost)
-
-    @property
-    def rounds(self) -> list[RoundUsage]:
-        return list(self._rounds.values())
-
-    def costs(self, agents: Iterable[str]) -> dict[str, float | None]:
-        costs: dict[str, float | None] = dict.fromkeys(agents)
-        for entry in self._rounds.values():
-            costs[entry.agent] = _add(costs.get(entry.agent), entry.cost_usd)
-        return costs
-
-
-def _add(a: float | None, b: float | None) -> float | None:
-    return b if a is None else a if b is None else a + b
 
 
 async def _close_all(members: Sequence[Any]) -> None:

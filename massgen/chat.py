@@ -320,7 +320,7 @@ def _saved_turn(
     common: dict[str, Any] = {
         "number": number,
         "question": question,
-        "usage": {agent: a.usage.to_dict() for agent, a in state.agents.items()},
+        "usage": {agent: state.spend(agent).to_dict() for agent in state.agents},
         "log_dir": str(log_dir) if log_dir else None,
         "started": started,
         "finished": finished,

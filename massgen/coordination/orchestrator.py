@@ -31,6 +31,7 @@ from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.core.types import Usage
+from massgen.core.usage import UsageLedger
 from massgen.log import logger
 
 
@@ -89,7 +90,7 @@ class Orchestrator:
         self.board = Board(ids, self.labels)
         self.question, self.history = question, tuple(history)
         self.failed: dict[str, str] = {}
-        self.usage: dict[str, Usage] = {m.id: Usage() for m in self.members}
+        self.ledger = UsageLedger()
         self._runs = {m.id: 0 for m in self.members}
         self._restart_reason: dict[str, str] = {}
         self._wake = {m.id: asyncio.Event() for m in self.members}
@@ -136,14 +137,7 @@ class Orchestrator:
     # --- events -----------------------------------------------------------------------
 
     def emit(self, event: ev.AnyEvent) -> None:
-        if isinstance(event, ev.UsageReported):
-            self.usage[event.agent] = self.usage[event.agent] + Usage(
-                event.input_tokens,
-                event.output_tokens,
-                event.reasoning_tokens,
-                event.cached_input_tokens,
-                event.estimated,
-            )
+        self.ledger(event)
         self._sink(event)
 
     # --- coordination -----------------------------------------------------------------
@@ -396,7 +390,7 @@ class Orchestrator:
             votes=tuple(self.board.standing_votes()),
             answers=tuple(self.board.all_answers()),
             failed=dict(self.failed),
-            usage=dict(self.usage),
+            usage={m.id: self.ledger.of(m.id).usage for m in self.members},
             seed=self.seed,
             labels=self.labels.as_dict(),
         )

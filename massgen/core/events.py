@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from massgen.core.status import Status
+from massgen.core.types import Usage
 
 
 def _now() -> float:
@@ -130,14 +131,19 @@ class AgentFailed(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReported(Event):
+    """One model call's tokens; `usage.estimated` when counted from text length because
+    the provider reported none (a call cut short)."""
+
     agent: str
-    input_tokens: int
-    output_tokens: int
-    reasoning_tokens: int = 0
-    cached_input_tokens: int = 0
+    usage: Usage
     cost_usd: float | None = None
     phase: str = "coordination"  # or "presentation"
-    estimated: bool = False  # counted from text length: the provider reported no usage
+
+    def to_dict(self) -> dict[str, Any]:
+        # The token counts sit at the top level of the JSON line, as they always have.
+        data = Event.to_dict(self)
+        counts = data.pop("usage")
+        return {**data, **counts}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,4 +229,7 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
             kwargs[key] = tuple(kwargs[key])
     if "status" in kwargs:
         kwargs["status"] = Status(kwargs["status"])
+    if cls is UsageReported:
+        counts = {f.name for f in fields(Usage)}
+        kwargs["usage"] = Usage(**{k: v for k, v in data.items() if k in counts})
     return cls(**kwargs)

@@ -218,11 +218,11 @@ def totals_text(model: ViewModel) -> str:
     answers = sum(len(a.answers) for a in state.agents.values())
     live = [a for a in state.agents.values() if a.status != "failed"]
     votes = sum(1 for a in live if a.vote is not None)
-    usage = state.totals()
-    tokens = usage.input_tokens + usage.output_tokens
+    spent = state.totals()
+    tokens = spent.usage.total_tokens
     parts = [f"answers {answers}", f"votes {votes}/{len(live)}", f"tokens {_count(tokens)}"]
-    if usage.cost_usd is not None:
-        parts.append(f"est. ${usage.cost_usd:.4f}")
+    if spent.cost_usd is not None:
+        parts.append(f"est. ${spent.cost_usd:.4f}")
     return " · ".join(parts)
 
 

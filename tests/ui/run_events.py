@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from massgen.core import events as ev
 from massgen.core.status import Status
+from massgen.core.types import Usage
 
 QUESTION = "What is the capital of France? Answer in one short paragraph."
 LABELS = {"careful": "agent1", "balanced": "agent2", "creative": "agent3"}
@@ -36,8 +37,8 @@ def coordination() -> list[ev.AnyEvent]:
             reason="correct and short",
             at=4,
         ),
-        ev.UsageReported(agent="careful", input_tokens=1200, output_tokens=300, at=4),
-        ev.UsageReported(agent="balanced", input_tokens=900, output_tokens=40, at=4),
+        ev.UsageReported(agent="careful", usage=Usage(input_tokens=1200, output_tokens=300), at=4),
+        ev.UsageReported(agent="balanced", usage=Usage(input_tokens=900, output_tokens=40), at=4),
     ]
 
 
