@@ -7,7 +7,7 @@ Agents stream concurrently, so text is printed a whole line at a time per agent.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TextIO, assert_never
 
 from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
@@ -80,7 +80,10 @@ class PlainView:
             case ev.RunFinished() as finished:
                 costs = cost_block(self._usage) if self.show_cost else ""
                 return _final_block(finished) + costs
-        return None
+            case ev.ReasoningDelta() | ev.FinalTextDelta():
+                return None  # the final answer prints whole, in RunFinished's block
+            case _:
+                assert_never(event)
 
     def close(self) -> None:
         """Print what is still buffered (a run cut short mid-line)."""
