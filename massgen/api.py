@@ -138,8 +138,9 @@ class TeamRun:
             self.sinks.remove(self._record)
 
     async def execute(self) -> RunResult:
+        loaded = self.loaded
         members = team.build(
-            self.loaded.config, source=self.loaded.source, single=self.loaded.single
+            loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
         self.open_log()
         self.orchestrator = Orchestrator(

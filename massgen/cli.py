@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from massgen.api import RunResult, TeamRun
 
 
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="massgen",
@@ -171,8 +170,7 @@ def _unconfigured(args: argparse.Namespace) -> int | None:
             return None
     from massgen import defaults
 
-    loader.load_env_files()
-    hint = defaults.default_team(os.environ).hint
+    hint = defaults.default_team(loader.environment()).hint
     if hint:
         print(f"massgen: {hint}", file=sys.stderr)
     return None
@@ -187,9 +185,9 @@ def _wizard(*, first_run: bool, offer_question: bool) -> Any:
     from massgen.config import loader
     from massgen.setup import wizard
 
-    loader.load_env_files()
+    env = loader.environment()
     try:
-        return wizard.run(os.environ, first_run=first_run, offer_question=offer_question)
+        return wizard.run(env, first_run=first_run, offer_question=offer_question)
     except wizard.Cancelled:
         print("\nmassgen: setup cancelled; no file was changed.", file=sys.stderr)
         return None
