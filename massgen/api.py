@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,9 @@ from massgen.config import loader
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.core.types import Usage
+from massgen.core.usage import UsageLedger
 from massgen.loading import ConfigLike, LoadedConfig, load
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]
@@ -52,7 +54,7 @@ class RoundUsage:
 @dataclass(frozen=True, slots=True)
 class RunResult:
     answer: str
-    status: str  # "ok", "degraded" (some agents failed), "timeout", "failed", "interrupted"
+    status: Status
     reason: str
     winner: str | None
     winner_label: str | None
@@ -74,7 +76,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in {"ok", "degraded"}
+        return self.status.complete
 
     @property
     def total_usage(self) -> Usage:
@@ -100,7 +102,7 @@ class TeamRun:
         cli_args: list[str] | None = None,
     ) -> None:
         self.loaded, self.question, self.history = loaded, question, tuple(history)
-        self.ledger = _Ledger()
+        self.ledger = UsageLedger()
         self.sinks = [self.ledger, *sinks]
         self.logs = logs and loaded.config.ui.logging_enabled
         self.log_dir = log_dir
@@ -136,8 +138,9 @@ class TeamRun:
             self.sinks.remove(self._record)
 
     async def execute(self) -> RunResult:
+        loaded = self.loaded
         members = team.build(
-            self.loaded.config, source=self.loaded.source, single=self.loaded.single
+            loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
         self.open_log()
         self.orchestrator = Orchestrator(
@@ -178,49 +181,12 @@ class TeamRun:
             log_dir=self.log_dir,
             failed_agents=dict(outcome.failed),
             tie_break=outcome.tie_break,
-            cost_usd=self.ledger.costs(outcome.usage),
-            rounds=tuple(self.ledger.rounds),
+            cost_usd={agent: self.ledger.of(agent).cost_usd for agent in outcome.usage},
+            rounds=tuple(
+                RoundUsage(r.agent, r.run, r.phase, r.spend.usage, r.spend.cost_usd)
+                for r in self.ledger.rounds
+            ),
         )
-
-
-class _Ledger:
-    """Usage and cost per agent run (all its model calls), folded from the events."""
-
-    def __init__(self) -> None:
-        self._rounds: dict[tuple[str, int, str], RoundUsage] = {}
-        self._run: dict[str, int] = {}
-
-    def __call__(self, event: ev.AnyEvent) -> None:
-        if isinstance(event, ev.AgentStarted):
-            self._run[event.agent] = event.run
-        elif isinstance(event, ev.UsageReported):
-            key = (event.agent, self._run.get(event.agent, 0), event.phase)
-            usage = Usage(
-                event.input_tokens,
-                event.output_tokens,
-                event.reasoning_tokens,
-                event.cached_input_tokens,
-            )
-            cost = event.cost_usd
-            if key in self._rounds:
-                before = self._rounds[key]
-                usage = before.usage + usage
-                cost = _add(before.cost_usd, cost)
-            self._rounds[key] = RoundUsage(*key, usage, cost)
-
-    @property
-    def rounds(self) -> list[RoundUsage]:
-        return list(self._rounds.values())
-
-    def costs(self, agents: Iterable[str]) -> dict[str, float | None]:
-        costs: dict[str, float | None] = dict.fromkeys(agents)
-        for entry in self._rounds.values():
-            costs[entry.agent] = _add(costs.get(entry.agent), entry.cost_usd)
-        return costs
-
-
-def _add(a: float | None, b: float | None) -> float | None:
-    return b if a is None else a if b is None else a + b
 
 
 async def _close_all(members: Sequence[Any]) -> None:

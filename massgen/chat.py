@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from massgen.api import LoadedConfig, RunResult, TeamRun
 from massgen.core import events as ev
-from massgen.core.errors import MassgenError
+from massgen.core.errors import ConfigError, MassgenError
+from massgen.core.status import ExitCode, Status
 from massgen.record.state import COORDINATION_EVENTS, RunState
 from massgen.record.text import preview
 from massgen.sessions import SavedTurn, Session
@@ -109,7 +110,10 @@ class Chat:
                 if not self.command(line):
                     break
                 continue
-            await self.ask(line)
+            try:
+                await self.ask(line)
+            except MassgenError as error:  # the session is unchanged; the user may fix it
+                self.say(f"massgen: error: {error}", style="red")
         self.say(self.farewell())
         return 0
 
@@ -139,11 +143,12 @@ class Chat:
 
     # --- one turn ---------------------------------------------------------------------
 
-    async def ask(self, question: str) -> SavedTurn | None:
+    async def ask(self, question: str) -> SavedTurn:
         """Run the team on `question` with the history; save and remember the turn.
 
-        Returns None when the turn could not start (e.g. a missing API key), which is
-        reported and leaves the session unchanged.
+        Raises:
+            MassgenError: the turn could not start (ConfigError: e.g. a missing API key);
+                the session is unchanged.
         """
         number = self.session.next_number()
         state, events = RunState(question), []
@@ -161,9 +166,6 @@ class Chat:
         started = time.time()
         try:
             result = await _cancellable(run)
-        except MassgenError as error:
-            self.say(f"massgen: error: {error}", style="red")
-            return None
         finally:
             view.close()
         saved = self.session.save(
@@ -171,7 +173,7 @@ class Chat:
         )
         self.history.append(saved.as_history())
         self.last = LastTurn(saved, state, events)
-        if saved.status == "interrupted":
+        if saved.status is Status.INTERRUPTED:
             kept = "kept the best answer so far" if saved.answer else "no answer yet"
             self.say(f"turn {saved.number} cancelled; {kept} (saved, marked interrupted)", "yellow")
         return saved
@@ -318,14 +320,14 @@ def _saved_turn(
     common: dict[str, Any] = {
         "number": number,
         "question": question,
-        "usage": {agent: a.usage.to_dict() for agent, a in state.agents.items()},
+        "usage": {agent: state.spend(agent).to_dict() for agent in state.agents},
         "log_dir": str(log_dir) if log_dir else None,
         "started": started,
         "finished": finished,
     }
     if result is None:
         return SavedTurn(
-            answer="", status="interrupted", reason="interrupted before the team started", **common
+            answer="", status=Status.INTERRUPTED, reason="interrupted before the team started", **common
         )
     votes = [
         {"voter": v.voter, "target": v.target, "target_label": v.target_label, "reason": v.reason}
@@ -449,15 +451,16 @@ def run_chat(
 
 
 def _one_turn(chat: Chat, question: str) -> int:
-    from massgen.cli import EXIT_EXECUTION, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT
-
-    saved = asyncio.run(chat.ask(question))
-    if saved is None:
-        return EXIT_EXECUTION
+    """One saved turn. A ConfigError reaches the CLI, which exits 1 as for any run."""
+    try:
+        saved = asyncio.run(chat.ask(question))
+    except ConfigError:
+        raise
+    except MassgenError as error:
+        chat.say(f"massgen: error: {error}", style="red")
+        return ExitCode.EXECUTION
     chat.say(chat.farewell(), style="dim")
-    codes = {"ok": EXIT_OK, "degraded": EXIT_OK, "timeout": EXIT_TIMEOUT}
-    codes["interrupted"] = EXIT_INTERRUPTED
-    return codes.get(saved.status, EXIT_EXECUTION)
+    return saved.status.exit_code()
 
 
 def _view_factory(live: bool, console: Console) -> Callable[[], View]:

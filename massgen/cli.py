@@ -10,6 +10,8 @@ import gc
 import os
 import sys
 
+from massgen.core.status import ExitCode
+
 # Not `typing.TYPE_CHECKING`: importing typing (and asyncio, json, pathlib) costs `--help`
 # more than the rest of the CLI; they are imported where a command needs them.
 TYPE_CHECKING = False
@@ -18,8 +20,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from massgen.api import RunResult, TeamRun
-
-EXIT_OK, EXIT_CONFIG, EXIT_EXECUTION, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,13 +84,13 @@ def main(argv: list[str] | None = None) -> int:
             return stop
         if not args.question and (args.automation or args.stream_events):
             _fail("--automation and --stream-events need a question; chat is interactive")
-            return EXIT_CONFIG
+            return ExitCode.CONFIG
         if not args.question or args.resume or args.session_id:
             return _chat(args, argv if argv is not None else sys.argv[1:])
         return _run(args, argv if argv is not None else sys.argv[1:])
     except ConfigError as error:
         _fail(error.render())
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
 
 
 def entry() -> None:
@@ -113,14 +113,14 @@ def _list_examples() -> int:
 
     for name, description in list_examples():
         print(f"@examples/{name:<28} {description}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _print_example(name: str) -> int:
     from massgen.config.presets import example_text
 
     print(example_text(name.removeprefix("@examples/")), end="")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _validate(value: str) -> int:
@@ -129,14 +129,14 @@ def _validate(value: str) -> int:
     loaded = load(value)
     count = len(loaded.config.agents)
     print(f"{loaded.source}: valid ({count} agent{'s' if count != 1 else ''})")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _list_sessions() -> int:
     from massgen.sessions import list_sessions, listing_text
 
     print(listing_text(list_sessions()), end="")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 # --- setup and the default team ----------------------------------------------------------
@@ -146,12 +146,12 @@ def _setup(args: argparse.Namespace, argv: list[str]) -> int:
     """`--setup`: the wizard, then the question given (or the one asked for at its end)."""
     if not _terminal(args):
         _fail("--setup asks questions, so it needs a terminal (stdin and stdout)")
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     outcome = _wizard(first_run=False, offer_question=not args.question)
     if outcome is None:
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     args.question = args.question or getattr(outcome, "question", None)
-    return _run(args, argv) if args.question else EXIT_OK
+    return _run(args, argv) if args.question else ExitCode.OK
 
 
 def _unconfigured(args: argparse.Namespace) -> int | None:
@@ -165,13 +165,12 @@ def _unconfigured(args: argparse.Namespace) -> int | None:
 
     if _terminal(args) and needs_first_run():
         if _wizard(first_run=True, offer_question=False) is None:
-            return EXIT_INTERRUPTED
+            return ExitCode.INTERRUPTED
         if loader.find_default_config() is not None:
             return None
     from massgen import defaults
 
-    loader.load_env_files()
-    hint = defaults.default_team(os.environ).hint
+    hint = defaults.default_team(loader.environment()).hint
     if hint:
         print(f"massgen: {hint}", file=sys.stderr)
     return None
@@ -186,9 +185,9 @@ def _wizard(*, first_run: bool, offer_question: bool) -> Any:
     from massgen.config import loader
     from massgen.setup import wizard
 
-    loader.load_env_files()
+    env = loader.environment()
     try:
-        return wizard.run(os.environ, first_run=first_run, offer_question=offer_question)
+        return wizard.run(env, first_run=first_run, offer_question=offer_question)
     except wizard.Cancelled:
         print("\nmassgen: setup cancelled; no file was changed.", file=sys.stderr)
         return None
@@ -333,9 +332,7 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
             print(f"OUTPUT_FILE: {args.output_file}")
     elif not args.stream_events and result.log_dir:
         print(f"\nlogs: {result.log_dir}", file=sys.stderr)
-    if result.status in {"ok", "degraded"}:
-        return EXIT_OK
-    return EXIT_TIMEOUT if result.status == "timeout" else EXIT_EXECUTION
+    return result.status.exit_code()
 
 
 def _cost(result: RunResult) -> str:
@@ -350,7 +347,7 @@ def _interrupted(turn: TeamRun) -> int:
     where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
     kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
     print(f"\nmassgen: interrupted; {kept}.{where}", file=sys.stderr)
-    return EXIT_INTERRUPTED
+    return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":

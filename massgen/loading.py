@@ -5,7 +5,7 @@ a team (no asyncio, no coordination, no provider SDK).
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,9 @@ class LoadedConfig:
     source: str | None = None  # the file it came from, for error messages and logs
     raw: dict[str, Any] | None = None  # as written (unexpanded ${VAR}s), for the run log
     single: bool = False  # written with `agent:` rather than `agents:`
+    # What `${VAR}`s and API keys resolve against (.env files under the real environment);
+    # None: the process environment as it is.
+    env: Mapping[str, str] | None = None
 
 
 def load(
@@ -35,25 +38,30 @@ def load(
     system_message: str | None = None,
 ) -> LoadedConfig:
     """Resolve what the caller gave into a validated config. Raises ConfigError."""
-    loader.load_env_files()
+    env = loader.environment()
     source = "<config>"
     if config is None:
-        config = _quick_config(model, backend, base_url, system_message)
+        config = _quick_config(model, backend, base_url, system_message, env)
         source = "--model" if model else "<default team>"
     if isinstance(config, MassgenConfig):
-        return LoadedConfig(config)
+        return LoadedConfig(config, env=env)
     if isinstance(config, dict):
-        loaded = LoadedConfig(loader.config_from_dict(config), source, config, "agent" in config)
+        parsed = loader.config_from_dict(config, source, env)
+        loaded = LoadedConfig(parsed, source, config, "agent" in config, env)
     else:
         path = presets.resolve_config_arg(str(config))
-        parsed, raw = loader.load_config_with_raw(path)
-        loaded = LoadedConfig(parsed, str(path), raw, isinstance(raw, dict) and "agent" in raw)
+        parsed, raw = loader.load_config_with_raw(path, env)
+        loaded = LoadedConfig(parsed, str(path), raw, isinstance(raw, dict) and "agent" in raw, env)
     team.check(loaded.config, source=loaded.source, single=loaded.single)
     return loaded
 
 
 def _quick_config(
-    model: str | None, backend: str | None, base_url: str | None, system_message: str | None
+    model: str | None,
+    backend: str | None,
+    base_url: str | None,
+    system_message: str | None,
+    env: Mapping[str, str],
 ) -> dict[str, Any] | Path:
     if not model:
         found = loader.find_default_config()
@@ -62,7 +70,7 @@ def _quick_config(
             # built-in local model.
             from massgen import defaults
 
-            return defaults.default_team(os.environ).config
+            return defaults.default_team(env).config
         return found
     if not backend:
         # An explicit endpoint speaks Chat Completions; else the model's family decides.

@@ -29,6 +29,7 @@ from typing import Any
 
 from massgen.coordination.prompts import Turn
 from massgen.core.errors import ConfigError
+from massgen.core.status import Status
 from massgen.record.atomic import write_json, write_text
 from massgen.record.text import preview
 
@@ -44,7 +45,7 @@ class SavedTurn:
     number: int
     question: str
     answer: str
-    status: str  # "ok", "degraded", "timeout", "failed", "interrupted"
+    status: Status
     reason: str
     winner: str | None = None
     winner_label: str | None = None
@@ -58,13 +59,13 @@ class SavedTurn:
 
     @property
     def complete(self) -> bool:
-        return self.status in {"ok", "degraded"}
+        return self.status.complete
 
     def as_history(self) -> Turn:
         """The turn as the next turn's agents read it; see the module docstring."""
         if self.complete:
             return Turn(self.question, self.answer)
-        what = "interrupted by the user" if self.status == "interrupted" else self.status
+        what = "interrupted by the user" if self.status is Status.INTERRUPTED else self.status
         if not self.answer.strip():
             return Turn(self.question, f"[no answer: the turn was {what} before any answer]")
         return Turn(
@@ -257,9 +258,10 @@ def _turn_from(data: dict[str, Any] | None) -> SavedTurn | None:
     if data is None:
         return None
     names = set(SavedTurn.__dataclass_fields__)
+    fields = {key: value for key, value in data.items() if key in names}
     try:
-        return SavedTurn(**{key: value for key, value in data.items() if key in names})
-    except TypeError:
+        return SavedTurn(**{**fields, "status": Status(fields.get("status"))})
+    except (TypeError, ValueError):
         return None
 
 

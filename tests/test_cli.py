@@ -237,3 +237,28 @@ def test_silent_display_prints_only_the_final_answer(tmp_path, fake, capsys):
     assert main(["--config", str(config), "--no-logs", "q"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Final answer from") and "vote" not in out
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["new run", "--continue"])
+def test_a_missing_api_key_is_a_config_error_with_or_without_continue(tmp_path, resume):
+    from massgen.core.status import Status
+    from massgen.sessions import SavedTurn, Session
+
+    Session.new(base=tmp_path / ".massgen" / "sessions").save(
+        SavedTurn(number=1, question="q", answer="a", status=Status.OK, reason="consensus")
+    )
+    config = tmp_path / "team.yaml"
+    agent = {"id": "solo", "backend": {"type": "openai", "model": "gpt-5-mini"}}
+    config.write_text(yaml.safe_dump({"agents": [agent]}))
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    argv = ["--config", str(config), "--no-logs", *(["--continue"] if resume else []), "again"]
+    done = subprocess.run(
+        [sys.executable, "-m", "massgen", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**env, "HOME": str(tmp_path / "home")},
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and done.stderr.count("\n") == 1

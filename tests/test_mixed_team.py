@@ -22,6 +22,7 @@ from massgen.backends import pricing, registry, wires
 from massgen.backends.profiles import PROFILES
 from massgen.config.schema import BackendConfig
 from massgen.core.errors import ConfigError
+from massgen.core.status import ExitCode
 from massgen.testing import FakeProvider, Fault, Reply, Scripted, cooperative_agent
 from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_openai_responses import FakeResponses
@@ -144,7 +145,7 @@ def test_the_cli_names_the_failed_agent_and_prints_the_cost(tmp_path, monkeypatc
         path.write_text(yaml.safe_dump(config))
         code = cli.main(["--no-display", "--no-logs", "--config", str(path), QUESTION])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_OK
+    assert code == ExitCode.OK
     assert "(agent openai failed: openai:gpt-5-mini: AuthFailed (HTTP 401): Incorrect" in out
     assert "tokens and estimated cost:" in out
     total = next(line for line in out.splitlines() if line.strip().startswith("total"))
@@ -158,7 +159,7 @@ def test_automation_output_has_a_cost_line(tmp_path, monkeypatch, capsys):
         path.write_text(yaml.safe_dump(config))
         code = cli.main(["--automation", "--config", str(path), QUESTION])
     lines = capsys.readouterr().out.splitlines()
-    assert code == cli.EXIT_OK
+    assert code == ExitCode.OK
     cost = next(line for line in lines if line.startswith("COST: "))
     assert cost.startswith("COST: $")
 
@@ -225,7 +226,7 @@ def test_model_with_base_url_is_a_chatcompletion_endpoint():
 
 
 def test_an_unknown_model_alone_asks_for_backend_or_base_url(capsys):
-    assert cli.main(["--model", "llama3", QUESTION]) == cli.EXIT_CONFIG
+    assert cli.main(["--model", "llama3", QUESTION]) == ExitCode.CONFIG
     assert "--backend" in capsys.readouterr().err
 
 
@@ -233,7 +234,7 @@ def test_model_alone_without_its_key_says_where_to_put_it(monkeypatch, capsys, t
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert cli.main(["--model", "gpt-5-mini", "--no-logs", QUESTION]) == cli.EXIT_CONFIG
+    assert cli.main(["--model", "gpt-5-mini", "--no-logs", QUESTION]) == ExitCode.CONFIG
     err = capsys.readouterr().err
     assert "OPENAI_API_KEY" in err and "massgen --setup" in err
 

@@ -2,10 +2,11 @@
 
 from massgen.config.loader import (
     config_from_dict,
+    env_files,
+    environment,
     find_default_config,
     load_config,
     load_config_with_raw,
-    load_env_files,
     redact,
 )
 from massgen.config.presets import example_text, list_examples, resolve_config_arg
@@ -26,12 +27,13 @@ __all__ = [
     "TimeoutSettings",
     "UIConfig",
     "config_from_dict",
+    "env_files",
+    "environment",
     "example_text",
     "find_default_config",
     "list_examples",
     "load_config",
     "load_config_with_raw",
-    "load_env_files",
     "redact",
     "resolve_config_arg",
 ]

@@ -1,7 +1,8 @@
 """Read a config file into a validated `MassgenConfig`, or raise exactly one `ConfigError`.
 
 Steps: read → parse (YAML or JSON) → shape checks pydantic cannot word well (top level,
-v1 keys, `agent`/`agents`, duplicate ids) → load `.env` files → expand `${VAR}` →
+v1 keys, `agent`/`agents`, duplicate ids) → expand `${VAR}` (against `.env` files and the
+environment, see `environment()`) →
 validate → the most relevant problem as one line naming the key path (`problems.py`).
 
 `${VAR}` may appear anywhere inside a string value. `${VAR:-default}` uses `default` when
@@ -15,6 +16,7 @@ import copy
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,28 +38,33 @@ _PURE_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 # ---------------------------------------------------------------- public entry points
 
 
-def load_config(path: str | Path) -> MassgenConfig:
-    """Load and validate a .yaml/.yml/.json config file.
+def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> MassgenConfig:
+    """Load and validate a .yaml/.yml/.json config file; `${VAR}`s resolve against `env`
+    (default: `environment()`).
 
     Raises:
         ConfigError: one line naming the file, the key path and the fix.
     """
-    return load_config_with_raw(path)[0]
+    return load_config_with_raw(path, env)[0]
 
 
-def load_config_with_raw(path: str | Path) -> tuple[MassgenConfig, dict[str, Any]]:
+def load_config_with_raw(
+    path: str | Path, env: Mapping[str, str] | None = None
+) -> tuple[MassgenConfig, dict[str, Any]]:
     """Like `load_config`, also returning the parsed file before `${VAR}` expansion.
 
     The raw dict holds references, not secrets, so it is the one to log (after `redact`).
     """
     file = Path(path).expanduser()
     raw = _parse(_read(file), file)
-    return _build(raw, str(file)), raw
+    return _build(raw, str(file), env), raw
 
 
-def config_from_dict(data: dict[str, Any], source: str = "<config>") -> MassgenConfig:
+def config_from_dict(
+    data: dict[str, Any], source: str = "<config>", env: Mapping[str, str] | None = None
+) -> MassgenConfig:
     """Validate an in-memory config (Python API) with the same errors as a file."""
-    return _build(data, source)
+    return _build(data, source, env)
 
 
 def find_default_config(cwd: Path | None = None, home: Path | None = None) -> Path | None:
@@ -69,27 +76,23 @@ def find_default_config(cwd: Path | None = None, home: Path | None = None) -> Pa
     return next((p for p in candidates if p.is_file()), None)
 
 
-# Values this module put into os.environ; anything else there is the user's and wins.
-_FROM_DOTENV: dict[str, str] = {}
-
-
-def load_env_files(cwd: Path | None = None, home: Path | None = None) -> list[Path]:
-    """Load `~/.config/massgen/.env`, then `./.env` (which wins) into os.environ.
-
-    Real environment variables always win over both. Calling again is harmless; values
-    that came from a .env file may be replaced by a later call's files. Returns the files read.
-    """
+def env_files(cwd: Path | None = None, home: Path | None = None) -> list[Path]:
+    """The `.env` files that exist: `~/.config/massgen/.env`, then `./.env`."""
     home_env = (home or Path.home()) / ".config" / "massgen" / ".env"
-    files = [p for p in (home_env, (cwd or Path.cwd()) / ".env") if p.is_file()]
+    return [p for p in (home_env, (cwd or Path.cwd()) / ".env") if p.is_file()]
+
+
+def environment(cwd: Path | None = None, home: Path | None = None) -> dict[str, str]:
+    """The variables a config resolves against: the home `.env`, then `./.env`, then the
+    real environment, each winning over the one before.
+
+    Read, never written: os.environ stays as the process had it, so a library caller's
+    environment is not changed by loading a config.
+    """
     merged: dict[str, str] = {}
-    for file in files:
+    for file in env_files(cwd, home):
         merged.update({k: v for k, v in dotenv_values(file).items() if v is not None})
-    for key, value in merged.items():
-        if key in os.environ and _FROM_DOTENV.get(key) != os.environ[key]:
-            continue
-        os.environ[key] = value
-        _FROM_DOTENV[key] = value
-    return files
+    return {**merged, **os.environ}
 
 
 def redact(raw: Any) -> Any:
@@ -195,12 +198,11 @@ def _parse_json(text: str, file: str) -> Any:
 # ---------------------------------------------------------------- shape checks
 
 
-def _build(raw: Any, source: str) -> MassgenConfig:
+def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfig:
     _check_top_level(raw, source)
     _check_agent_keys(raw, source)
-    load_env_files()
     unset: list[tuple[str, KeyPath]] = []
-    data = _expand(raw, [], unset)
+    data = _expand(raw, [], unset, environment() if env is None else env)
     try:
         config = MassgenConfig.model_validate(data)
         errors: list[Any] = []
@@ -271,22 +273,25 @@ def _check_unique_ids(agents: list[Any], source: str) -> None:
 # ---------------------------------------------------------------- ${VAR} expansion
 
 
-def _expand(value: Any, at: KeyPath, unset: list[tuple[str, KeyPath]]) -> Any:
+Unset = list[tuple[str, KeyPath]]
+
+
+def _expand(value: Any, at: KeyPath, unset: Unset, env: Mapping[str, str]) -> Any:
     """Copy of `value` with `${VAR}` replaced; unset names are appended to `unset`."""
     if isinstance(value, dict):
-        return {k: _expand(v, [*at, k], unset) for k, v in value.items()}
+        return {k: _expand(v, [*at, k], unset, env) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, [*at, i], unset) for i, v in enumerate(value)]
+        return [_expand(v, [*at, i], unset, env) for i, v in enumerate(value)]
     if isinstance(value, str) and "${" in value:
-        return _VAR.sub(lambda m: _substitute(m, at, unset), value)
+        return _VAR.sub(lambda m: _substitute(m, at, unset, env), value)
     return value
 
 
-def _substitute(match: re.Match[str], at: KeyPath, unset: list[tuple[str, KeyPath]]) -> str:
+def _substitute(match: re.Match[str], at: KeyPath, unset: Unset, env: Mapping[str, str]) -> str:
     escaped, name, default = match.groups()
     if escaped:
         return match.group(0)[1:]
-    value = os.environ.get(name)
+    value = env.get(name)
     if default is not None and not value:
         return default
     if value is None:

@@ -155,13 +155,9 @@ def _partial_usage(request: Request, reply: _Reply) -> Usage:
 def usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev.UsageReported:
     return ev.UsageReported(
         agent=member.id,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
+        usage=usage,
         cost_usd=member.price(usage) if member.price is not None else None,
         phase=phase,
-        estimated=usage.estimated,
     )
 
 

@@ -45,10 +45,6 @@ class Board:
         """Each agent's newest answer, for agents that have one."""
         return {agent: answers[-1] for agent, answers in self._answers.items() if answers}
 
-    def latest_of(self, agent: str) -> Answer | None:
-        answers = self._answers[agent]
-        return answers[-1] if answers else None
-
     def versions(self) -> dict[str, int]:
         """What an agent starting now would see: agent id -> latest version (0 = none)."""
         return {agent: len(answers) for agent, answers in self._answers.items()}

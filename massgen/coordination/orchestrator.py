@@ -29,14 +29,16 @@ from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.core.types import Usage
+from massgen.core.usage import UsageLedger
 from massgen.log import logger
 
 
 @dataclass(frozen=True, slots=True)
 class TeamOutcome:
     answer: str
-    status: str  # "ok", "degraded", "timeout", "failed", "interrupted"
+    status: Status
     reason: str
     winner: str | None
     winner_label: str | None
@@ -48,6 +50,50 @@ class TeamOutcome:
     usage: dict[str, Usage]
     seed: int
     labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _RunState:
+    """What one `Orchestrator.run` works on; every field is created when the run starts."""
+
+    question: str
+    history: tuple[prompts.Turn, ...]
+    seed: int
+    labels: Labels
+    board: Board
+    ledger: UsageLedger
+    failed: dict[str, str]  # agent id -> why it failed
+    runs: dict[str, int]  # agent id -> runs started
+    restart_reason: dict[str, str]
+    wake: dict[str, asyncio.Event]  # something it waits on may have changed
+    fresh: dict[str, asyncio.Event]  # a peer published
+    done: asyncio.Event
+
+    @classmethod
+    def begin(
+        cls,
+        members: Sequence[Member],
+        settings: OrchestratorConfig,
+        question: str,
+        history: Sequence[prompts.Turn],
+    ) -> _RunState:
+        ids = [m.id for m in members]
+        seed = settings.seed if settings.seed is not None else random.randrange(2**31)
+        labels = Labels(ids, seed)
+        return cls(
+            question=question,
+            history=tuple(history),
+            seed=seed,
+            labels=labels,
+            board=Board(ids, labels),
+            ledger=UsageLedger(),
+            failed={},
+            runs=dict.fromkeys(ids, 0),
+            restart_reason={},
+            wake={agent: asyncio.Event() for agent in ids},
+            fresh={agent: asyncio.Event() for agent in ids},
+            done=asyncio.Event(),
+        )
 
 
 class Orchestrator:
@@ -65,6 +111,7 @@ class Orchestrator:
         self.settings = settings or OrchestratorConfig()
         self.deadline_seconds = deadline_seconds
         self._sink = emit
+        self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
 
     # --- the run ----------------------------------------------------------------------
@@ -75,37 +122,26 @@ class Orchestrator:
         try:
             outcome = await self._run_until(deadline)
         except asyncio.CancelledError:
-            self._finish(self._fallback("interrupted", "interrupted by the user"))
+            self._finish(self._fallback(Status.INTERRUPTED, "interrupted by the user"))
             raise
         return self._finish(outcome)
 
     def _start(self, question: str, history: Sequence[prompts.Turn]) -> None:
-        ids = [m.id for m in self.members]
-        self.seed = (
-            self.settings.seed if self.settings.seed is not None else random.randrange(2**31)
-        )
-        self.labels = Labels(ids, self.seed)
-        self.board = Board(ids, self.labels)
-        self.question, self.history = question, tuple(history)
-        self.failed: dict[str, str] = {}
-        self.usage: dict[str, Usage] = {m.id: Usage() for m in self.members}
-        self._runs = {m.id: 0 for m in self.members}
-        self._restart_reason: dict[str, str] = {}
-        self._wake = {m.id: asyncio.Event() for m in self.members}
-        self._fresh = {m.id: asyncio.Event() for m in self.members}  # a peer published
-        self._done = asyncio.Event()
-        self.emit(ev.RunStarted(question=question, agents=tuple(ids), labels=self.labels.as_dict()))
+        self.state = _RunState.begin(self.members, self.settings, question, history)
+        labels = self.state.labels
+        ids = tuple(m.id for m in self.members)
+        self.emit(ev.RunStarted(question=question, agents=ids, labels=labels.as_dict()))
 
     async def _run_until(self, deadline: float) -> TeamOutcome:
         try:
             async with asyncio.timeout_at(deadline):
                 await self._coordinate()
         except TimeoutError:
-            return self._fallback("timeout", f"deadline of {self.deadline_seconds:g}s reached")
-        decision = decide(self.board, self.settings.self_votes)
+            return self._fallback(Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached")
+        decision = decide(self.state.board, self.settings.self_votes)
         if decision.winner is None:
             self._announce(decision, "all agents failed")
-            return self._outcome(decision, "", "failed", "all agents failed")
+            return self._outcome(decision, "", Status.FAILED, "all agents failed")
         self._announce(decision, self._consensus_reason())
         try:
             async with asyncio.timeout_at(deadline):
@@ -114,8 +150,8 @@ class Orchestrator:
             reason = (
                 "deadline reached during the final presentation; the selected answer is shown as is"
             )
-            return self._outcome(decision, decision.winner.content, "timeout", reason)
-        status = "degraded" if self.failed else "ok"
+            return self._outcome(decision, decision.winner.content, Status.TIMEOUT, reason)
+        status = Status.DEGRADED if self.state.failed else Status.OK
         return self._outcome(decision, answer, status, self._consensus_reason())
 
     def _finish(self, outcome: TeamOutcome) -> TeamOutcome:
@@ -135,14 +171,7 @@ class Orchestrator:
     # --- events -----------------------------------------------------------------------
 
     def emit(self, event: ev.AnyEvent) -> None:
-        if isinstance(event, ev.UsageReported):
-            self.usage[event.agent] = self.usage[event.agent] + Usage(
-                event.input_tokens,
-                event.output_tokens,
-                event.reasoning_tokens,
-                event.cached_input_tokens,
-                event.estimated,
-            )
+        self.state.ledger(event)
         self._sink(event)
 
     # --- coordination -----------------------------------------------------------------
@@ -153,10 +182,10 @@ class Orchestrator:
                 for member in self.members:
                     group.create_task(self._agent_loop(member))
         finally:
-            self._done.set()
+            self.state.done.set()
 
     async def _agent_loop(self, member: Member) -> None:
-        while not self._done.is_set():
+        while not self.state.done.is_set():
             if self._holds_vote(member.id):
                 await self._wait_while(member.id, lambda: self._holds_vote(member.id))
                 continue
@@ -170,40 +199,40 @@ class Orchestrator:
                 self._fail(member.id, error)
                 return
             if verdict is Verdict.STALE:
-                reason = self._restart_reason.pop(member.id, "newer answers arrived")
+                reason = self.state.restart_reason.pop(member.id, "newer answers arrived")
                 self.emit(ev.AgentRestarted(agent=member.id, reason=reason))
 
     def _holds_vote(self, agent: str) -> bool:
-        vote = self.board.vote_of(agent)
-        return vote is not None and self.board.stands(vote)
+        vote = self.state.board.vote_of(agent)
+        return vote is not None and self.state.board.stands(vote)
 
     def _peers_on_first_answer(self, agent: str) -> bool:
         """True while this agent has answered and a live peer is still writing its first."""
-        if self.board.answer_count(agent) == 0:
+        if self.state.board.answer_count(agent) == 0:
             return False
         return any(
-            self.board.answer_count(m.id) == 0 and self._runs[m.id] <= 1
+            self.state.board.answer_count(m.id) == 0 and self.state.runs[m.id] <= 1
             for m in self.members
-            if m.id != agent and m.id not in self.failed
+            if m.id != agent and m.id not in self.state.failed
         )
 
     async def _wait_while(self, agent: str, condition: Callable[[], bool]) -> None:
-        wake = self._wake[agent]
-        while condition() and not self._done.is_set():
+        wake = self.state.wake[agent]
+        while condition() and not self.state.done.is_set():
             wake.clear()
             await wake.wait()
 
     async def _one_run(self, member: Member) -> Verdict:
-        self._runs[member.id] += 1
-        if self._runs[member.id] == 2 and not self.board.answer_count(member.id):
+        self.state.runs[member.id] += 1
+        if self.state.runs[member.id] == 2 and not self.state.board.answer_count(member.id):
             self._wake_all()  # it has left its first answer: peers waiting on it may go on
-        snapshot = self.board.versions()
-        in_view = list(self.board.latest().values())
+        snapshot = self.state.board.versions()
+        in_view = list(self.state.board.latest().values())
         setup = self._setup(member, in_view)
         self.emit(
             ev.AgentStarted(
                 agent=member.id,
-                run=self._runs[member.id],
+                run=self.state.runs[member.id],
                 answers_in_view=tuple(a.label for a in in_view),
                 vote_only=not setup.can_answer,
                 json_actions=member.structured_actions,
@@ -213,17 +242,17 @@ class Orchestrator:
         def submit(action: actions.NewAnswer | actions.CastVote) -> Verdict | Rejected:
             return self._submit(member.id, snapshot, action)
 
-        self._fresh[member.id].clear()
+        self.state.fresh[member.id].clear()
         work = run_agent(member, setup, submit, self.emit)
-        if self.board.answer_count(member.id) == 0:
+        if self.state.board.answer_count(member.id) == 0:
             return await work  # an agent is never interrupted before its first answer
-        return await _unless_set(work, self._fresh[member.id])
+        return await _unless_set(work, self.state.fresh[member.id])
 
     def _setup(self, member: Member, in_view: list[Answer]) -> RunSetup:
         single = len(self.members) == 1
         can_answer = self._may_answer(member.id)
         sensitivity = member.voting_sensitivity or self.settings.voting_sensitivity
-        seed = zlib.crc32(f"{self.seed}:{member.id}:{self._runs[member.id]}".encode())
+        seed = zlib.crc32(f"{self.state.seed}:{member.id}:{self.state.runs[member.id]}".encode())
         # The vote options follow the same shuffled order as the answers: models favour
         # whatever comes first, so neither list may give any answer a fixed head start.
         shown = prompts.order_for_viewer(in_view, member.id, seed)
@@ -234,7 +263,7 @@ class Orchestrator:
                 vote_only=not can_answer,
                 single=single,
             ),
-            user=prompts.user_message(self.question, shown, history=self.history),
+            user=prompts.user_message(self.state.question, shown, history=self.state.history),
             vote_labels=[] if single else [a.label for a in shown],
             can_answer=can_answer,
             max_invalid_retries=self.settings.max_invalid_action_retries,
@@ -244,22 +273,25 @@ class Orchestrator:
     def _may_answer(self, agent: str) -> bool:
         cap = self.settings.max_new_answers_per_agent
         total_cap = self.settings.answer_limit(len(self.members))
-        return self.board.answer_count(agent) < cap and self.board.total_answers < total_cap
+        return (
+            self.state.board.answer_count(agent) < cap
+            and self.state.board.total_answers < total_cap
+        )
 
     # --- actions ----------------------------------------------------------------------
 
     def _submit(
         self, agent: str, seen: dict[str, int], action: actions.NewAnswer | actions.CastVote
     ) -> Verdict | Rejected:
-        if self._done.is_set():
+        if self.state.done.is_set():
             return Verdict.STALE
         if isinstance(action, actions.NewAnswer):
             verdict = self._publish(agent, action.content)
         else:
             verdict = self._vote(agent, seen, action)
-        if isinstance(verdict, Rejected) and self.board.versions() != seen:
+        if isinstance(verdict, Rejected) and self.state.board.versions() != seen:
             # Answers it has not seen may resolve it: let it look again.
-            self._restart_reason[agent] = verdict.reason
+            self.state.restart_reason[agent] = verdict.reason
             return Verdict.STALE
         return verdict
 
@@ -267,10 +299,10 @@ class Orchestrator:
         if not self._may_answer(agent):
             return Rejected("You cannot publish more answers. Call `vote` instead.")
         requirement = self.settings.answer_novelty_requirement
-        repeat = novelty.repeated(content, self.board.latest().values(), requirement)
+        repeat = novelty.repeated(content, self.state.board.latest().values(), requirement)
         if repeat:
             return Rejected(repeat)
-        answer, retired = self.board.publish(agent, content)
+        answer, retired = self.state.board.publish(agent, content)
         self.emit(ev.AnswerPublished(agent=agent, label=answer.label, content=content))
         for vote in retired:
             self.emit(
@@ -280,29 +312,29 @@ class Orchestrator:
             )
         for other in self.members:
             if other.id != agent:
-                self._fresh[other.id].set()
-                self._wake[other.id].set()
+                self.state.fresh[other.id].set()
+                self.state.wake[other.id].set()
         self._check_done()
         return Verdict.ACCEPTED
 
     def _vote(
         self, agent: str, seen: dict[str, int], action: actions.CastVote
     ) -> Verdict | Rejected:
-        offered = sorted(self.labels.label(a, v) for a, v in seen.items() if v)
+        offered = sorted(self.state.labels.label(a, v) for a, v in seen.items() if v)
         if len(self.members) == 1 or not offered:
             return Rejected("There is nothing to vote on yet. Call `new_answer` instead.")
-        parsed = self.labels.parse(action.label)
+        parsed = self.state.labels.parse(action.label)
         if parsed is None or action.label not in offered:
             return Rejected(f"Invalid agent_id {action.label!r}. Valid: {', '.join(offered)}.")
         target, _version = parsed
         vote = Vote(agent, target, action.label, action.reason, dict(seen))
-        if not self.board.stands(vote):
+        if not self.state.board.stands(vote):
             return Verdict.STALE
-        self.board.cast(vote)
+        self.state.board.cast(vote)
         self.emit(
             ev.VoteCast(
                 agent=agent,
-                voter_label=self.labels.stem(agent),
+                voter_label=self.state.labels.stem(agent),
                 target=target,
                 target_label=action.label,
                 reason=action.reason,
@@ -313,34 +345,34 @@ class Orchestrator:
 
     def _fail(self, agent: str, error: Exception) -> None:
         logger.opt(exception=error).debug("agent {} failed", agent)
-        self.failed[agent] = str(error) or type(error).__name__
-        self.emit(ev.AgentFailed(agent=agent, error=self.failed[agent]))
+        self.state.failed[agent] = str(error) or type(error).__name__
+        self.emit(ev.AgentFailed(agent=agent, error=self.state.failed[agent]))
         self._wake_all()  # peers waiting for this agent's first answer wait no more
         self._check_done()
 
     def _check_done(self) -> None:
-        live = [m.id for m in self.members if m.id not in self.failed]
+        live = [m.id for m in self.members if m.id not in self.state.failed]
         if len(self.members) == 1:
-            finished = not live or self.board.total_answers > 0
+            finished = not live or self.state.board.total_answers > 0
         else:
             finished = all(self._holds_vote(agent) for agent in live)
         if finished:
-            self._done.set()
+            self.state.done.set()
             self._wake_all()
 
     def _wake_all(self) -> None:
-        for wake in self._wake.values():
+        for wake in self.state.wake.values():
             wake.set()
 
     # --- the end ----------------------------------------------------------------------
 
     def _consensus_reason(self) -> str:
-        live = len(self.members) - len(self.failed)
+        live = len(self.members) - len(self.state.failed)
         if len(self.members) == 1:
             return "single agent answered"
         text = f"consensus: {live} of {len(self.members)} agents hold a standing vote"
-        if self.failed:
-            text += "; failed: " + ", ".join(sorted(self.failed))
+        if self.state.failed:
+            text += "; failed: " + ", ".join(sorted(self.state.failed))
         return text
 
     def _announce(self, decision: Decision, reason: str) -> None:
@@ -364,25 +396,25 @@ class Orchestrator:
         member = next(m for m in self.members if m.id == decision.winner.agent)
         return await present(
             member,
-            self.question,
+            self.state.question,
             decision,
-            self.board.all_answers(),
+            self.state.board.all_answers(),
             strategy=strategy,
             emit=self.emit,
-            history=self.history,
+            history=self.state.history,
         )
 
-    def _fallback(self, status: str, reason: str) -> TeamOutcome:
+    def _fallback(self, status: Status, reason: str) -> TeamOutcome:
         """The best available answer when the run cannot finish normally."""
-        decision = decide(self.board, self.settings.self_votes)
-        if not self.board.standing_votes() and self.board.total_answers:
-            newest = self.board.all_answers()[-1]  # it saw the most of the team's work
+        decision = decide(self.state.board, self.settings.self_votes)
+        if not self.state.board.standing_votes() and self.state.board.total_answers:
+            newest = self.state.board.all_answers()[-1]  # it saw the most of the team's work
             decision = Decision(newest, decision.tally, None, ())
         self._announce(decision, reason)
         answer = decision.winner.content if decision.winner else ""
         return self._outcome(decision, answer, status, reason)
 
-    def _outcome(self, decision: Decision, answer: str, status: str, reason: str) -> TeamOutcome:
+    def _outcome(self, decision: Decision, answer: str, status: Status, reason: str) -> TeamOutcome:
         winner = decision.winner
         return TeamOutcome(
             answer=answer,
@@ -392,12 +424,12 @@ class Orchestrator:
             winner_label=winner.label if winner else None,
             tally=dict(decision.tally),
             tie_break=decision.tie_break,
-            votes=tuple(self.board.standing_votes()),
-            answers=tuple(self.board.all_answers()),
-            failed=dict(self.failed),
-            usage=dict(self.usage),
-            seed=self.seed,
-            labels=self.labels.as_dict(),
+            votes=tuple(self.state.board.standing_votes()),
+            answers=tuple(self.state.board.all_answers()),
+            failed=dict(self.state.failed),
+            usage={m.id: self.state.ledger.of(m.id).usage for m in self.members},
+            seed=self.state.seed,
+            labels=self.state.labels.as_dict(),
         )
 
 

@@ -2,14 +2,16 @@
 
 MassgenError
 ├── ConfigError            the user can fix it: says where (file, key path) and how
-├── BackendError           a provider call failed; `retryable` says whether trying again can help
-│   ├── AuthFailed         bad or missing credentials (never retried)
-│   ├── RateLimited        429; carries the provider's Retry-After when it sent one
-│   ├── ProviderUnavailable  5xx, connect or read timeout, a stream that stopped mid-answer
-│   ├── MalformedResponse  the provider sent something we could not parse
-│   ├── ContextTooLong     the prompt does not fit the model (never retried)
-│   └── BadRequest         the provider rejected the request for another reason
-└── DeadlineExceeded       a run's wall-clock deadline passed
+└── BackendError           a provider call failed; `retryable` says whether trying again can help
+    ├── AuthFailed         bad or missing credentials (never retried)
+    ├── RateLimited        429; carries the provider's Retry-After when it sent one
+    ├── ProviderUnavailable  5xx, connect or read timeout, a stream that stopped mid-answer
+    ├── MalformedResponse  the provider sent something we could not parse
+    ├── ContextTooLong     the prompt does not fit the model (never retried)
+    └── BadRequest         the provider rejected the request for another reason
+
+A run past its deadline is not an error: it ends with the best answer so far
+(`Status.TIMEOUT`).
 """
 
 from __future__ import annotations
@@ -96,8 +98,4 @@ class ContextTooLong(BackendError):
 
 
 class BadRequest(BackendError):
-    pass
-
-
-class DeadlineExceeded(MassgenError):
     pass

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar, get_args
+
+from massgen.core.status import Status
+from massgen.core.types import Usage
 
 
 def _now() -> float:
@@ -20,11 +23,8 @@ def _now() -> float:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
+    kind: ClassVar[str]  # the "type" in its JSON form; each event class names its own
     at: float = field(default_factory=_now, compare=False)
-
-    @property
-    def kind(self) -> str:
-        return _KIND_BY_TYPE[type(self)]
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -33,6 +33,7 @@ class Event:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStarted(Event):
+    kind: ClassVar[str] = "run_started"
     question: str
     agents: tuple[str, ...]
     labels: dict[str, str]  # agent id -> anonymous label stem ("agent2")
@@ -44,6 +45,7 @@ class RunStarted(Event):
 class AgentStarted(Event):
     """An agent began one run: a fresh context with the answers current at this moment."""
 
+    kind: ClassVar[str] = "agent_started"
     agent: str
     run: int  # 1 for the first run of this agent, 2 after its first restart, ...
     answers_in_view: tuple[str, ...]  # labels it can see
@@ -53,18 +55,21 @@ class AgentStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta(Event):
+    kind: ClassVar[str] = "text"
     agent: str
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningDelta(Event):
+    kind: ClassVar[str] = "reasoning"
     agent: str
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted(Event):
+    kind: ClassVar[str] = "tool_call_started"
     agent: str
     call_id: str
     name: str
@@ -73,6 +78,7 @@ class ToolCallStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished(Event):
+    kind: ClassVar[str] = "tool_call_finished"
     agent: str
     call_id: str
     name: str
@@ -82,6 +88,7 @@ class ToolCallFinished(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerPublished(Event):
+    kind: ClassVar[str] = "answer_published"
     agent: str
     label: str  # "agent2.3"
     content: str
@@ -89,6 +96,7 @@ class AnswerPublished(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VoteCast(Event):
+    kind: ClassVar[str] = "vote_cast"
     agent: str
     voter_label: str  # the voter's anonymous stem ("agent1")
     target: str  # the agent id voted for
@@ -100,6 +108,7 @@ class VoteCast(Event):
 class VoteInvalidated(Event):
     """A standing vote stopped counting because a newer answer appeared."""
 
+    kind: ClassVar[str] = "vote_invalidated"
     agent: str
     target_label: str
     newer_label: str
@@ -109,6 +118,7 @@ class VoteInvalidated(Event):
 class ActionRejected(Event):
     """The agent's workflow action was invalid; it was told why and may try again."""
 
+    kind: ClassVar[str] = "action_rejected"
     agent: str
     reason: str
     attempt: int
@@ -116,30 +126,39 @@ class ActionRejected(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentRestarted(Event):
+    kind: ClassVar[str] = "agent_restarted"
     agent: str
     reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentFailed(Event):
+    kind: ClassVar[str] = "agent_failed"
     agent: str
     error: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReported(Event):
+    """One model call's tokens; `usage.estimated` when counted from text length because
+    the provider reported none (a call cut short)."""
+
+    kind: ClassVar[str] = "usage"
     agent: str
-    input_tokens: int
-    output_tokens: int
-    reasoning_tokens: int = 0
-    cached_input_tokens: int = 0
+    usage: Usage
     cost_usd: float | None = None
     phase: str = "coordination"  # or "presentation"
-    estimated: bool = False  # counted from text length: the provider reported no usage
+
+    def to_dict(self) -> dict[str, Any]:
+        # The token counts sit at the top level of the JSON line, as they always have.
+        data = Event.to_dict(self)
+        counts = data.pop("usage")
+        return {**data, **counts}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CoordinationFinished(Event):
+    kind: ClassVar[str] = "coordination_finished"
     winner: str | None
     winner_label: str | None
     tally: dict[str, int]  # answer label -> standing votes
@@ -149,20 +168,23 @@ class CoordinationFinished(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PresentationStarted(Event):
+    kind: ClassVar[str] = "presentation_started"
     agent: str
     strategy: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FinalTextDelta(Event):
+    kind: ClassVar[str] = "final_text"
     agent: str
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(Event):
+    kind: ClassVar[str] = "run_finished"
     answer: str
-    status: str  # "ok", "degraded", "timeout", "interrupted", "failed"
+    status: Status
     reason: str
     winner: str | None
     winner_label: str | None
@@ -189,26 +211,8 @@ AnyEvent = (
     | RunFinished
 )
 
-_KIND_BY_TYPE: dict[type, str] = {
-    RunStarted: "run_started",
-    AgentStarted: "agent_started",
-    TextDelta: "text",
-    ReasoningDelta: "reasoning",
-    ToolCallStarted: "tool_call_started",
-    ToolCallFinished: "tool_call_finished",
-    AnswerPublished: "answer_published",
-    VoteCast: "vote_cast",
-    VoteInvalidated: "vote_invalidated",
-    ActionRejected: "action_rejected",
-    AgentRestarted: "agent_restarted",
-    AgentFailed: "agent_failed",
-    UsageReported: "usage",
-    CoordinationFinished: "coordination_finished",
-    PresentationStarted: "presentation_started",
-    FinalTextDelta: "final_text",
-    RunFinished: "run_finished",
-}
-_TYPE_BY_KIND = {kind: cls for cls, kind in _KIND_BY_TYPE.items()}
+# The JSON "type" of each event, as each class declares it.
+_TYPE_BY_KIND: dict[str, type[AnyEvent]] = {cls.kind: cls for cls in get_args(AnyEvent)}
 
 
 def event_from_dict(data: dict[str, Any]) -> AnyEvent:
@@ -219,4 +223,9 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     for key in ("agents", "answers_in_view"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
+    if "status" in kwargs:
+        kwargs["status"] = Status(kwargs["status"])
+    if cls is UsageReported:
+        counts = {f.name for f in fields(Usage)}
+        kwargs["usage"] = Usage(**{k: v for k, v in data.items() if k in counts})
     return cls(**kwargs)

@@ -29,6 +29,7 @@ from massgen.core.events import (
     VoteCast,
     VoteInvalidated,
 )
+from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import iso, version_of
 
 # Streamed chunks: many per second, so they are buffered and never trigger a rewrite.
@@ -54,33 +55,10 @@ STATUS_EVENTS = (*COORDINATION_EVENTS, UsageReported)
 
 
 @dataclass(slots=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-    cached_input_tokens: int = 0
-    cost_usd: float | None = None  # None until some call reports a price
+class LoggedVote:
+    """A vote as the log tells it: when it was cast and what ended it. (The board's `Vote`
+    carries what its voter saw, for the rule; this one is history, for readers.)"""
 
-    def add(self, other: Usage | UsageReported) -> None:
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.reasoning_tokens += other.reasoning_tokens
-        self.cached_input_tokens += other.cached_input_tokens
-        if other.cost_usd is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-            "cached_input_tokens": self.cached_input_tokens,
-            "cost_usd": self.cost_usd,
-        }
-
-
-@dataclass(slots=True)
-class Vote:
     voter: str
     voter_label: str
     target: str
@@ -104,7 +82,9 @@ class Vote:
 
 
 @dataclass(slots=True)
-class Answer:
+class LoggedAnswer:
+    """An answer as the log shows it. (The board's `Answer` also orders it in the team.)"""
+
     label: str
     version: int
     content: str
@@ -115,12 +95,11 @@ class AgentState:
     label: str  # anonymous stem, "agent2"
     status: str = "waiting"
     runs: int = 0
-    answers: list[Answer] = field(default_factory=list)
-    vote: Vote | None = None  # the standing vote, if any
+    answers: list[LoggedAnswer] = field(default_factory=list)
+    vote: LoggedVote | None = None  # the standing vote, if any
     restarts: int = 0
     rejected_actions: int = 0
     error: str | None = None
-    usage: Usage = field(default_factory=Usage)
 
 
 class RunState:
@@ -129,7 +108,7 @@ class RunState:
     def __init__(self, question: str) -> None:
         self.question = question
         self.agents: dict[str, AgentState] = {}
-        self.votes: list[Vote] = []
+        self.votes: list[LoggedVote] = []
         self.phase = "coordinating"
         self.outcome: CoordinationFinished | None = None
         self.finished: RunFinished | None = None
@@ -137,6 +116,7 @@ class RunState:
         self.strategy: str | None = None
         self.final_parts: list[str] = []  # presentation text streamed so far
         self.ended: str | None = None  # "interrupted"/"incomplete" if closed without RunFinished
+        self.usage = UsageLedger()
 
     def agent(self, agent_id: str) -> AgentState:
         """The agent's state, created on first sight (an event may precede RunStarted)."""
@@ -170,11 +150,11 @@ class RunState:
         source = self.finished or self.outcome
         return source.winner_label if source else None
 
-    def totals(self) -> Usage:
-        total = Usage()
-        for state in self.agents.values():
-            total.add(state.usage)
-        return total
+    def spend(self, agent_id: str) -> Spend:
+        return self.usage.of(agent_id)
+
+    def totals(self) -> Spend:
+        return self.usage.total()
 
     def standing_tally(self) -> dict[str, int]:
         """Votes per answer label among votes still standing: the tally before it is final."""
@@ -185,6 +165,7 @@ class RunState:
         return tally
 
     def apply(self, event: AnyEvent) -> None:
+        self.usage(event)
         match event:
             case TextDelta() | ReasoningDelta() | ToolCallStarted() | ToolCallFinished():
                 pass
@@ -207,7 +188,7 @@ class RunState:
             case AgentFailed():
                 self._agent_failed(event)
             case UsageReported():
-                self.agent(event.agent).usage.add(event)
+                self.agent(event.agent)
             case CoordinationFinished():
                 self.outcome = event
                 self.phase = "presenting"
@@ -231,14 +212,14 @@ class RunState:
     def _answer_published(self, event: AnswerPublished) -> None:
         state = self.agent(event.agent)
         version = version_of(event.label, len(state.answers) + 1)
-        state.answers.append(Answer(event.label, version, event.content))
+        state.answers.append(LoggedAnswer(event.label, version, event.content))
         state.status = "answered"
 
     def _vote_cast(self, event: VoteCast) -> None:
         state = self.agent(event.agent)
         if state.vote is not None:
             _end(state.vote, "superseded")
-        vote = Vote(
+        vote = LoggedVote(
             voter=event.agent,
             voter_label=event.voter_label,
             target=event.target,
@@ -286,6 +267,6 @@ class RunState:
                 state.status = "done"
 
 
-def _end(vote: Vote, by: str) -> None:
+def _end(vote: LoggedVote, by: str) -> None:
     vote.standing = False
     vote.ended_by = by

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from massgen.record.state import AgentState, RunState
+from massgen.record.state import RunState
 from massgen.record.text import iso, preview
 
 REASON_PREVIEW = 120
@@ -26,7 +26,7 @@ def status_document(state: RunState, *, log_dir: str, start: float, now: float) 
             "elapsed_seconds": round(now - start, 3),
         },
         "coordination": _coordination(state),
-        "agents": {agent_id: _agent(a) for agent_id, a in state.agents.items()},
+        "agents": {agent_id: _agent(state, agent_id) for agent_id in state.agents},
         "results": _results(state),
         "totals": state.totals().to_dict(),
         "status": state.run_status,
@@ -48,7 +48,8 @@ def _coordination(state: RunState) -> dict[str, Any]:
     }
 
 
-def _agent(a: AgentState) -> dict[str, Any]:
+def _agent(state: RunState, agent_id: str) -> dict[str, Any]:
+    a = state.agents[agent_id]
     vote = None
     if a.vote is not None:
         vote = {
@@ -65,7 +66,7 @@ def _agent(a: AgentState) -> dict[str, Any]:
         "restarts": a.restarts,
         "rejected_actions": a.rejected_actions,
         "error": a.error,
-        "usage": a.usage.to_dict(),
+        "usage": state.spend(agent_id).to_dict(),
     }
 
 

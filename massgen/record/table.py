@@ -11,6 +11,7 @@ import json
 import textwrap
 from collections.abc import Iterable
 from pathlib import Path
+from typing import assert_never
 
 from massgen.core.events import (
     ActionRejected,
@@ -20,9 +21,15 @@ from massgen.core.events import (
     AnswerPublished,
     AnyEvent,
     CoordinationFinished,
+    FinalTextDelta,
     PresentationStarted,
+    ReasoningDelta,
     RunFinished,
     RunStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageReported,
     VoteCast,
     VoteInvalidated,
     event_from_dict,
@@ -105,8 +112,20 @@ def _cell(event: AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"FAILED: {_short(event.error)}"
         case PresentationStarted():
             return event.agent, f"presents ({event.strategy})"
-        case _:
+        case (
+            RunStarted()
+            | TextDelta()
+            | ReasoningDelta()
+            | ToolCallStarted()
+            | ToolCallFinished()
+            | UsageReported()
+            | CoordinationFinished()
+            | FinalTextDelta()
+            | RunFinished()
+        ):
             return None
+        case _:
+            assert_never(event)
 
 
 def _footer(events: list[AnyEvent]) -> list[str]:

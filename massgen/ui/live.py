@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.ui.model import (
     Pane,
     ViewModel,
@@ -290,7 +291,7 @@ def result_block(model: ViewModel, elapsed: float) -> RenderableType:
         summary.add_row(
             Text(display_name(model, agent), style="bold"), Text(text, STATE_STYLES[key])
         )
-    cut_short = finished is not None and finished.status in ("interrupted", "timeout")
+    cut_short = finished is not None and finished.status in (Status.INTERRUPTED, Status.TIMEOUT)
     title = "best answer so far" if cut_short else "winner"
     winner = f"{title}: {state.winner} ({state.winner_label})" if state.winner else "no winner"
     lines = [f"votes: {tally_text(outcome.tally if outcome else {})}"]
@@ -300,7 +301,7 @@ def result_block(model: ViewModel, elapsed: float) -> RenderableType:
     parts: list[RenderableType] = [question, summary]
     parts.append(Rule(winner, style="green" if state.winner else "red"))
     parts.append(Text("\n".join(lines), style="dim"))
-    if finished is not None and finished.status != "ok":
+    if finished is not None and finished.status is not Status.OK:
         parts.append(Text(f"{finished.status}: {finished.reason}", style="yellow"))
     answer = finished.answer if finished else ""
     parts.append(Text(""))

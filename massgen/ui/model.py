@@ -10,7 +10,7 @@ No rich import here: the model is plain data, the renderers decide how it looks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, assert_never
 
 from massgen.core import events as ev
 from massgen.record.state import RunState
@@ -25,6 +25,19 @@ TAIL_CHARS = 6000
 _CONTROL = {c: None for c in (*range(9), *range(11, 32), 127)} | {9: "    "}
 
 Kind = Literal["text", "reasoning", "tool", "answer", "vote", "restart", "failed", "final", "note"]
+
+
+# Events that put a line (or the final text) into an agent's pane.
+_Marker = (
+    ev.AnswerPublished
+    | ev.VoteCast
+    | ev.VoteInvalidated
+    | ev.AgentRestarted
+    | ev.ActionRejected
+    | ev.AgentFailed
+    | ev.PresentationStarted
+    | ev.FinalTextDelta
+)
 
 
 @dataclass(slots=True)
@@ -98,8 +111,21 @@ class ViewModel:
                 self._stream(event)
             case ev.ToolCallStarted() | ev.ToolCallFinished():
                 self._tool(event)
-            case _:
+            case (
+                ev.AnswerPublished()
+                | ev.VoteCast()
+                | ev.VoteInvalidated()
+                | ev.AgentRestarted()
+                | ev.ActionRejected()
+                | ev.AgentFailed()
+                | ev.PresentationStarted()
+                | ev.FinalTextDelta()
+            ):
                 self._marker(event)
+            case ev.UsageReported() | ev.CoordinationFinished() | ev.RunFinished():
+                pass  # drawn from `state`, not into a pane
+            case _:
+                assert_never(event)
 
     def _stream(self, event: ev.AgentStarted | ev.TextDelta | ev.ReasoningDelta) -> None:
         pane = self.pane(event.agent)
@@ -124,7 +150,7 @@ class ViewModel:
             mark = "✓" if event.ok else "✗"
             pane.line("tool" if event.ok else "failed", f"{mark} {preview(event.result, 80)}")
 
-    def _marker(self, event: ev.AnyEvent) -> None:
+    def _marker(self, event: _Marker) -> None:
         match event:
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self.pane(agent).text.unshown(content)
@@ -153,7 +179,7 @@ class ViewModel:
             case ev.FinalTextDelta(agent=agent, text=text):
                 self.pane(agent).add("final", text)
             case _:
-                pass
+                assert_never(event)
 
     def _settle(self, agent: str, kind: Kind, text: str) -> None:
         pane = self.pane(agent)
@@ -218,11 +244,11 @@ def totals_text(model: ViewModel) -> str:
     answers = sum(len(a.answers) for a in state.agents.values())
     live = [a for a in state.agents.values() if a.status != "failed"]
     votes = sum(1 for a in live if a.vote is not None)
-    usage = state.totals()
-    tokens = usage.input_tokens + usage.output_tokens
+    spent = state.totals()
+    tokens = spent.usage.total_tokens
     parts = [f"answers {answers}", f"votes {votes}/{len(live)}", f"tokens {_count(tokens)}"]
-    if usage.cost_usd is not None:
-        parts.append(f"est. ${usage.cost_usd:.4f}")
+    if spent.cost_usd is not None:
+        parts.append(f"est. ${spent.cost_usd:.4f}")
     return " · ".join(parts)
 
 

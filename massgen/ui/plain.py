@@ -7,11 +7,12 @@ Agents stream concurrently, so text is printed a whole line at a time per agent.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from typing import TextIO
+from typing import TextIO, assert_never
 
 from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
+from massgen.core.status import Status
+from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import preview
 from massgen.ui.action_text import RunText
 
@@ -29,9 +30,10 @@ class PlainView:
         self._pending: dict[str, str] = {}
         self._runs: dict[str, RunText] = {}  # each agent's current run, as shown
         self._final_started = False
-        self._usage: dict[str, Spent] = {}
+        self._usage = UsageLedger()
 
     def __call__(self, event: ev.AnyEvent) -> None:
+        self._usage(event)
         if isinstance(event, _ENDINGS):
             self.close()  # half-written lines belong before the summary, not after it
         line = self._line(event)
@@ -73,13 +75,15 @@ class PlainView:
             case ev.PresentationStarted(agent=agent):
                 self._final_started = True
                 return f"\n[{agent}] presenting the final answer…"
-            case ev.UsageReported() as used:
-                self._usage.setdefault(used.agent, Spent()).add(used)
+            case ev.UsageReported():
                 return None
             case ev.RunFinished() as finished:
                 costs = cost_block(self._usage) if self.show_cost else ""
                 return _final_block(finished) + costs
-        return None
+            case ev.ReasoningDelta() | ev.FinalTextDelta():
+                return None  # the final answer prints whole, in RunFinished's block
+            case _:
+                assert_never(event)
 
     def close(self) -> None:
         """Print what is still buffered (a run cut short mid-line)."""
@@ -116,53 +120,23 @@ def _coordination_summary(done: ev.CoordinationFinished) -> str:
     return "\n".join(lines)
 
 
-@dataclass(slots=True)
-class Spent:
-    """One agent's tokens and estimated dollars (None until a priced call arrives)."""
-
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-    unpriced: bool = False
-
-    def add(self, used: ev.UsageReported) -> None:
-        self._count(used.input_tokens, used.cached_input_tokens, used.output_tokens)
-        self._pay(used.cost_usd)
-        self.unpriced |= used.cost_usd is None and bool(used.input_tokens or used.output_tokens)
-
-    def merge(self, other: Spent) -> None:
-        self._count(other.input_tokens, other.cached_input_tokens, other.output_tokens)
-        self._pay(other.cost_usd)
-        self.unpriced |= other.unpriced
-
-    def _count(self, input_tokens: int, cached: int, output_tokens: int) -> None:
-        self.input_tokens += input_tokens
-        self.cached_input_tokens += cached
-        self.output_tokens += output_tokens
-
-    def _pay(self, dollars: float | None) -> None:
-        if dollars is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + dollars
-
-
-def cost_block(usage: dict[str, Spent]) -> str:
+def cost_block(ledger: UsageLedger) -> str:
     """Tokens and estimated cost per agent and in total; "n/a" for models without a price."""
+    usage = ledger.by_agent()
     if not usage:
         return ""
-    total = Spent()
     width = max(len(agent) for agent in [*usage, "total"])
     lines = ["", "tokens and estimated cost:"]
     for agent, spent in usage.items():
-        total.merge(spent)
         lines.append(f"  {agent:<{width}}  {_spent(spent)}")
-    lines.append(f"  {'total':<{width}}  {_spent(total)}")
+    lines.append(f"  {'total':<{width}}  {_spent(ledger.total())}")
     return "\n".join(lines)
 
 
-def _spent(spent: Spent) -> str:
-    cached = f" (cached {spent.cached_input_tokens:,})" if spent.cached_input_tokens else ""
-    tokens = f"in {spent.input_tokens:,}{cached} · out {spent.output_tokens:,}"
+def _spent(spent: Spend) -> str:
+    used = spent.usage
+    cached = f" (cached {used.cached_input_tokens:,})" if used.cached_input_tokens else ""
+    tokens = f"in {used.input_tokens:,}{cached} · out {used.output_tokens:,}"
     if spent.cost_usd is None:
         return f"{tokens} · n/a"
     partial = " + n/a" if spent.unpriced else ""
@@ -172,7 +146,7 @@ def _spent(spent: Spent) -> str:
 def _final_block(finished: ev.RunFinished) -> str:
     header = "=" * 20 + " final answer " + "=" * 20
     note = ""
-    if finished.status != "ok":
+    if finished.status is not Status.OK:
         note = f"\n({finished.status}: {finished.reason})"
     for agent, error in finished.failed_agents.items():
         note += f"\n(agent {agent} failed: {error})"

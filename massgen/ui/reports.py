@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from massgen.record.state import RunState, Usage
+from massgen.core.usage import Spend
+from massgen.record.state import RunState
 from massgen.record.text import preview
 from massgen.ui.model import tally_text
 
@@ -49,8 +50,8 @@ def cost_text(state: RunState | None, turns: Sequence[SavedTurn]) -> str:
     lines = []
     if state is not None and state.agents:
         lines.append("last turn:")
-        for agent_id, agent in state.agents.items():
-            lines.append(f"  {agent_id:<20} {_usage(agent.usage)}")
+        for agent_id in state.agents:
+            lines.append(f"  {agent_id:<20} {_usage(state.spend(agent_id))}")
         lines.append(f"  {'total':<20} {_usage(state.totals())}")
     tokens = sum(turn.total_tokens() for turn in turns)
     costs = [c for turn in turns if (c := turn.total_cost()) is not None]
@@ -59,12 +60,13 @@ def cost_text(state: RunState | None, turns: Sequence[SavedTurn]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _usage(usage: Usage) -> str:
+def _usage(spend: Spend) -> str:
+    usage = spend.usage
     text = f"{usage.input_tokens:>9,} in {usage.output_tokens:>8,} out"
     if usage.reasoning_tokens:
         text += f" ({usage.reasoning_tokens:,} reasoning)"
-    if usage.cost_usd is not None:
-        text += f"  ${usage.cost_usd:.4f}"
+    if spend.cost_usd is not None:
+        text += f"  ${spend.cost_usd:.4f}"
     return text
 
 

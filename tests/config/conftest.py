@@ -4,8 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from massgen.config import loader
-
 
 @dataclass
 class Dirs:
@@ -23,15 +21,14 @@ class Dirs:
 def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Each test runs in an empty cwd and HOME, and leaves os.environ as it found it.
 
-    The loader reads ./.env and ~/.config/massgen/.env into os.environ, so without this a
-    developer's own files would leak into the tests and the tests into each other.
+    The loader reads ./.env and ~/.config/massgen/.env, so without this a developer's own
+    files would leak into the tests.
     """
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(work)
-    monkeypatch.setattr(loader, "_FROM_DOTENV", {})
     saved = dict(os.environ)
     yield Dirs(home, work)
     os.environ.clear()

@@ -1,8 +1,17 @@
-"""`.env` loading order and default-config discovery."""
+"""`.env` loading order and default-config discovery. Loading never writes os.environ."""
 
 import os
 
-from massgen.config import find_default_config, load_config, load_env_files
+import pytest
+
+from massgen.config import (
+    config_from_dict,
+    env_files,
+    environment,
+    find_default_config,
+    load_config,
+)
+from massgen.loading import load
 
 
 def home_env(dirs, text: str) -> None:
@@ -11,45 +20,34 @@ def home_env(dirs, text: str) -> None:
     path.write_text(text)
 
 
-def test_home_env_file_is_loaded(dirs):
+def test_home_env_file_is_read(dirs):
     home_env(dirs, "ONLY_IN_HOME=from-home\n")
-    load_env_files()
-    assert os.environ["ONLY_IN_HOME"] == "from-home"
+    assert environment()["ONLY_IN_HOME"] == "from-home"
 
 
 def test_project_env_wins_over_home_env(dirs):
     home_env(dirs, "SHARED_KEY=from-home\nHOME_ONLY=h\n")
     dirs.write(".env", "SHARED_KEY=from-project\n")
-    loaded = load_env_files()
-    assert os.environ["SHARED_KEY"] == "from-project"
-    assert os.environ["HOME_ONLY"] == "h"
-    assert loaded == [dirs.home / ".config" / "massgen" / ".env", dirs.work / ".env"]
+    env = environment()
+    assert env["SHARED_KEY"] == "from-project"
+    assert env["HOME_ONLY"] == "h"
+    assert env_files() == [dirs.home / ".config" / "massgen" / ".env", dirs.work / ".env"]
 
 
 def test_real_environment_wins_over_both(dirs, monkeypatch):
     monkeypatch.setenv("SHARED_KEY", "from-shell")
     home_env(dirs, "SHARED_KEY=from-home\n")
     dirs.write(".env", "SHARED_KEY=from-project\n")
-    load_env_files()
-    assert os.environ["SHARED_KEY"] == "from-shell"
+    assert environment()["SHARED_KEY"] == "from-shell"
 
 
-def test_loading_twice_changes_nothing(dirs):
-    dirs.write(".env", "TWICE_KEY=v1\n")
-    load_env_files()
-    load_env_files()
-    assert os.environ["TWICE_KEY"] == "v1"
-
-
-def test_a_later_project_env_replaces_values_from_an_earlier_one(dirs, tmp_path, monkeypatch):
+def test_reading_twice_gives_the_same_and_a_later_project_env_its_own(dirs, tmp_path):
     dirs.write(".env", "PROJECT_KEY=first\n")
-    load_env_files()
+    assert environment()["PROJECT_KEY"] == environment()["PROJECT_KEY"] == "first"
     other = tmp_path / "other"
     other.mkdir()
     (other / ".env").write_text("PROJECT_KEY=second\n")
-    load_env_files(cwd=other)
-    # Came from a .env file, not the user's shell, so the newer file may replace it.
-    assert os.environ["PROJECT_KEY"] == "second"
+    assert environment(cwd=other)["PROJECT_KEY"] == "second"
 
 
 def test_explicit_dirs_are_used_instead_of_cwd_and_home(dirs, tmp_path):
@@ -57,9 +55,9 @@ def test_explicit_dirs_are_used_instead_of_cwd_and_home(dirs, tmp_path):
     (elsewhere / ".config" / "massgen").mkdir(parents=True)
     (elsewhere / ".config" / "massgen" / ".env").write_text("EXPLICIT_HOME=yes\n")
     dirs.write(".env", "NOT_READ=1\n")
-    load_env_files(cwd=tmp_path, home=elsewhere)
-    assert os.environ["EXPLICIT_HOME"] == "yes"
-    assert "NOT_READ" not in os.environ
+    env = environment(cwd=tmp_path, home=elsewhere)
+    assert env["EXPLICIT_HOME"] == "yes"
+    assert "NOT_READ" not in env
 
 
 def test_load_config_reads_dotenv_before_expanding(dirs):
@@ -68,6 +66,33 @@ def test_load_config_reads_dotenv_before_expanding(dirs):
         "c.yaml", "agent:\n  id: a\n  backend:\n    type: ollama\n    model: ${MODEL_FROM_DOTENV}\n"
     )
     assert load_config(path).agents[0].backend.model == "qwen3:4b"
+
+
+OLLAMA = {"agent": {"id": "a", "backend": {"type": "ollama", "model": "${DOTENV_MODEL}"}}}
+
+
+@pytest.mark.parametrize("given", ["file", "dict"])
+def test_loading_leaves_os_environ_unchanged_and_the_shell_still_wins(dirs, monkeypatch, given):
+    dirs.write(".env", "DOTENV_MODEL=from-dotenv\nSHELL_MODEL=from-dotenv\n")
+    path = dirs.write("c.yaml", "agent:\n  id: a\n  backend:\n    type: ollama\n    model: x\n")
+    before = dict(os.environ)
+    loaded = load(str(path) if given == "file" else OLLAMA)
+    assert dict(os.environ) == before
+    assert "DOTENV_MODEL" not in os.environ
+    assert loaded.env is not None and loaded.env["DOTENV_MODEL"] == "from-dotenv"
+    assert config_from_dict(OLLAMA).agents[0].backend.model == "from-dotenv"
+    monkeypatch.setenv("DOTENV_MODEL", "from-shell")
+    assert config_from_dict(OLLAMA).agents[0].backend.model == "from-shell"
+
+
+def test_a_key_in_dotenv_reaches_the_backend_without_entering_os_environ(dirs, monkeypatch):
+    from massgen import team
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    dirs.write(".env", "OPENAI_API_KEY=sk-from-dotenv\n")
+    loaded = load({"agent": {"id": "a", "backend": {"type": "openai", "model": "gpt-5-mini"}}})
+    members = team.build(loaded.config, single=True, env=loaded.env)
+    assert members and "OPENAI_API_KEY" not in os.environ
 
 
 def test_default_config_prefers_the_project(dirs):

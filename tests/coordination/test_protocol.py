@@ -362,7 +362,7 @@ async def test_a_call_cut_short_by_a_restart_still_counts_its_usage_as_an_estima
     assert outcome.winner == "b" and outcome.status == "ok"
     restart = next(i for i, e in enumerate(cues.events) if isinstance(e, ev.AgentRestarted))
     cut = [e for e in cues.events[:restart] if isinstance(e, ev.UsageReported) and e.agent == "a"]
-    assert [u.estimated for u in cut] == [False, True]  # the answer's call, then the cut one
-    assert cut[1].output_tokens == 100  # 400 characters streamed before the cut
-    assert cut[1].input_tokens > 0  # the prompt it had read
+    assert [u.usage.estimated for u in cut] == [False, True]  # the answer's call, then the cut one
+    assert cut[1].usage.output_tokens == 100  # 400 characters streamed before the cut
+    assert cut[1].usage.input_tokens > 0  # the prompt it had read
     assert outcome.usage["a"].output_tokens == 20 + 100 + 20  # the run's totals include it

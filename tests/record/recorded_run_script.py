@@ -24,6 +24,8 @@ from massgen.core.events import (
     VoteCast,
     VoteInvalidated,
 )
+from massgen.core.status import Status
+from massgen.core.types import Usage
 
 T0 = 1_700_000_000.0
 QUESTION = "What is the capital of France?"
@@ -48,7 +50,10 @@ def three_agent_run() -> list[AnyEvent]:
         TextDelta(at=next(at), agent="alpha", text="Paris is "),
         TextDelta(at=next(at), agent="alpha", text="the capital."),
         UsageReported(
-            at=next(at), agent="alpha", input_tokens=100, output_tokens=20, cost_usd=0.001
+            at=next(at),
+            agent="alpha",
+            usage=Usage(input_tokens=100, output_tokens=20),
+            cost_usd=0.001,
         ),
         AnswerPublished(
             at=next(at), agent="alpha", label="agent1.1", content="Paris is the capital."
@@ -75,7 +80,9 @@ def three_agent_run() -> list[AnyEvent]:
         ActionRejected(at=next(at), agent="gamma", reason="unknown label agent9.1", attempt=1),
         AgentFailed(at=next(at), agent="gamma", error=FAILURE),
         UsageReported(
-            at=next(at), agent="beta", input_tokens=300, output_tokens=50, reasoning_tokens=10
+            at=next(at),
+            agent="beta",
+            usage=Usage(input_tokens=300, output_tokens=50, reasoning_tokens=10),
         ),
         VoteCast(
             at=next(at),
@@ -106,15 +113,14 @@ def three_agent_run() -> list[AnyEvent]:
         UsageReported(
             at=next(at),
             agent="beta",
-            input_tokens=400,
-            output_tokens=30,
+            usage=Usage(input_tokens=400, output_tokens=30),
             cost_usd=0.002,
             phase="presentation",
         ),
         RunFinished(
             at=next(at),
             answer=FINAL,
-            status="degraded",
+            status=Status.DEGRADED,
             reason="consensus; 1 agent failed",
             winner="beta",
             winner_label="agent2.1",

@@ -22,6 +22,7 @@ from massgen.core.events import (
     VoteCast,
     VoteInvalidated,
 )
+from massgen.core.status import Status
 from massgen.record import Recorder, coordination_table, table_from_log
 
 
@@ -51,7 +52,7 @@ def small_run() -> list[AnyEvent]:
         PresentationStarted(agent="a", strategy="winner_present"),
         RunFinished(
             answer="y",
-            status="degraded",
+            status=Status.DEGRADED,
             reason="1 agent failed",
             winner="a",
             winner_label="agent1.2",

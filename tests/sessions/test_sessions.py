@@ -8,10 +8,11 @@ import pytest
 
 from massgen.coordination.prompts import Turn
 from massgen.core.errors import ConfigError
+from massgen.core.status import Status
 from massgen.sessions import SavedTurn, Session, list_sessions, listing_text
 
 
-def turn(number: int, question: str, answer: str, status: str = "ok", **extra) -> SavedTurn:
+def turn(number: int, question: str, answer: str, status: Status = Status.OK, **extra) -> SavedTurn:
     return SavedTurn(
         number=number,
         question=question,
@@ -57,9 +58,9 @@ def test_turns_are_numbered_in_order_and_history_follows(tmp_path):
 
 def test_unfinished_turns_stay_in_the_history_marked_as_such(tmp_path):
     session = Session("s1", tmp_path)
-    session.save(turn(1, "q1", "partial text", status="interrupted"))
-    session.save(turn(2, "q2", "", status="interrupted"))
-    session.save(turn(3, "q3", "best so far", status="timeout"))
+    session.save(turn(1, "q1", "partial text", status=Status.INTERRUPTED))
+    session.save(turn(2, "q2", "", status=Status.INTERRUPTED))
+    session.save(turn(3, "q3", "best so far", status=Status.TIMEOUT))
     history = session.history()
     assert history[0] == Turn(
         "q1",
@@ -90,7 +91,7 @@ def test_the_summary_reads_without_tools(tmp_path):
     session = Session("s1", tmp_path, config="team.yaml")
     session.save(turn(1, "What is 6 times 7?", "42.", winner="careful", winner_label="agent1.1"))
     session.save(
-        turn(2, "Add 8", "50 so far", status="interrupted", reason="interrupted by the user")
+        turn(2, "Add 8", "50 so far", status=Status.INTERRUPTED, reason="interrupted by the user")
     )
     text = (tmp_path / "s1" / "SESSION_SUMMARY.txt").read_text()
     assert text.startswith("massgen session s1\nstarted ")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from massgen.core import events as ev
+from massgen.core.status import Status
+from massgen.core.types import Usage
 
 QUESTION = "What is the capital of France? Answer in one short paragraph."
 LABELS = {"careful": "agent1", "balanced": "agent2", "creative": "agent3"}
@@ -35,8 +37,8 @@ def coordination() -> list[ev.AnyEvent]:
             reason="correct and short",
             at=4,
         ),
-        ev.UsageReported(agent="careful", input_tokens=1200, output_tokens=300, at=4),
-        ev.UsageReported(agent="balanced", input_tokens=900, output_tokens=40, at=4),
+        ev.UsageReported(agent="careful", usage=Usage(input_tokens=1200, output_tokens=300), at=4),
+        ev.UsageReported(agent="balanced", usage=Usage(input_tokens=900, output_tokens=40), at=4),
     ]
 
 
@@ -61,7 +63,7 @@ def ending() -> list[ev.AnyEvent]:
         ev.FinalTextDelta(agent="careful", text=FINAL, at=6),
         ev.RunFinished(
             answer=FINAL,
-            status="degraded",
+            status=Status.DEGRADED,
             reason="consensus: 2 of 3 agents hold a standing vote; failed: creative",
             winner="careful",
             winner_label="agent1.1",

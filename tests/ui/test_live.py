@@ -9,6 +9,7 @@ from rich.console import Console
 from run_events import LABELS, QUESTION, coordination, ending
 
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.ui.live import LiveView, render_live
 from massgen.ui.model import ViewModel
 
@@ -180,7 +181,7 @@ def test_an_interrupted_run_shows_the_best_answer_so_far():
     view(
         ev.RunFinished(
             answer="Paris.",
-            status="interrupted",
+            status=Status.INTERRUPTED,
             reason="interrupted by the user",
             winner="careful",
             winner_label="agent1.1",

@@ -8,6 +8,7 @@ import pytest
 from run_events import coordination, ending
 
 from massgen.core import events as ev
+from massgen.core.status import Status
 from massgen.ui.choice import wants_live
 from massgen.ui.plain import PlainView
 
@@ -55,7 +56,7 @@ def test_concurrent_streams_print_whole_lines_and_unfinished_lines_come_before_t
     for agent, text in [("a", "one "), ("b", "uno\ndos"), ("a", "two\nthree")]:
         view(ev.TextDelta(agent=agent, text=text))
     view(
-        ev.RunFinished(answer="done", status="ok", reason="r", winner="a", winner_label="agent1.1")
+        ev.RunFinished(answer="done", status=Status.OK, reason="r", winner="a", winner_label="agent1.1")
     )
     assert out.getvalue().splitlines()[:5] == [
         "massgen: 2 agent(s): a, b",

@@ -1,0 +1,24 @@
+"""The event union is closed: every event class is in it, with a JSON type of its own."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from massgen.core import events as ev
+
+
+def test_every_event_class_is_in_the_union_with_a_distinct_type():
+    members = set(get_args(ev.AnyEvent))
+    # By name: a slotted dataclass leaves its pre-slots class among the subclasses.
+    assert {c.__name__ for c in members} == {c.__name__ for c in ev.Event.__subclasses__()}
+    kinds = [cls.kind for cls in members]
+    assert len(set(kinds)) == len(kinds)
+
+
+def test_an_event_reads_back_from_its_json_form():
+    event = ev.RunFinished(
+        answer="Paris", status=ev.Status.TIMEOUT, reason="r", winner="a", winner_label="agent1.1"
+    )
+    data = event.to_dict()
+    assert data["type"] == "run_finished" and data["status"] == "timeout"
+    assert ev.event_from_dict(data) == event
