@@ -52,13 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def write(doc: Path, section: str) -> None:
+def write(doc: Path, section: str, begin: str = BEGIN, end: str = END) -> None:
     """Put `section` between the markers in `doc` (appended the first time)."""
     text = doc.read_text(encoding="utf-8") if doc.exists() else ""
-    block = f"{BEGIN}\n{section}\n{END}"
-    if BEGIN in text and END in text:
-        head, _, rest = text.partition(BEGIN)
-        _, _, tail = rest.partition(END)
+    block = f"{begin}\n{section}\n{end}"
+    if begin in text and end in text:
+        head, _, rest = text.partition(begin)
+        _, _, tail = rest.partition(end)
         text = f"{head}{block}{tail}"
     else:
         text = f"{text.rstrip()}\n\n{block}\n"
@@ -66,12 +66,12 @@ def write(doc: Path, section: str) -> None:
     print(f"wrote {doc}")
 
 
-def kept_section(doc: Path) -> str:
-    """The local section of `doc` as it stands, markers included ('' if none)."""
+def kept_section(doc: Path, begin: str = BEGIN, end: str = END) -> str:
+    """A marked section of `doc` as it stands, markers included ('' if none)."""
     text = doc.read_text(encoding="utf-8") if doc.exists() else ""
-    if BEGIN not in text or END not in text:
+    if begin not in text or end not in text:
         return ""
-    return BEGIN + text.partition(BEGIN)[2].partition(END)[0] + END
+    return begin + text.partition(begin)[2].partition(end)[0] + end
 
 
 # --- measuring ------------------------------------------------------------------------------

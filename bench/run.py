@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import commands, doc, inproc, local
+from bench import commands, doc, first_run, inproc, local
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
@@ -61,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out or ROOT / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    kept = local.kept_section(out)  # written by `python -m bench.local`, which takes longer
-    out.write_text(f"{text.rstrip()}\n\n{kept}\n" if kept else text, encoding="utf-8")
+    # Written by `python -m bench.local` and `bench.first_run`, which take minutes.
+    kept = [local.kept_section(out), local.kept_section(out, first_run.BEGIN, first_run.END)]
+    tail = "\n\n".join(section for section in kept if section)
+    out.write_text(f"{text.rstrip()}\n\n{tail}\n" if tail else text, encoding="utf-8")
     _say(f"wrote {out}")
     return 0
 
