@@ -103,7 +103,7 @@ class TeamRun:
     ) -> None:
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.ledger = UsageLedger()
-        self.sinks = [self.ledger, *sinks]
+        self.sinks: list[Sink] = [self.ledger, *sinks]
         self.logs = logs and loaded.config.ui.logging_enabled
         self.log_dir = log_dir
         self.deadline = (

@@ -151,7 +151,8 @@ class Chat:
                 the session is unchanged.
         """
         number = self.session.next_number()
-        state, events = RunState(question), []
+        state = RunState(question)
+        events: list[ev.AnyEvent] = []
         view = self.make_view()
         run = TeamRun(
             self.loaded,

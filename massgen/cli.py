@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from massgen.api import RunResult, TeamRun
+    from massgen.core.events import AnyEvent
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -206,7 +207,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         base_url=args.base_url,
         system_message=args.system_message,
     )
-    view, events = _view(args, loaded.config.ui.display_type), []
+    view = _view(args, loaded.config.ui.display_type)
+    events: list[AnyEvent] = []
     turn = TeamRun(
         loaded,
         args.question,
@@ -235,7 +237,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     return _report(result, args)
 
 
-def _print_table(events: list[Any]) -> None:
+def _print_table(events: list[AnyEvent]) -> None:
     import shutil
 
     from massgen.record.table import coordination_table

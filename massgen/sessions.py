@@ -259,8 +259,11 @@ def _turn_from(data: dict[str, Any] | None) -> SavedTurn | None:
         return None
     names = set(SavedTurn.__dataclass_fields__)
     fields = {key: value for key, value in data.items() if key in names}
+    status = fields.get("status")
+    if not isinstance(status, str):
+        return None
     try:
-        return SavedTurn(**{**fields, "status": Status(fields.get("status"))})
+        return SavedTurn(**{**fields, "status": Status(status)})
     except (TypeError, ValueError):
         return None
 

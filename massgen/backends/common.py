@@ -90,10 +90,10 @@ class SdkBackend:
         except BackendError as error:
             raise scrub(error, self._secret) from None
         except Exception as exc:  # only what `map_error` recognises is ours; the rest re-raises
-            error = self.map_error(exc)
-            if error is None:
+            mapped = self.map_error(exc)
+            if mapped is None:
                 raise
-            raise scrub(error, self._secret) from None
+            raise scrub(mapped, self._secret) from None
 
     def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
         raise NotImplementedError

@@ -135,7 +135,9 @@ class GeminiBackend(SdkBackend):
         )
         state = _StreamState(self.name, self._new_call_id)
         # Closed at once when the caller stops early, which releases the connection.
-        async with contextlib.aclosing(stream):
+        # google-genai annotates the stream as AsyncIterator, but it returns an async
+        # generator (which has `aclose`).
+        async with contextlib.aclosing(stream):  # type: ignore[type-var]
             async for chunk in stream:
                 for event in state.feed(chunk):
                     yield event
@@ -192,8 +194,9 @@ def _contents(messages: Iterable[Message], signatures: dict[str, bytes]) -> list
         parts = _parts(message, names, signatures)
         if not parts:
             continue  # Gemini rejects a turn without parts
-        if message.role == "tool" and contents and _is_tool_turn(contents[-1]):
-            contents[-1].parts.extend(parts)  # one user turn answers all calls
+        previous = contents[-1].parts if contents else None
+        if message.role == "tool" and previous and _is_tool_turn(contents[-1]):
+            previous.extend(parts)  # one user turn answers all calls
         else:
             contents.append(gt.Content(role=role, parts=parts))
     return contents
@@ -218,7 +221,9 @@ def _parts(message: Message, names: dict[str, str], signatures: dict[str, bytes]
 
 
 def _is_tool_turn(content: gt.Content) -> bool:
-    return bool(content.parts) and all(p.function_response is not None for p in content.parts)
+    if not content.parts:
+        return False
+    return all(p.function_response is not None for p in content.parts)
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:

@@ -133,7 +133,9 @@ def _client(
 
 def _is_azure_v1(base_url: str | None) -> bool:
     """Azure's v1 API (`https://RESOURCE.openai.azure.com/openai/v1/`) is plain OpenAI."""
-    return bool(base_url) and urlparse(base_url).path.rstrip("/").endswith("/openai/v1")
+    if not base_url:
+        return False
+    return urlparse(base_url).path.rstrip("/").endswith("/openai/v1")
 
 
 # --- request conversion -----------------------------------------------------------------

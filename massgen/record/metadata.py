@@ -63,7 +63,7 @@ def massgen_version() -> str:
     try:
         import massgen
 
-        return str(massgen.__version__)  # type: ignore[attr-defined]
+        return str(massgen.__version__)
     except (ImportError, AttributeError):
         pass
     from importlib.metadata import PackageNotFoundError, version

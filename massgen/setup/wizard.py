@@ -259,10 +259,12 @@ def _ask_agent(options: list[_Option], who: str, index: int) -> AgentChoice:
     import questionary
 
     keyed = [o for o in options if o.models] or options  # spread agents over the keys
+    choices = [questionary.Choice(o.title, value=o) for o in options]
     option = questionary.select(
         f"{who}: provider",
-        choices=[questionary.Choice(o.title, value=o) for o in options],
-        default=keyed[index % len(keyed)],
+        choices=choices,
+        # The Choice itself: questionary types `default` as a str, Choice or dict.
+        default=choices[options.index(keyed[index % len(keyed)])],
     ).unsafe_ask()
     if option.type == LOCAL:
         return _ask_local_model(who)

@@ -96,7 +96,7 @@ class AnthropicWire:
 
     def stream_error(self, fault: Fault) -> bytes:
         message, code = fault_message(fault)
-        kind = code if code in _ERROR_TYPES.values() else "overloaded_error"
+        kind = code if code is not None and code in _ERROR_TYPES.values() else "overloaded_error"
         if code == "server_error":
             kind = "api_error"
         return sse("error", _error_body(kind, message))

@@ -343,7 +343,9 @@ def stream_events(request: Json, reply: Reply) -> list[Json]:
     parts += [{"text": w} for w in words(reply.text)]
     events = [_response(request, [part]) for part in parts]
     if reply.tool_calls:
-        calls = [{"functionCall": {"name": n, "args": dict(a)}} for n, a in reply.tool_calls]
+        calls: list[Json] = [
+            {"functionCall": {"name": n, "args": dict(a)}} for n, a in reply.tool_calls
+        ]
         calls[0]["thoughtSignature"] = THOUGHT_SIGNATURE
         events.append(_response(request, calls))
     if reply.finish_reason is not None:

@@ -288,7 +288,7 @@ def _chunk(
     delta.role = chat_pb2.ROLE_ASSISTANT
     output = chat_pb2.CompletionOutputChunk(delta=delta, index=0)
     if finish is not None:
-        output.finish_reason = finish  # type: ignore[assignment]
+        output.finish_reason = finish
     return chat_pb2.GetChatCompletionChunk(
         id="fake-chunk", model=request.get("model", "fake"), outputs=[output]
     )
