@@ -1,0 +1,85 @@
+"""The tool seam: every tool an agent may call sits behind a `Toolbox`.
+
+    specs()                 what the model is offered
+    await call(call, ctx)   run one call; always a `ToolResult`, never an exception
+
+The agent loop (`coordination/agent.py`) is the only caller, and it reaches tools only
+through the toolbox it was given, so a wrapper in front of a toolbox (the permission
+engine) sees every call. Toolboxes compose with `Toolboxes`. A tool's failure is a result
+the model reads (`is_error`), never an exception that ends the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from massgen.core.types import ToolCall, ToolSpec
+
+Phase = Literal["coordination", "presentation"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Who calls, when, and where: the agent's id (never shown to a model), the phase
+    (coordination, or the winner's final presentation) and its workspace, if any."""
+
+    agent: str
+    phase: Phase = "coordination"
+    workspace: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What goes back to the model for one call."""
+
+    call_id: str
+    content: str
+    is_error: bool = False
+    truncated: bool = False  # cut to the size bound; the content says so too
+
+    @classmethod
+    def error(cls, call: ToolCall, message: str) -> ToolResult:
+        return cls(call.id, f"Error: {message}", is_error=True)
+
+
+class Toolbox(Protocol):
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult: ...
+
+
+class NoTools:
+    """The empty toolbox: what an agent without tools has."""
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return ()
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        return ToolResult.error(call, f"tool `{call.name}` is not available.")
+
+
+class Toolboxes:
+    """Several toolboxes as one; a call goes to the toolbox that offers its name (the
+    first, when two offer the same name)."""
+
+    def __init__(self, boxes: Sequence[Toolbox]) -> None:
+        self._boxes = tuple(boxes)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        seen: set[str] = set()
+        out: list[ToolSpec] = []
+        for box in self._boxes:
+            for spec in box.specs():
+                if spec.name not in seen:
+                    seen.add(spec.name)
+                    out.append(spec)
+        return tuple(out)
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        for box in self._boxes:
+            if any(spec.name == call.name for spec in box.specs()):
+                return await box.call(call, ctx)
+        return await NoTools().call(call, ctx)
