@@ -13,12 +13,24 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 @dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """What a tool says of itself (MCP's annotations). Hints for the permission engine, to
+    be believed only from a source the user trusts; None is "not said"."""
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    open_world: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """A function the model may call: name, description and a JSON schema for arguments."""
+    """A function the model may call: name, description and a JSON schema for arguments.
+    Backends send the first three; `annotations` stay on our side."""
 
     name: str
     description: str
     parameters: dict[str, Any]
+    annotations: ToolAnnotations = ToolAnnotations()
 
 
 @dataclass(frozen=True, slots=True)
