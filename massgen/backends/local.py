@@ -33,6 +33,7 @@ import importlib.util
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -207,6 +208,13 @@ class Worker:
         )
         self._lock = threading.Lock()
         self._ids = 0
+        if not _readable(self.proc, LOAD_TIMEOUT_S):
+            self.close()
+            raise ConfigError(
+                f"llama.cpp took over {LOAD_TIMEOUT_S:.0f} s to load {str(path)!r}",
+                path="backend.model",
+                fix="use a smaller model, or check the machine has memory to spare",
+            )
         ready = self._read("loading")
         if "error" in ready:
             self.close()
@@ -295,6 +303,13 @@ class Worker:
         self._stderr.close()
 
 
+def _readable(proc: subprocess.Popen[str], timeout: float) -> bool:
+    """Whether `proc` writes to its stdout (or closes it) within `timeout` seconds."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return bool(ready)
+
+
 # --- the shared model -----------------------------------------------------------------------
 
 
@@ -333,12 +348,14 @@ class LocalModel:
         return worker
 
     def close(self) -> None:
-        self.executor.shutdown(wait=True, cancel_futures=True)
+        # Workers first: a thread still reading from a busy one (a cancelled or stuck
+        # generation) then sees the pipe close and ends, so the executor can be waited for.
         with self._cond:
             self._closed = True
             workers, self._all, self._free = self._all, [], []
         for worker in workers:
             worker.close()
+        self.executor.shutdown(wait=True, cancel_futures=True)
 
     @property
     def contexts(self) -> int:

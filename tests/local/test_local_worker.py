@@ -10,6 +10,7 @@ from pathlib import Path
 import massgen
 from massgen.backends import local, local_worker
 from massgen.core import events as ev
+from massgen.core.errors import ConfigError
 from massgen.core.types import GenerationParams, Message, Request, TextChunk
 
 STORY = Request((Message("user", "Write a very long story about a lighthouse keeper."),))
@@ -96,3 +97,28 @@ async def test_a_crash_fails_one_agent_and_the_team_finishes(model):
     assert finished.status == "degraded" and finished.answer.strip()
     (error,) = finished.failed_agents.values()
     assert "crashed" in error and "SIGSEGV" in error
+
+
+def test_a_model_that_takes_too_long_to_load_is_a_config_error(model, monkeypatch):
+    monkeypatch.setattr(local, "LOAD_TIMEOUT_S", 0.001)
+    try:
+        local.Worker(model.path, threads=1)
+    except ConfigError as error:
+        assert "took over" in str(error) and "backend.model" in str(error)
+    else:
+        raise AssertionError("a worker that had not loaded in time was accepted")
+
+
+async def test_closing_a_model_ends_a_stuck_generation_and_its_worker(model):
+    own = local.LocalModel(model.path, name="stuck-test", report=lambda _: None)
+    backend = local.LocalBackend(own, params=GenerationParams(max_tokens=400, seed=3))
+    stream = backend.stream(STORY)
+    async for event in stream:
+        if isinstance(event, TextChunk):
+            break
+    (worker,) = own.busy()
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # llama.cpp stuck: no more tokens, no exit
+    closer = asyncio.get_running_loop().run_in_executor(None, own.close)
+    await asyncio.wait_for(closer, timeout=15)
+    await stream.aclose()
+    assert worker.proc.poll() is not None  # killed, not left behind
