@@ -461,14 +461,15 @@ def _report_to_stderr(message: str) -> None:
 
 
 def _read_ahead(path: Path, size: int, report: Report) -> None:
-    """Read the file once so llama.cpp maps it from the page cache, reporting progress on
-    big files (the read is what takes time on a cold disk)."""
-    step, done, shown = 16 * 2**20, 0, 0
+    """Read the file once so llama.cpp maps it from the page cache, reporting progress when
+    that is slow (a big file on a cold disk; from the page cache it takes well under 1 s)."""
+    step, done, shown, started = 16 * 2**20, 0, 0, time.monotonic()
     with path.open("rb") as handle:
         while chunk := handle.read(step):
             done += len(chunk)
             percent = done * 100 // max(size, 1)
-            if size > 256 * 2**20 and percent >= shown + 10:
+            slow = time.monotonic() - started > 1.0
+            if slow and size > 256 * 2**20 and percent >= shown + 10:
                 shown = percent - percent % 10
                 report(f"loading {path.name}: {shown}%")
 
