@@ -29,24 +29,7 @@ from massgen.backends.profiles import PROFILES
 from massgen.backends.responses import ResponsesBackend
 from massgen.backends.wires import Wire
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    AuthFailed,
-    BadRequest,
-    ConfigError,
-    ContextTooLong,
-    MalformedResponse,
-    ProviderUnavailable,
-    RateLimited,
-)
-from massgen.core.types import (
-    TYPED_PARAMS,
-    Finish,
-    GenerationParams,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 from massgen.testing import FakeProvider, Fault, Reply, Scripted
 from massgen.testing import fake_gemini as fg
 from massgen.testing.fake_anthropic import FakeAnthropic
@@ -109,10 +92,10 @@ def _anthropic_key(fake: Any, n: int) -> str:
 
 def _http_faults(*extra: tuple[Fault, type, int]) -> Faults:
     return (
-        (Fault.unauthorized("Incorrect API key provided: sk-te***"), AuthFailed, 401),
-        (Fault.http(403, "Project does not have access to model"), AuthFailed, 403),
-        (Fault.rate_limited(message="Slow down, please"), RateLimited, 429),
-        (Fault.server_error("Upstream overloaded"), ProviderUnavailable, 500),
+        (Fault.unauthorized("Incorrect API key provided: sk-te***"), errors.AuthFailed, 401),
+        (Fault.http(403, "Project does not have access to model"), errors.AuthFailed, 403),
+        (Fault.rate_limited(message="Slow down, please"), errors.RateLimited, 429),
+        (Fault.server_error("Upstream overloaded"), errors.ProviderUnavailable, 500),
         *extra,
     )
 
@@ -129,15 +112,15 @@ CHAT = WireFake(
     rate_limits=(Fault.rate_limited,),
     server_error=Fault.server_error,
     faults=_http_faults(
-        (Fault.http(503, "Service unavailable"), ProviderUnavailable, 503),
-        (Fault.context_length_exceeded(), ContextTooLong, 400),
+        (Fault.http(503, "Service unavailable"), errors.ProviderUnavailable, 503),
+        (Fault.context_length_exceeded(), errors.ContextTooLong, 400),
         (
             Fault.http(400, "prompt is too long: 210000 tokens > 200000 maximum"),
-            ContextTooLong,
+            errors.ContextTooLong,
             400,
         ),
-        (Fault.http(400, "temperature must be at most 2"), BadRequest, 400),
-        (Fault.http(404, "The model `nope` does not exist"), BadRequest, 404),
+        (Fault.http(400, "temperature must be at most 2"), errors.BadRequest, 400),
+        (Fault.http(404, "The model `nope` does not exist"), errors.BadRequest, 404),
     ),
     call_ids=("call_fake_0", "call_fake_1"),
     drop_after_two_words=3,
@@ -160,9 +143,9 @@ RESPONSES = WireFake(
     rate_limits=(Fault.rate_limited,),
     server_error=Fault.server_error,
     faults=_http_faults(
-        (Fault.http(503, "Service unavailable"), ProviderUnavailable, 503),
-        (Fault.context_length_exceeded(), ContextTooLong, 400),
-        (Fault.http(400, "Unsupported parameter: 'temperature'"), BadRequest, 400),
+        (Fault.http(503, "Service unavailable"), errors.ProviderUnavailable, 503),
+        (Fault.context_length_exceeded(), errors.ContextTooLong, 400),
+        (Fault.http(400, "Unsupported parameter: 'temperature'"), errors.BadRequest, 400),
     ),
     call_ids=("call_fake_0", "call_fake_1"),
     drop_after_two_words=6,
@@ -185,9 +168,9 @@ ANTHROPIC = WireFake(
     rate_limits=(Fault.rate_limited,),
     server_error=Fault.server_error,
     faults=_http_faults(
-        (Fault.http(529, "Overloaded"), ProviderUnavailable, 529),
-        (Fault.http(400, "max_tokens: must be at most 64000"), BadRequest, 400),
-        (Fault.http(404, "model: claude-nope"), BadRequest, 404),
+        (Fault.http(529, "Overloaded"), errors.ProviderUnavailable, 529),
+        (Fault.http(400, "max_tokens: must be at most 64000"), errors.BadRequest, 400),
+        (Fault.http(404, "model: claude-nope"), errors.BadRequest, 404),
     ),
     call_ids=("toolu_fake_0", "toolu_fake_1"),
     drop_after_two_words=5,
@@ -211,24 +194,32 @@ GEMINI = WireFake(
     rate_limits=(lambda seconds: fg.rate_limited(retry_delay=seconds),),
     server_error=fg.server_error,
     faults=(
-        (fg.invalid_api_key(), AuthFailed, 400),
-        (fg.google_fault(401, "Request had invalid authentication credentials."), AuthFailed, 401),
-        (fg.permission_denied(), AuthFailed, 403),
-        (fg.rate_limited(message="Quota exceeded for metric"), RateLimited, 429),
-        (fg.server_error(), ProviderUnavailable, 500),
-        (fg.unavailable(), ProviderUnavailable, 503),
+        (fg.invalid_api_key(), errors.AuthFailed, 400),
+        (
+            fg.google_fault(401, "Request had invalid authentication credentials."),
+            errors.AuthFailed,
+            401,
+        ),
+        (fg.permission_denied(), errors.AuthFailed, 403),
+        (fg.rate_limited(message="Quota exceeded for metric"), errors.RateLimited, 429),
+        (fg.server_error(), errors.ProviderUnavailable, 500),
+        (fg.unavailable(), errors.ProviderUnavailable, 503),
         (
             fg.google_fault(504, "Deadline expired before operation could complete."),
-            ProviderUnavailable,
+            errors.ProviderUnavailable,
             504,
         ),
-        (fg.context_too_long(), ContextTooLong, 400),
+        (fg.context_too_long(), errors.ContextTooLong, 400),
         (
             fg.google_fault(400, "* GenerateContentRequest.contents: contents is not specified"),
-            BadRequest,
+            errors.BadRequest,
             400,
         ),
-        (fg.google_fault(404, "models/nope is not found for API version v1beta"), BadRequest, 404),
+        (
+            fg.google_fault(404, "models/nope is not found for API version v1beta"),
+            errors.BadRequest,
+            404,
+        ),
     ),
     call_ids=("call_1", "call_2"),
     drop_after_two_words=2,
@@ -255,27 +246,27 @@ GROK = WireFake(
     ),
     server_error=lambda: google_fault(503, "busy"),
     faults=(
-        (Fault.unauthorized("Incorrect API key provided: xa***"), AuthFailed, None),
+        (Fault.unauthorized("Incorrect API key provided: xa***"), errors.AuthFailed, None),
         (
             google_fault(403, "The caller does not have permission to use model grok-9"),
-            AuthFailed,
+            errors.AuthFailed,
             None,
         ),
-        (Fault.rate_limited(message="Too many requests"), RateLimited, None),
-        (google_fault(500, "Internal error while sampling"), ProviderUnavailable, None),
-        (google_fault(503, "Service temporarily unavailable"), ProviderUnavailable, None),
-        (google_fault(504, "Deadline exceeded"), ProviderUnavailable, None),
+        (Fault.rate_limited(message="Too many requests"), errors.RateLimited, None),
+        (google_fault(500, "Internal error while sampling"), errors.ProviderUnavailable, None),
+        (google_fault(503, "Service temporarily unavailable"), errors.ProviderUnavailable, None),
+        (google_fault(504, "Deadline exceeded"), errors.ProviderUnavailable, None),
         (
             google_fault(
                 400,
                 "This model's maximum prompt length is 131072 but the request "
                 "contains 140000 tokens.",
             ),
-            ContextTooLong,
+            errors.ContextTooLong,
             None,
         ),
-        (google_fault(400, "temperature must be at most 2"), BadRequest, None),
-        (google_fault(404, "The model grok-9 does not exist"), BadRequest, None),
+        (google_fault(400, "temperature must be at most 2"), errors.BadRequest, None),
+        (google_fault(404, "The model grok-9 does not exist"), errors.BadRequest, None),
     ),
     call_ids=("call_fake_0", "call_fake_1"),
     drop_after_two_words=2,
@@ -289,7 +280,7 @@ GROK = WireFake(
 )
 WIRE_FAKES = (CHAT, RESPONSES, ANTHROPIC, GEMINI, GROK)
 KEY = "sk-contract-key-123"
-TOOL = ToolSpec("vote", "Vote for an answer.", {"type": "object", "properties": {}})
+TOOL = types.ToolSpec("vote", "Vote for an answer.", {"type": "object", "properties": {}})
 
 
 @pytest.fixture(params=WIRE_FAKES, ids=lambda w: w.wire.name)
@@ -317,14 +308,14 @@ def _fault_cases() -> list[Any]:
 async def test_streams_text_word_by_word_then_usage_and_finish(wire, make):
     with wire.fake(Scripted([Reply(text="The answer is 42.")])) as fake:
         events = await collect(make(fake).stream(ask()))
-    assert [e for e in events if isinstance(e, TextChunk)] == [
-        TextChunk("The "),
-        TextChunk("answer "),
-        TextChunk("is "),
-        TextChunk("42."),
+    assert [e for e in events if isinstance(e, types.TextChunk)] == [
+        types.TextChunk("The "),
+        types.TextChunk("answer "),
+        types.TextChunk("is "),
+        types.TextChunk("42."),
     ]
-    assert isinstance(events[-2], Usage) and not events[-2].estimated
-    assert events[-1] == Finish("stop")
+    assert isinstance(events[-2], types.Usage) and not events[-2].estimated
+    assert events[-1] == types.Finish("stop")
 
 
 async def test_tool_calls_come_whole_with_json_arguments(wire, make):
@@ -334,12 +325,12 @@ async def test_tool_calls_come_whole_with_json_arguments(wire, make):
     ]
     with wire.fake(Scripted([Reply(tool_calls=calls)])) as fake:
         events = await collect(make(fake).stream(ask(tools=(TOOL,))))
-    tool_calls = [e for e in events if isinstance(e, ToolCall)]
+    tool_calls = [e for e in events if isinstance(e, types.ToolCall)]
     assert [(c.id, c.name, json.loads(c.arguments)) for c in tool_calls] == [
         (wire.call_ids[0], *calls[0]),
         (wire.call_ids[1], *calls[1]),
     ]
-    assert events[-1] == Finish("tool_calls")
+    assert events[-1] == types.Finish("tool_calls")
 
 
 async def test_usage_is_estimated_when_the_server_sends_none(wire, make):
@@ -347,7 +338,7 @@ async def test_usage_is_estimated_when_the_server_sends_none(wire, make):
         pytest.skip(f"{wire.wire.name} always counts tokens in its first event")
     with wire.fake(Scripted([Reply(text="y" * 40, usage=None)])) as fake:
         events = await collect(make(fake).stream(ask("x" * 400)))
-    assert Usage(input_tokens=100, output_tokens=10, estimated=True) in events
+    assert types.Usage(input_tokens=100, output_tokens=10, estimated=True) in events
 
 
 async def test_sends_the_key_and_names_itself(wire, make):
@@ -388,7 +379,10 @@ async def test_faults_map_to_our_errors_with_the_provider_message(
 async def test_the_api_key_never_appears_in_errors(wire, make):
     key = "sk-live-very-secret-123"
     fault = wire.unauthorized(f"Incorrect API key provided: {key}.")
-    with wire.fake(Scripted([Reply(fault=fault)])) as fake, pytest.raises(AuthFailed) as raised:
+    with (
+        wire.fake(Scripted([Reply(fault=fault)])) as fake,
+        pytest.raises(errors.AuthFailed) as raised,
+    ):
         await collect(make(fake, api_key=key).stream(ask()))
     assert key not in str(raised.value) and key not in repr(raised.value.args)
     assert "***" in str(raised.value) and "***" in raised.value.message
@@ -406,7 +400,7 @@ async def test_rate_limited_twice_then_succeeds_after_honouring_retry_after(wire
 
 async def test_server_errors_back_off_with_jitter_then_give_up(wire, make, sleep):
     with wire.fake(Scripted([Reply(fault=wire.server_error()) for _ in range(3)])) as fake:
-        with pytest.raises(ProviderUnavailable):
+        with pytest.raises(errors.ProviderUnavailable):
             await collect(make(fake, max_retries=2).stream(ask()))
         assert len(fake.requests) == 3
     assert sleep.delays == [0.5, 1.0]  # rand() = 0.5 of 1 s, then of 2 s
@@ -415,7 +409,7 @@ async def test_server_errors_back_off_with_jitter_then_give_up(wire, make, sleep
 async def test_auth_failure_is_not_retried(wire, make, sleep):
     replies = [Reply(fault=wire.unauthorized("bad key")), Reply(text="ok")]
     with wire.fake(Scripted(replies)) as fake:
-        with pytest.raises(AuthFailed):
+        with pytest.raises(errors.AuthFailed):
             await collect(make(fake, max_retries=3).stream(ask()))
         assert len(fake.requests) == 1
     assert sleep.delays == []
@@ -427,7 +421,7 @@ async def test_a_drop_after_text_is_raised_and_the_text_never_repeats(wire, make
     )
     with wire.fake(Scripted([dropped, Reply(text="one two three four")])) as fake:
         seen = []
-        with pytest.raises(ProviderUnavailable, match=wire.drop_wording):
+        with pytest.raises(errors.ProviderUnavailable, match=wire.drop_wording):
             async for event in make(fake, max_retries=3).stream(ask()):
                 seen.append(event)
         assert len(fake.requests) == 1
@@ -446,13 +440,13 @@ async def test_a_stream_without_its_end_ended_early(wire, make):
     cut = Reply(text="half an", finish_reason=None)
     with (
         wire.fake(Scripted([cut])) as fake,
-        pytest.raises(ProviderUnavailable, match="ended early"),
+        pytest.raises(errors.ProviderUnavailable, match="ended early"),
     ):
         await collect(make(fake).stream(ask()))
 
 
 async def test_a_malformed_chunk_is_a_malformed_response(wire, make):
-    with wire.fake(Scripted([wire.malformed])) as fake, pytest.raises(MalformedResponse):
+    with wire.fake(Scripted([wire.malformed])) as fake, pytest.raises(errors.MalformedResponse):
         await collect(make(fake).stream(ask()))
 
 
@@ -462,7 +456,7 @@ async def test_a_stalled_stream_fails_at_the_read_timeout(wire, make):
         started = time.monotonic()
         seen = []
         backend = make(fake, timeout=0.3)
-        with pytest.raises(ProviderUnavailable, match=wire.stall_wording):
+        with pytest.raises(errors.ProviderUnavailable, match=wire.stall_wording):
             async for event in backend.stream(ask()):
                 seen.append(event)
         await backend.aclose()  # before the server goes: no GOAWAY noise in the log
@@ -477,7 +471,7 @@ async def test_a_closed_port_is_provider_unavailable(wire):
     base_url = f"http://127.0.0.1:{port}" + ("/v1" if wire is CHAT or wire is RESPONSES else "")
     backend = wire.backend(Endpoint(wire.provider, "m", "k", base_url))
     try:
-        with pytest.raises(ProviderUnavailable, match=wire.refused_wording):
+        with pytest.raises(errors.ProviderUnavailable, match=wire.refused_wording):
             await collect(backend.stream(ask()))
     finally:
         await backend.aclose()
@@ -501,8 +495,8 @@ PARAM_VALUES: dict[str, Any] = {
 
 
 def test_every_typed_parameter_has_a_test_value_and_a_config_field():
-    assert set(PARAM_VALUES) == set(TYPED_PARAMS)
-    assert set(TYPED_PARAMS) <= set(BackendConfig.model_fields)
+    assert set(PARAM_VALUES) == set(types.TYPED_PARAMS)
+    assert set(types.TYPED_PARAMS) <= set(BackendConfig.model_fields)
 
 
 @pytest.mark.parametrize("wire_record", wires.WIRES, ids=lambda w: w.name)
@@ -515,7 +509,7 @@ def test_a_wire_refuses_the_parameters_it_does_not_accept(wire_record):
     ]
     if not complete:
         pytest.skip(f"{wire_record.name} cannot run here (the local model is not installed)")
-    for name in sorted(set(TYPED_PARAMS) - wire_record.params):
+    for name in sorted(set(types.TYPED_PARAMS) - wire_record.params):
         config = BackendConfig(type=complete[0], **{name: PARAM_VALUES[name]})
         key, message, fix = registry.check(config)
         assert key == name
@@ -524,7 +518,7 @@ def test_a_wire_refuses_the_parameters_it_does_not_accept(wire_record):
 
 
 async def test_every_parameter_a_wire_accepts_reaches_the_wire(wire, make):
-    assert wire.wire.params <= set(TYPED_PARAMS)
+    assert wire.wire.params <= set(types.TYPED_PARAMS)
     with wire.fake() as fake:
         backend = make(fake)
         await collect(backend.stream(ask()))
@@ -532,7 +526,7 @@ async def test_every_parameter_a_wire_accepts_reaches_the_wire(wire, make):
             config = BackendConfig(type=wire.type, model="m", **{name: PARAM_VALUES[name]})
             assert registry.check(config) is None, name
             await collect(
-                backend.stream(ask(params=GenerationParams(**{name: PARAM_VALUES[name]})))
+                backend.stream(ask(params=types.GenerationParams(**{name: PARAM_VALUES[name]})))
             )
         plain, *with_one = fake.requests
     for name, body in zip(sorted(wire.wire.params), with_one, strict=True):
@@ -558,7 +552,7 @@ async def test_the_registry_builds_it_with_the_profile_defaults_and_the_env_key(
 
 
 def test_a_missing_key_names_the_variable_and_where_to_put_it(wire):
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(errors.ConfigError) as raised:
         registry.create(BackendConfig(type=wire.type), env={})
     for text in (str(raised.value), raised.value.render()):
         for part in (wire.key_names, ".env", "~/.config/massgen/.env", "massgen --setup"):
