@@ -15,7 +15,7 @@ from typing import Any
 
 import openai
 
-from massgen.backends import tls
+from massgen.backends import tls, wires
 from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, estimated_usage, wire_params
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
@@ -23,19 +23,7 @@ from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
 
 # Ours -> the wire's; the names `wires.CHAT_COMPLETIONS` accepts, all sent as they are.
-PARAMS = {
-    name: name
-    for name in (
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "seed",
-        "stop",
-        "presence_penalty",
-        "frequency_penalty",
-        "reasoning_effort",
-    )
-}
+PARAMS = {name: name for name in sorted(wires.CHAT_COMPLETIONS.params)}
 # Servers put reasoning in non-standard delta fields: vLLM/DeepSeek `reasoning_content`,
 # OpenRouter/Ollama/newer vLLM `reasoning`.
 _REASONING_FIELDS = ("reasoning_content", "reasoning")

@@ -22,6 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from massgen.backends import wires
 from massgen.backends.common import (
     Endpoint,
     SdkBackend,
@@ -43,20 +44,8 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = "https://api.x.ai"
 # A whole call may take this long; `timeout` bounds the gap between chunks.
 _CALL_DEADLINE = 27 * 60.0
-# Ours -> `chat.create`'s keyword arguments, for what `wires.GROK` accepts.
-PARAMS = {
-    name: name
-    for name in (
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "seed",
-        "stop",
-        "presence_penalty",
-        "frequency_penalty",
-        "reasoning_effort",
-    )
-}
+# Ours -> `chat.create`'s keyword arguments: what `wires.GROK` accepts, under the same names.
+PARAMS = {name: name for name in sorted(wires.GROK.params)}
 # xAI has no "minimal"; "low" is the least reasoning that still reasons.
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 _FINISH = {
