@@ -40,6 +40,16 @@ from massgen.testing.fake_xai import FakeXai
 Faults = tuple[tuple[Fault, type, int | None], ...]
 
 
+def _bearer(fake: Any, n: int) -> str:
+    scheme, _, key = fake.headers[n]["authorization"].partition(" ")
+    assert scheme == "Bearer"
+    return key
+
+
+def _temperature(body: dict[str, Any]) -> Any:
+    return body.get("temperature")
+
+
 @dataclass(frozen=True)
 class WireFake:
     """One wire format as the contract drives it."""
@@ -49,21 +59,23 @@ class WireFake:
     backend: type
     model: str
     key_names: str  # how a missing key is named, e.g. "GOOGLE_API_KEY or GEMINI_API_KEY"
-    key_sent: Callable[[Any, int], str]  # the key the fake received with request n
-    temperature_sent: Callable[[dict[str, Any]], Any]  # as the fake recorded the body
-    unauthorized: Callable[[str], Fault]
-    # Each retry-after form the wire knows, as `form(seconds)`.
-    rate_limits: tuple[Callable[[float], Fault], ...]
-    server_error: Callable[[], Fault]
     faults: Faults  # (fault, our error, its status); status None: the wire has none
-    call_ids: tuple[str, str]
     drop_after_two_words: int  # chunks sent before a drop that leaves "one two "
-    drop_wording: str  # what the error for that drop says
-    drop_before_text: int  # chunks sent before a drop that leaves no text
     malformed: Reply
-    stalled_text: str  # what arrived before a stall at the second chunk
-    stall_wording: str  # what the error for that stall says
-    refused_wording: str  # the error for a closed port
+    # The defaults are the OpenAI-style HTTP wires'.
+    key_sent: Callable[[Any, int], str] = _bearer  # the key the fake received with request n
+    # As the fake recorded the body.
+    temperature_sent: Callable[[dict[str, Any]], Any] = _temperature
+    unauthorized: Callable[[str], Fault] = Fault.unauthorized
+    # Each retry-after form the wire knows, as `form(seconds)`.
+    rate_limits: tuple[Callable[[float], Fault], ...] = (Fault.rate_limited,)
+    server_error: Callable[[], Fault] = Fault.server_error
+    call_ids: tuple[str, str] = ("call_fake_0", "call_fake_1")
+    drop_wording: str = ""  # what the error for that drop says
+    drop_before_text: int = 0  # chunks sent before a drop that leaves no text
+    stalled_text: str = ""  # what arrived before a stall at the second chunk
+    stall_wording: str = "timed out"  # what the error for that stall says
+    refused_wording: str = ""  # the error for a closed port
     exact_messages: bool = True  # False: the provider message ends the error's message
     estimates_usage: bool = True  # False: the wire always reports usage
 
@@ -78,12 +90,6 @@ class WireFake:
     @property
     def default_model(self) -> str | None:
         return PROFILES[self.type].default_model
-
-
-def _bearer(fake: Any, n: int) -> str:
-    scheme, _, key = fake.headers[n]["authorization"].partition(" ")
-    assert scheme == "Bearer"
-    return key
 
 
 def _anthropic_key(fake: Any, n: int) -> str:
@@ -106,11 +112,6 @@ CHAT = WireFake(
     backend=ChatCompletionsBackend,
     model="fake-model",
     key_names="ZAI_API_KEY",
-    key_sent=_bearer,
-    temperature_sent=lambda body: body.get("temperature"),
-    unauthorized=Fault.unauthorized,
-    rate_limits=(Fault.rate_limited,),
-    server_error=Fault.server_error,
     faults=_http_faults(
         (Fault.http(503, "Service unavailable"), errors.ProviderUnavailable, 503),
         (Fault.context_length_exceeded(), errors.ContextTooLong, 400),
@@ -122,14 +123,9 @@ CHAT = WireFake(
         (Fault.http(400, "temperature must be at most 2"), errors.BadRequest, 400),
         (Fault.http(404, "The model `nope` does not exist"), errors.BadRequest, 404),
     ),
-    call_ids=("call_fake_0", "call_fake_1"),
     drop_after_two_words=3,
-    drop_wording="",
-    drop_before_text=0,
     malformed=Reply(text="x", fault=Fault(malformed_chunk=True)),
     stalled_text="slow ",
-    stall_wording="timed out",
-    refused_wording="",
 )
 RESPONSES = WireFake(
     type="openai",
@@ -137,24 +133,14 @@ RESPONSES = WireFake(
     backend=ResponsesBackend,
     model="gpt-5",
     key_names="OPENAI_API_KEY",
-    key_sent=_bearer,
-    temperature_sent=lambda body: body.get("temperature"),
-    unauthorized=Fault.unauthorized,
-    rate_limits=(Fault.rate_limited,),
-    server_error=Fault.server_error,
     faults=_http_faults(
         (Fault.http(503, "Service unavailable"), errors.ProviderUnavailable, 503),
         (Fault.context_length_exceeded(), errors.ContextTooLong, 400),
         (Fault.http(400, "Unsupported parameter: 'temperature'"), errors.BadRequest, 400),
     ),
-    call_ids=("call_fake_0", "call_fake_1"),
     drop_after_two_words=6,
-    drop_wording="",
     drop_before_text=1,
     malformed=Reply(text="hello there", fault=Fault(malformed_chunk=True, at_chunk=2)),
-    stalled_text="",
-    stall_wording="timed out",
-    refused_wording="",
 )
 ANTHROPIC = WireFake(
     type="claude",
@@ -163,10 +149,6 @@ ANTHROPIC = WireFake(
     model="claude-sonnet-4-6",
     key_names="ANTHROPIC_API_KEY",
     key_sent=_anthropic_key,
-    temperature_sent=lambda body: body.get("temperature"),
-    unauthorized=Fault.unauthorized,
-    rate_limits=(Fault.rate_limited,),
-    server_error=Fault.server_error,
     faults=_http_faults(
         (Fault.http(529, "Overloaded"), errors.ProviderUnavailable, 529),
         (Fault.http(400, "max_tokens: must be at most 64000"), errors.BadRequest, 400),
@@ -175,11 +157,8 @@ ANTHROPIC = WireFake(
     call_ids=("toolu_fake_0", "toolu_fake_1"),
     drop_after_two_words=5,
     drop_wording="interrupted",
-    drop_before_text=0,
     malformed=Reply(text="hello there", fault=Fault(malformed_chunk=True, at_chunk=2)),
-    stalled_text="",
     stall_wording="",
-    refused_wording="",
     estimates_usage=False,  # message_start carries the counts
 )
 GEMINI = WireFake(
@@ -224,10 +203,8 @@ GEMINI = WireFake(
     call_ids=("call_1", "call_2"),
     drop_after_two_words=2,
     drop_wording="dropped",
-    drop_before_text=0,
     malformed=Reply(text="x", fault=Fault(malformed_chunk=True)),
     stalled_text="slow words ",
-    stall_wording="timed out",
     refused_wording="connection error",
 )
 GROK = WireFake(
@@ -237,8 +214,6 @@ GROK = WireFake(
     model="grok-4",
     key_names="XAI_API_KEY",
     key_sent=lambda fake, n: fake.metadata[n]["authorization"].partition("Bearer ")[2],
-    temperature_sent=lambda body: body.get("temperature"),
-    unauthorized=Fault.unauthorized,
     # A google.rpc.RetryInfo in the rich status, and a retry-after entry.
     rate_limits=(
         lambda seconds: google_fault(429, "slow down", retry_delay=seconds),
@@ -268,14 +243,10 @@ GROK = WireFake(
         (google_fault(400, "temperature must be at most 2"), errors.BadRequest, None),
         (google_fault(404, "The model grok-9 does not exist"), errors.BadRequest, None),
     ),
-    call_ids=("call_fake_0", "call_fake_1"),
     drop_after_two_words=2,
     drop_wording="reset",
-    drop_before_text=0,
     malformed=Reply(text="x y", fault=Fault(malformed_chunk=True, at_chunk=1)),
     stalled_text="slow words ",
-    stall_wording="timed out",
-    refused_wording="",
     exact_messages=False,  # a gRPC status carries the provider's message after its own
 )
 WIRE_FAKES = (CHAT, RESPONSES, ANTHROPIC, GEMINI, GROK)
