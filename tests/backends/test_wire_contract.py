@@ -50,6 +50,87 @@ def _temperature(body: dict[str, Any]) -> Any:
     return body.get("temperature")
 
 
+# What a second request carried after a tool turn, read from the provider's own shape:
+# ([(call id, tool name, arguments)], [(call id, result text)], [tool names offered]).
+ToolTurn = tuple[list[tuple[str, str, Any]], list[tuple[str, str]], list[str]]
+
+
+def _chat_tool_turn(body: dict[str, Any]) -> ToolTurn:
+    # The assistant message carries `tool_calls`; each result is a `role: tool` message.
+    assistant = next(m for m in body["messages"] if m.get("tool_calls"))
+    calls = [
+        (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in assistant["tool_calls"]
+    ]
+    results = [(m["tool_call_id"], m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    return calls, results, [t["function"]["name"] for t in body["tools"]]
+
+
+def _responses_tool_turn(body: dict[str, Any]) -> ToolTurn:
+    # `function_call` and `function_call_output` input items, matched by `call_id`.
+    items = body["input"]
+    calls = [
+        (i["call_id"], i["name"], json.loads(i["arguments"]))
+        for i in items
+        if i.get("type") == "function_call"
+    ]
+    results = [
+        (i["call_id"], i["output"]) for i in items if i.get("type") == "function_call_output"
+    ]
+    return calls, results, [t["name"] for t in body["tools"]]
+
+
+def _anthropic_tool_turn(body: dict[str, Any]) -> ToolTurn:
+    # `tool_use` blocks in the assistant turn, `tool_result` blocks in the next user turn.
+    messages = body["messages"]
+    turn = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    calls = [
+        (b["id"], b["name"], b["input"])
+        for b in messages[turn]["content"]
+        if b["type"] == "tool_use"
+    ]
+    reply = messages[turn + 1]
+    assert reply["role"] == "user"
+    results = [(b["tool_use_id"], b["content"]) for b in reply["content"]]
+    assert all(b["type"] == "tool_result" for b in reply["content"])
+    return calls, results, [t["name"] for t in body["tools"]]
+
+
+def _gemini_tool_turn(body: dict[str, Any]) -> ToolTurn:
+    # `functionCall` parts in the model turn, `functionResponse` parts in the next user turn.
+    contents = body["contents"]
+    turn = next(i for i, c in enumerate(contents) if c["role"] == "model")
+    calls = [
+        (p["functionCall"]["id"], p["functionCall"]["name"], p["functionCall"]["args"])
+        for p in contents[turn]["parts"]
+    ]
+    reply = contents[turn + 1]
+    assert reply["role"] == "user"
+    results = [
+        (p["functionResponse"]["id"], p["functionResponse"]["response"]["result"])
+        for p in reply["parts"]
+    ]
+    names = [d["name"] for t in body["tools"] for d in t["functionDeclarations"]]
+    return calls, results, names
+
+
+def _grok_tool_turn(body: dict[str, Any]) -> ToolTurn:
+    # Client-side `tool_calls` on the assistant message; each result a `ROLE_TOOL` message.
+    messages = body["messages"]
+    assistant = next(m for m in messages if m.get("tool_calls"))
+    assert {c["type"] for c in assistant["tool_calls"]} == {"TOOL_CALL_TYPE_CLIENT_SIDE_TOOL"}
+    calls = [
+        (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in assistant["tool_calls"]
+    ]
+    results = [
+        (m["tool_call_id"], "".join(part["text"] for part in m["content"]))
+        for m in messages
+        if m["role"] == "ROLE_TOOL"
+    ]
+    return calls, results, [t["function"]["name"] for t in body["tools"]]
+
+
 @dataclass(frozen=True)
 class WireFake:
     """One wire format as the contract drives it."""
@@ -62,6 +143,7 @@ class WireFake:
     faults: Faults  # (fault, our error, its status); status None: the wire has none
     drop_after_two_words: int  # chunks sent before a drop that leaves "one two "
     malformed: Reply
+    tool_turn: Callable[[dict[str, Any]], ToolTurn]  # as the fake recorded the body
     # The defaults are the OpenAI-style HTTP wires'.
     key_sent: Callable[[Any, int], str] = _bearer  # the key the fake received with request n
     # As the fake recorded the body.
@@ -108,6 +190,7 @@ def _http_faults(*extra: tuple[Fault, type, int]) -> Faults:
 
 CHAT = WireFake(
     type="zai",
+    tool_turn=_chat_tool_turn,
     fake=FakeProvider,
     backend=ChatCompletionsBackend,
     model="fake-model",
@@ -129,6 +212,7 @@ CHAT = WireFake(
 )
 RESPONSES = WireFake(
     type="openai",
+    tool_turn=_responses_tool_turn,
     fake=FakeResponses,
     backend=ResponsesBackend,
     model="gpt-5",
@@ -144,6 +228,7 @@ RESPONSES = WireFake(
 )
 ANTHROPIC = WireFake(
     type="claude",
+    tool_turn=_anthropic_tool_turn,
     fake=FakeAnthropic,
     backend=AnthropicBackend,
     model="claude-sonnet-4-6",
@@ -163,6 +248,7 @@ ANTHROPIC = WireFake(
 )
 GEMINI = WireFake(
     type="gemini",
+    tool_turn=_gemini_tool_turn,
     fake=FakeGemini,
     backend=GeminiBackend,
     model="gemini-2.5-flash",
@@ -209,6 +295,7 @@ GEMINI = WireFake(
 )
 GROK = WireFake(
     type="grok",
+    tool_turn=_grok_tool_turn,
     fake=FakeXai,
     backend=GrokBackend,
     model="grok-4",
@@ -302,6 +389,41 @@ async def test_tool_calls_come_whole_with_json_arguments(wire, make):
         (wire.call_ids[1], *calls[1]),
     ]
     assert events[-1] == types.Finish("tool_calls")
+
+
+LOOKUP = types.ToolSpec(
+    "lookup",
+    "Look a city up.",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+async def test_a_tool_round_trip_in_the_providers_own_shape(wire, make):
+    # Two calls of a non-workflow tool in one turn (every wire here takes parallel calls);
+    # the fakes of Chat Completions, Responses and Anthropic stream the arguments in
+    # fragments, which must come back as one ToolCall each.
+    scripted = [("lookup", {"city": "Tokyo"}), ("lookup", {"city": 'Paris, "FR"'})]
+    question = types.Message("user", "Where is it sunny?")
+    with wire.fake(Scripted([Reply(tool_calls=scripted), Reply(text="Tokyo.")])) as fake:
+        backend = make(fake)
+        first = await collect(backend.stream(types.Request((question,), tools=(LOOKUP,))))
+        calls = tuple(e for e in first if isinstance(e, types.ToolCall))
+        results = tuple(
+            types.Message("tool", f"{name}: sunny" if i == 0 else "rain", tool_call_id=c.id)
+            for i, (c, (name, _)) in enumerate(zip(calls, scripted, strict=True))
+        )
+        history = (question, types.Message("assistant", "", tool_calls=calls), *results)
+        second = await collect(backend.stream(types.Request(history, tools=(LOOKUP,))))
+        sent_calls, sent_results, offered = wire.tool_turn(fake.requests[1])
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        (wire.call_ids[0], *scripted[0]),
+        (wire.call_ids[1], *scripted[1]),
+    ]
+    assert first[-1] == types.Finish("tool_calls")
+    assert sent_calls == [(wire.call_ids[0], *scripted[0]), (wire.call_ids[1], *scripted[1])]
+    assert sent_results == [(wire.call_ids[0], "lookup: sunny"), (wire.call_ids[1], "rain")]
+    assert offered == ["lookup"]
+    assert text_of(second) == "Tokyo." and second[-1] == types.Finish("stop")
 
 
 async def test_usage_is_estimated_when_the_server_sends_none(wire, make):
