@@ -1,7 +1,7 @@
 """ChatCompletionsBackend driven through the real openai SDK against the loopback fake."""
 
 import pytest
-from backend_support import ask, collect
+from backend_support import ADD, ADD_TURN, ask, collect
 
 from massgen.core import types
 from massgen.testing import FakeProvider, FakeUsage, Fault, Reply, Scripted
@@ -32,15 +32,7 @@ async def test_usage_with_cached_and_reasoning_details(make_backend):
 
 
 async def test_request_payload_uses_typed_params_and_the_function_dialect(make_backend):
-    history = (
-        types.Message("system", "Be brief."),
-        types.Message("user", "Add 2 and 3."),
-        types.Message(
-            "assistant", "", tool_calls=(types.ToolCall("c1", "add", '{"a": 2, "b": 3}'),)
-        ),
-        types.Message("tool", "5", tool_call_id="c1"),
-    )
-    tool = types.ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
+    history, tool = ADD_TURN, ADD
     params = types.GenerationParams(
         temperature=0.2, stop=("END",), extra_body={"top_k": 5}, max_tokens=64
     )

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from backend_support import ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, text_of
 
 from massgen.backends import registry
 from massgen.backends.common import Endpoint
@@ -52,15 +52,7 @@ async def test_max_length_finish_is_length(make):
 
 
 async def test_request_carries_history_tools_and_typed_params(make):
-    history = (
-        types.Message("system", "Be brief."),
-        types.Message("user", "Add 2 and 3."),
-        types.Message(
-            "assistant", "", tool_calls=(types.ToolCall("c1", "add", '{"a": 2, "b": 3}'),)
-        ),
-        types.Message("tool", "5", tool_call_id="c1"),
-    )
-    tool = types.ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
+    history, tool = ADD_TURN, ADD
     params = types.GenerationParams(
         temperature=0.2, stop=("END",), seed=7, reasoning_effort="minimal", max_tokens=64
     )

@@ -2,7 +2,7 @@
 loopback Responses fake: streaming, reasoning summaries, function calls, usage, faults."""
 
 import pytest
-from backend_support import ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, text_of
 
 from massgen.backends import registry
 from massgen.backends.responses import ResponsesBackend
@@ -54,15 +54,7 @@ async def test_an_incomplete_response_finishes_with_length(make):
 
 
 async def test_payload_uses_input_items_instructions_and_typed_params(make):
-    history = (
-        types.Message("system", "Be brief."),
-        types.Message("user", "Add 2 and 3."),
-        types.Message(
-            "assistant", "", tool_calls=(types.ToolCall("c1", "add", '{"a": 2, "b": 3}'),)
-        ),
-        types.Message("tool", "5", tool_call_id="c1"),
-    )
-    tool = types.ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
+    history, tool = ADD_TURN, ADD
     params = types.GenerationParams(
         temperature=0.2,
         reasoning_effort="low",
