@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from massgen.backends.profiles import PROFILES
+from massgen.backends.profiles import PROFILES, Profile
 from massgen.core.errors import ConfigError
 
 TEAM_SIZE = 3
@@ -23,60 +23,9 @@ MIXED_PRESET = "local_mixed"
 KEYS_FILE = "~/.config/massgen/.env"
 
 
-@dataclass(frozen=True, slots=True)
-class Provider:
-    """A provider the default team and the wizard know: a backend type and its models
-    (the first is the default, chosen for cost and speed)."""
-
-    type: str
-    title: str
-    models: tuple[str, ...]
-
-    @property
-    def key_env(self) -> tuple[str, ...]:
-        return PROFILES[self.type].key_env
-
-    def key_in(self, env: Mapping[str, str]) -> str | None:
-        """The name of the first of this provider's key variables set in `env`."""
-        return next((name for name in self.key_env if env.get(name)), None)
-
-    def backend(self, model: str | None = None) -> dict[str, Any]:
-        return {"type": self.type, "model": model or self.models[0]}
-
-
-# In order of preference for the default team.
-PROVIDERS: tuple[Provider, ...] = (
-    Provider("openai", "OpenAI", ("gpt-5-mini", "gpt-5.2", "gpt-5-nano", "gpt-4.1")),
-    Provider(
-        "claude", "Anthropic Claude", ("claude-haiku-4-5", "claude-sonnet-4-6", "claude-opus-4-6")
-    ),
-    Provider(
-        "gemini",
-        "Google Gemini",
-        ("gemini-2.5-flash", "gemini-3-flash-preview", "gemini-2.5-pro", "gemini-3-pro-preview"),
-    ),
-    Provider("grok", "xAI Grok", ("grok-4-1-fast-non-reasoning", "grok-4", "grok-3-mini")),
-    Provider("groq", "Groq", ("llama-3.3-70b-versatile", "openai/gpt-oss-120b", "qwen/qwen3-32b")),
-    Provider("cerebras", "Cerebras", ("llama-3.3-70b", "llama3.1-8b")),
-    Provider("openrouter", "OpenRouter", ("openai/gpt-5-mini", "google/gemini-2.5-flash")),
-    Provider(
-        "together",
-        "Together AI",
-        ("meta-llama/Llama-3.3-70B-Instruct-Turbo", "openai/gpt-oss-120b"),
-    ),
-    Provider(
-        "fireworks",
-        "Fireworks AI",
-        (
-            "accounts/fireworks/models/llama-v3p3-70b-instruct",
-            "accounts/fireworks/models/gpt-oss-120b",
-        ),
-    ),
-    Provider("nebius", "Nebius", ("meta-llama/Llama-3.3-70B-Instruct", "openai/gpt-oss-120b")),
-    Provider("moonshot", "Moonshot (Kimi)", ("kimi-k2-0905-preview", "kimi-k2-thinking")),
-    Provider("zai", "Z.ai (GLM)", ("glm-4.5-air", "glm-4.6")),
-    Provider("qwen", "Alibaba Qwen", ("qwen-plus", "qwen3-max")),
-)
+# The providers the default team and the wizard offer, in `PROFILES` order (of preference):
+# those with a model menu.
+PROVIDERS: tuple[Profile, ...] = tuple(p for p in PROFILES.values() if p.models)
 
 _MORE = f"run `massgen --setup` or add a key such as OPENAI_API_KEY=... to {KEYS_FILE}"
 LOCAL_HINT = (
@@ -90,8 +39,8 @@ MIXED_HINT = (
 )
 
 
-def providers_with_keys(env: Mapping[str, str]) -> list[Provider]:
-    return [p for p in PROVIDERS if p.type in PROFILES and p.key_in(env)]
+def providers_with_keys(env: Mapping[str, str]) -> list[Profile]:
+    return [p for p in PROVIDERS if p.key_in(env)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,19 +72,22 @@ def default_team(env: Mapping[str, str]) -> DefaultTeam:
     """
     found = providers_with_keys(env)
     if found:
-        return DefaultTeam(team_config(found), tuple(p.type for p in found[:TEAM_SIZE]))
+        return DefaultTeam(team_config(found), tuple(p.name for p in found[:TEAM_SIZE]))
     return DefaultTeam(_local_preset(), ())
 
 
-def team_config(providers: list[Provider], size: int = TEAM_SIZE) -> dict[str, Any]:
-    """`size` agents, one per provider in turn; a provider used twice gets `_2` ids."""
-    agents, used = [], dict.fromkeys((p.type for p in providers), 0)
+def team_config(providers: list[Profile], size: int = TEAM_SIZE) -> dict[str, Any]:
+    """`size` agents, one per provider in turn, each on its provider's first (cost-effective)
+    model; a provider used twice gets `_2` ids."""
+    agents, used = [], dict.fromkeys((p.name for p in providers), 0)
     for index in range(size):
         provider = providers[index % len(providers)]
-        used[provider.type] += 1
-        count = used[provider.type]
-        agent_id = provider.type if count == 1 else f"{provider.type}_{count}"
-        agents.append({"id": agent_id, "backend": provider.backend()})
+        used[provider.name] += 1
+        count = used[provider.name]
+        agent_id = provider.name if count == 1 else f"{provider.name}_{count}"
+        agents.append(
+            {"id": agent_id, "backend": {"type": provider.name, "model": provider.models[0]}}
+        )
     return {"agents": agents}
 
 

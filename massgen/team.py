@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from massgen.backends import pricing, registry, wires
+from massgen.backends import pricing, registry
 from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.core.errors import ConfigError
 from massgen.core.types import Usage
@@ -68,11 +68,10 @@ def _member(
 
 
 def _price(agent: AgentConfig) -> pricing.Pricer | None:
-    """Cost from the shipped price table, by backend type and model (None: not listed).
-    The embedded model runs in this process: it costs nothing. (A server on localhost may
-    be a proxy to a paid API, so only the embedded backend is known to be free.)"""
+    """Cost from the shipped price table, by backend type and model (None: not listed);
+    nothing for a free profile (`Profile.free`)."""
     profile = registry.PROFILES[agent.backend.type]
-    if profile.wire is wires.LOCAL:
+    if profile.free:
         return _free
     model = agent.backend.model or profile.default_model
     return pricing.pricer(agent.backend.type, model) if model else None

@@ -24,27 +24,7 @@ from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, wire_par
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    AuthFailed,
-    BackendError,
-    BadRequest,
-    ContextTooLong,
-    MalformedResponse,
-    ProviderUnavailable,
-    RateLimited,
-)
-from massgen.core.types import (
-    BackendEvent,
-    Finish,
-    GenerationParams,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 
 # The API requires max_tokens; this is what we ask for when the config does not say.
 DEFAULT_MAX_TOKENS = 8192
@@ -78,18 +58,18 @@ class AnthropicBackend(SdkBackend):
     async def aclose(self) -> None:
         await self._client.close()
 
-    def map_error(self, exc: Exception) -> BackendError | None:
+    def map_error(self, exc: Exception) -> errors.BackendError | None:
         if isinstance(exc, anthropic.AnthropicError):
             return _map_error(exc, self.name)
         if isinstance(exc, httpx2.TransportError):
             # The SDK does not wrap transport errors raised while a stream is being read.
             reason = str(exc) or type(exc).__name__
-            return ProviderUnavailable(f"stream interrupted: {reason}", provider=self.name)
+            return errors.ProviderUnavailable(f"stream interrupted: {reason}", provider=self.name)
         if isinstance(exc, json.JSONDecodeError):
-            return MalformedResponse(f"unparseable event: {exc}", provider=self.name)
+            return errors.MalformedResponse(f"unparseable event: {exc}", provider=self.name)
         return None
 
-    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+    async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         stream = await self._client.messages.create(**self._payload(request))
         state = _StreamState(self.name)
         async with stream:
@@ -102,7 +82,7 @@ class AnthropicBackend(SdkBackend):
         for item in events:
             yield item
 
-    def _payload(self, request: Request) -> dict[str, Any]:
+    def _payload(self, request: types.Request) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         payload: dict[str, Any] = {
             "model": self.model,
@@ -120,7 +100,7 @@ class AnthropicBackend(SdkBackend):
         return payload
 
 
-def _params(params: GenerationParams) -> dict[str, Any]:
+def _params(params: types.GenerationParams) -> dict[str, Any]:
     """The typed parameters in the Messages API's terms; temperature and top_p travel in
     the body as the API defines them (the SDK has no keyword for them)."""
     budget = params.thinking_budget
@@ -141,7 +121,7 @@ def _params(params: GenerationParams) -> dict[str, Any]:
 
 
 def _turns(
-    messages: tuple[Message, ...], thinking: dict[str, list[dict[str, Any]]]
+    messages: tuple[types.Message, ...], thinking: dict[str, list[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
     """Alternating user/assistant turns; tool results join the user turn that follows."""
     turns: list[dict[str, Any]] = []
@@ -157,7 +137,9 @@ def _turns(
     return turns
 
 
-def _blocks(message: Message, thinking: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def _blocks(
+    message: types.Message, thinking: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
     if message.role == "tool":
         result = {"type": "tool_result", "tool_use_id": message.tool_call_id}
         return [{**result, "content": message.content}]
@@ -181,7 +163,7 @@ def _arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _tool(spec: ToolSpec) -> dict[str, Any]:
+def _tool(spec: types.ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
@@ -207,18 +189,18 @@ class _StreamState:
     usage: dict[str, int] = field(default_factory=dict)
     stop: str | None = None
     stopped: bool = False
-    calls: list[ToolCall] = field(default_factory=list)
+    calls: list[types.ToolCall] = field(default_factory=list)
     thinking: list[dict[str, Any]] = field(default_factory=list)
 
-    def feed(self, event: Any) -> list[BackendEvent]:
+    def feed(self, event: Any) -> list[types.BackendEvent]:
         try:
             return self._feed(event)
         except (AttributeError, TypeError, KeyError) as exc:
-            raise MalformedResponse(
+            raise errors.MalformedResponse(
                 f"unexpected event shape: {exc}", provider=self.provider
             ) from None
 
-    def _feed(self, event: Any) -> list[BackendEvent]:
+    def _feed(self, event: Any) -> list[types.BackendEvent]:
         kind = event.type
         if kind == "message_start":
             self._count(event.message.usage)
@@ -241,14 +223,14 @@ class _StreamState:
             data=getattr(block, "data", "") or "",  # redacted_thinking
         )
 
-    def _delta(self, block: _Block, delta: Any) -> list[BackendEvent]:
+    def _delta(self, block: _Block, delta: Any) -> list[types.BackendEvent]:
         kind = delta.type
         if kind == "text_delta":
             block.text += delta.text
-            return [TextChunk(delta.text)] if delta.text else []
+            return [types.TextChunk(delta.text)] if delta.text else []
         if kind == "thinking_delta":
             block.text += delta.thinking
-            return [ReasoningChunk(delta.thinking)] if delta.thinking else []
+            return [types.ReasoningChunk(delta.thinking)] if delta.thinking else []
         if kind == "input_json_delta":
             block.text += delta.partial_json
         elif kind == "signature_delta":
@@ -269,31 +251,31 @@ class _StreamState:
             if value is not None:
                 self.usage[name] = value
 
-    def close(self) -> list[BackendEvent]:
+    def close(self) -> list[types.BackendEvent]:
         """Tool calls, usage and finish, once the stream has ended.
 
         Raises:
             ProviderUnavailable: the stream ended before `message_stop`.
         """
         if not self.stopped or self.stop is None:
-            raise ProviderUnavailable("stream ended early", provider=self.provider)
+            raise errors.ProviderUnavailable("stream ended early", provider=self.provider)
         for _, block in sorted(self.blocks.items()):
             if block.kind == "tool_use":
-                self.calls.append(ToolCall(block.id, block.name, block.text or "{}"))
+                self.calls.append(types.ToolCall(block.id, block.name, block.text or "{}"))
             elif block.kind == "thinking":
                 self.thinking.append(
                     {"type": "thinking", "thinking": block.text, "signature": block.signature}
                 )
             elif block.kind == "redacted_thinking":
                 self.thinking.append({"type": "redacted_thinking", "data": block.data})
-        events: list[BackendEvent] = [*self.calls, self._usage()]
-        events.append(Finish(_STOP_REASONS.get(self.stop, self.stop)))
+        events: list[types.BackendEvent] = [*self.calls, self._usage()]
+        events.append(types.Finish(_STOP_REASONS.get(self.stop, self.stop)))
         return events
 
-    def _usage(self) -> Usage:
+    def _usage(self) -> types.Usage:
         read = self.usage.get("cache_read_input_tokens", 0)
         written = self.usage.get("cache_creation_input_tokens", 0)
-        return Usage(
+        return types.Usage(
             input_tokens=self.usage.get("input_tokens", 0) + read + written,
             output_tokens=self.usage.get("output_tokens", 0),
             cached_input_tokens=read,
@@ -302,44 +284,44 @@ class _StreamState:
 
 # --- errors -----------------------------------------------------------------------------
 
-_BY_TYPE: dict[str, type[BackendError]] = {
-    "authentication_error": AuthFailed,
-    "permission_error": AuthFailed,
-    "rate_limit_error": RateLimited,
-    "overloaded_error": ProviderUnavailable,
-    "api_error": ProviderUnavailable,
-    "timeout_error": ProviderUnavailable,
+_BY_TYPE: dict[str, type[errors.BackendError]] = {
+    "authentication_error": errors.AuthFailed,
+    "permission_error": errors.AuthFailed,
+    "rate_limit_error": errors.RateLimited,
+    "overloaded_error": errors.ProviderUnavailable,
+    "api_error": errors.ProviderUnavailable,
+    "timeout_error": errors.ProviderUnavailable,
 }
 
 
-def _map_error(exc: anthropic.AnthropicError, provider: str) -> BackendError:
+def _map_error(exc: anthropic.AnthropicError, provider: str) -> errors.BackendError:
     if isinstance(exc, anthropic.APIStatusError):
         return _status_error(exc, provider)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+        return errors.ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
     if isinstance(exc, anthropic.APIResponseValidationError):
-        return MalformedResponse(exc.message, provider=provider)
-    return BadRequest(str(exc), provider=provider)
+        return errors.MalformedResponse(exc.message, provider=provider)
+    return errors.BadRequest(str(exc), provider=provider)
 
 
-def _status_error(exc: anthropic.APIStatusError, provider: str) -> BackendError:
+def _status_error(exc: anthropic.APIStatusError, provider: str) -> errors.BackendError:
     status = exc.status_code
     message = exc.api_message or exc.message
     if status == 200:  # an `error` event inside the stream
-        return _BY_TYPE.get(exc.type or "", ProviderUnavailable)(
+        return _BY_TYPE.get(exc.type or "", errors.ProviderUnavailable)(
             message, provider=provider, status=None
         )
     if status in (401, 403):
-        return AuthFailed(message, provider=provider, status=status)
+        return errors.AuthFailed(message, provider=provider, status=status)
     if status == 429:
         wait = parse_retry_after(exc.response.headers.get("retry-after"))
-        return RateLimited(message, provider=provider, status=status, retry_after=wait)
+        return errors.RateLimited(message, provider=provider, status=status, retry_after=wait)
     if status == 413 or (status == 400 and _CONTEXT_WORDING.search(message)):
-        return ContextTooLong(message, provider=provider, status=status)
+        return errors.ContextTooLong(message, provider=provider, status=status)
     if status in (408, 409, 425) or status >= 500:
-        return ProviderUnavailable(message, provider=provider, status=status)
-    return BadRequest(message, provider=provider, status=status)
+        return errors.ProviderUnavailable(message, provider=provider, status=status)
+    return errors.BadRequest(message, provider=provider, status=status)
 
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> AnthropicBackend:

@@ -15,46 +15,15 @@ from typing import Any
 
 import openai
 
-from massgen.backends import tls
+from massgen.backends import tls, wires
 from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, estimated_usage, wire_params
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    AuthFailed,
-    BackendError,
-    BadRequest,
-    ContextTooLong,
-    MalformedResponse,
-    ProviderUnavailable,
-    RateLimited,
-)
-from massgen.core.types import (
-    BackendEvent,
-    Finish,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 
 # Ours -> the wire's; the names `wires.CHAT_COMPLETIONS` accepts, all sent as they are.
-PARAMS = {
-    name: name
-    for name in (
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "seed",
-        "stop",
-        "presence_penalty",
-        "frequency_penalty",
-        "reasoning_effort",
-    )
-}
+PARAMS = {name: name for name in sorted(wires.CHAT_COMPLETIONS.params)}
 # Servers put reasoning in non-standard delta fields: vLLM/DeepSeek `reasoning_content`,
 # OpenRouter/Ollama/newer vLLM `reasoning`.
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -82,14 +51,14 @@ class ChatCompletionsBackend(SdkBackend):
     async def aclose(self) -> None:
         await self._client.close()
 
-    def map_error(self, exc: Exception) -> BackendError | None:
+    def map_error(self, exc: Exception) -> errors.BackendError | None:
         if isinstance(exc, openai.OpenAIError):
             return map_error(exc, self.name)
         if isinstance(exc, json.JSONDecodeError):
-            return MalformedResponse(f"unparseable chunk: {exc}", provider=self.name)
+            return errors.MalformedResponse(f"unparseable chunk: {exc}", provider=self.name)
         return None
 
-    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+    async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         stream = await self._client.chat.completions.create(**self._payload(request))
         state = _StreamState(self.name)
         async with stream:
@@ -99,7 +68,7 @@ class ChatCompletionsBackend(SdkBackend):
         for event in state.close(prompt_chars(request)):
             yield event
 
-    def _payload(self, request: Request) -> dict[str, Any]:
+    def _payload(self, request: types.Request) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [_message(m) for m in request.messages],
@@ -119,7 +88,7 @@ class ChatCompletionsBackend(SdkBackend):
 # --- request conversion -----------------------------------------------------------------
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: types.Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     out: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -132,7 +101,7 @@ def _message(message: Message) -> dict[str, Any]:
     return out
 
 
-def _tool(spec: ToolSpec) -> dict[str, Any]:
+def _tool(spec: types.ToolSpec) -> dict[str, Any]:
     function = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
     return {"type": "function", "function": function}
 
@@ -142,7 +111,7 @@ def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
 
 
-def prompt_chars(request: Request) -> int:
+def prompt_chars(request: types.Request) -> int:
     """Characters of a request as sent, tools in Chat Completions shape."""
     chars = sum(
         len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
@@ -172,18 +141,18 @@ class _StreamState:
         self._usage: Any = None
         self._output_chars = 0
 
-    def feed(self, chunk: Any) -> list[BackendEvent]:
+    def feed(self, chunk: Any) -> list[types.BackendEvent]:
         try:
             return self._feed(chunk)
         except (AttributeError, TypeError) as exc:
-            raise MalformedResponse(
+            raise errors.MalformedResponse(
                 f"unexpected chunk shape: {exc}", provider=self._provider
             ) from None
 
-    def _feed(self, chunk: Any) -> list[BackendEvent]:
+    def _feed(self, chunk: Any) -> list[types.BackendEvent]:
         if chunk.usage is not None:
             self._usage = chunk.usage
-        events: list[BackendEvent] = []
+        events: list[types.BackendEvent] = []
         for choice in chunk.choices or ():
             if choice.index not in (0, None):
                 continue  # we ask for one choice; ignore any others
@@ -191,17 +160,17 @@ class _StreamState:
             self._finish = choice.finish_reason or self._finish
         return events
 
-    def _delta(self, delta: Any) -> list[BackendEvent]:
+    def _delta(self, delta: Any) -> list[types.BackendEvent]:
         if delta is None:
             return []
-        events: list[BackendEvent] = []
+        events: list[types.BackendEvent] = []
         reasoning = _reasoning_text(delta)
         if reasoning:
             self._output_chars += len(reasoning)
-            events.append(ReasoningChunk(reasoning))
+            events.append(types.ReasoningChunk(reasoning))
         if delta.content:
             self._output_chars += len(delta.content)
-            events.append(TextChunk(delta.content))
+            events.append(types.TextChunk(delta.content))
         for position, part in enumerate(delta.tool_calls or ()):
             self._tool_delta(position, part)
         return events
@@ -215,25 +184,27 @@ class _StreamState:
             call.arguments += part.function.arguments or ""
             self._output_chars += len(part.function.arguments or "")
 
-    def close(self, prompt_chars: int) -> list[BackendEvent]:
+    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
         """Tool calls, usage and finish, once the stream has ended.
 
         Raises:
             ProviderUnavailable: the stream ended without a finish reason.
         """
         if self._finish is None:
-            raise ProviderUnavailable("stream ended early", provider=self._provider)
-        events: list[BackendEvent] = [self._tool_call(i, c) for i, c in sorted(self._calls.items())]
+            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
+        events: list[types.BackendEvent] = [
+            self._tool_call(i, c) for i, c in sorted(self._calls.items())
+        ]
         events.append(self._usage_event(prompt_chars))
-        events.append(Finish(self._finish))
+        events.append(types.Finish(self._finish))
         return events
 
-    def _tool_call(self, index: int, call: _PendingCall) -> ToolCall:
+    def _tool_call(self, index: int, call: _PendingCall) -> types.ToolCall:
         if not call.name:
-            raise MalformedResponse("tool call without a name", provider=self._provider)
-        return ToolCall(call.id or f"call_{index}", call.name, call.arguments or "{}")
+            raise errors.MalformedResponse("tool call without a name", provider=self._provider)
+        return types.ToolCall(call.id or f"call_{index}", call.name, call.arguments or "{}")
 
-    def _usage_event(self, prompt_chars: int) -> Usage:
+    def _usage_event(self, prompt_chars: int) -> types.Usage:
         if self._usage is None:
             return estimated_usage(prompt_chars, self._output_chars)
         return _usage(self._usage)
@@ -248,10 +219,10 @@ def _reasoning_text(delta: Any) -> str:
     return ""
 
 
-def _usage(raw: Any) -> Usage:
+def _usage(raw: Any) -> types.Usage:
     prompt_details = getattr(raw, "prompt_tokens_details", None)
     completion_details = getattr(raw, "completion_tokens_details", None)
-    return Usage(
+    return types.Usage(
         input_tokens=raw.prompt_tokens or 0,
         output_tokens=raw.completion_tokens or 0,
         reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
@@ -262,31 +233,31 @@ def _usage(raw: Any) -> Usage:
 # --- errors -----------------------------------------------------------------------------
 
 
-def map_error(exc: openai.OpenAIError, provider: str) -> BackendError:
+def map_error(exc: openai.OpenAIError, provider: str) -> errors.BackendError:
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc, provider)
     if isinstance(exc, openai.APIConnectionError):
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+        return errors.ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
     if isinstance(exc, openai.APIError):
         # An error event inside an otherwise healthy stream.
-        return ProviderUnavailable(_provider_message(exc), provider=provider)
-    return BadRequest(str(exc), provider=provider)
+        return errors.ProviderUnavailable(_provider_message(exc), provider=provider)
+    return errors.BadRequest(str(exc), provider=provider)
 
 
-def _status_error(exc: openai.APIStatusError, provider: str) -> BackendError:
+def _status_error(exc: openai.APIStatusError, provider: str) -> errors.BackendError:
     status = exc.status_code
     message = _provider_message(exc)
     if status in (401, 403):
-        return AuthFailed(message, provider=provider, status=status)
+        return errors.AuthFailed(message, provider=provider, status=status)
     if status == 429:
         wait = _retry_after(exc.response.headers)
-        return RateLimited(message, provider=provider, status=status, retry_after=wait)
+        return errors.RateLimited(message, provider=provider, status=status, retry_after=wait)
     if status in (400, 413, 422) and _is_context_error(exc, message):
-        return ContextTooLong(message, provider=provider, status=status)
+        return errors.ContextTooLong(message, provider=provider, status=status)
     if status in (408, 409, 425) or status >= 500:
-        return ProviderUnavailable(message, provider=provider, status=status)
-    return BadRequest(message, provider=provider, status=status)
+        return errors.ProviderUnavailable(message, provider=provider, status=status)
+    return errors.BadRequest(message, provider=provider, status=status)
 
 
 def _provider_message(exc: openai.APIError) -> str:

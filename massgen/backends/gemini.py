@@ -35,26 +35,7 @@ from massgen.backends.common import (
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    AuthFailed,
-    BackendError,
-    BadRequest,
-    ContextTooLong,
-    MalformedResponse,
-    ProviderUnavailable,
-    RateLimited,
-)
-from massgen.core.types import (
-    BackendEvent,
-    Finish,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 # Ours -> GenerateContentConfig's, for what `wires.GEMINI` accepts; reasoning effort and
@@ -116,19 +97,21 @@ class GeminiBackend(SdkBackend):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def map_error(self, exc: Exception) -> BackendError | None:
+    def map_error(self, exc: Exception) -> errors.BackendError | None:
         if isinstance(exc, genai_errors.APIError):
             return _api_error(exc, self.name)
         if isinstance(exc, httpx.TimeoutException):  # a TransportError: tested first
             message = f"timed out waiting for the provider ({type(exc).__name__})"
-            return ProviderUnavailable(message, provider=self.name)
+            return errors.ProviderUnavailable(message, provider=self.name)
         if isinstance(exc, httpx.TransportError):
-            return ProviderUnavailable(_transport_message(exc), provider=self.name)
+            return errors.ProviderUnavailable(_transport_message(exc), provider=self.name)
         if isinstance(exc, (genai_errors.UnknownApiResponseError, pydantic.ValidationError)):
-            return MalformedResponse(f"unparseable chunk: {_first_line(exc)}", provider=self.name)
+            return errors.MalformedResponse(
+                f"unparseable chunk: {_first_line(exc)}", provider=self.name
+            )
         return None
 
-    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+    async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         contents = _contents(request.messages, self._signatures)
         stream = await self._client.aio.models.generate_content_stream(
             model=self.model, contents=contents, config=self._config(request)
@@ -152,7 +135,7 @@ class GeminiBackend(SdkBackend):
     def _new_call_id(self) -> str:
         return f"call_{next(self._call_ids)}"
 
-    def _config(self, request: Request) -> gt.GenerateContentConfig:
+    def _config(self, request: types.Request) -> gt.GenerateContentConfig:
         config: dict[str, Any] = {
             "automatic_function_calling": gt.AutomaticFunctionCallingConfig(disable=True),
             # Continuation re-sends a dropped stream on its own; our retry policy decides.
@@ -182,7 +165,7 @@ class GeminiBackend(SdkBackend):
 # --- request conversion -----------------------------------------------------------------
 
 
-def _contents(messages: Iterable[Message], signatures: dict[str, bytes]) -> list[gt.Content]:
+def _contents(messages: Iterable[types.Message], signatures: dict[str, bytes]) -> list[gt.Content]:
     """The conversation as Gemini contents; system messages go to `system_instruction`,
     tool results become `function_response` parts of a user turn."""
     names = {c.id: c.name for m in messages for c in m.tool_calls}
@@ -202,7 +185,9 @@ def _contents(messages: Iterable[Message], signatures: dict[str, bytes]) -> list
     return contents
 
 
-def _parts(message: Message, names: dict[str, str], signatures: dict[str, bytes]) -> list[gt.Part]:
+def _parts(
+    message: types.Message, names: dict[str, str], signatures: dict[str, bytes]
+) -> list[gt.Part]:
     if message.role == "tool":
         call_id = message.tool_call_id or ""
         response = gt.FunctionResponse(
@@ -226,7 +211,7 @@ def _is_tool_turn(content: gt.Content) -> bool:
     return all(p.function_response is not None for p in content.parts)
 
 
-def _arguments(call: ToolCall) -> dict[str, Any]:
+def _arguments(call: types.ToolCall) -> dict[str, Any]:
     try:
         value = json.loads(call.arguments or "{}")
     except json.JSONDecodeError:
@@ -234,7 +219,7 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def _declaration(spec: ToolSpec) -> gt.FunctionDeclaration:
+def _declaration(spec: types.ToolSpec) -> gt.FunctionDeclaration:
     # `parameters_json_schema` takes JSON Schema as is (`additionalProperties`, `$ref`...);
     # the older `parameters` field only takes Gemini's OpenAPI subset.
     return gt.FunctionDeclaration(
@@ -267,20 +252,22 @@ class _StreamState:
     def __init__(self, provider: str, new_id: Callable[[], str]) -> None:
         self._provider = provider
         self._new_id = new_id
-        self._calls: list[tuple[ToolCall, bytes | None]] = []
+        self._calls: list[tuple[types.ToolCall, bytes | None]] = []
         self._finish: str | None = None
         self._finish_message: str | None = None
         self._usage: Any = None
         self._output_chars = 0
 
-    def feed(self, chunk: gt.GenerateContentResponse) -> list[BackendEvent]:
+    def feed(self, chunk: gt.GenerateContentResponse) -> list[types.BackendEvent]:
         if chunk.usage_metadata is not None:
             self._usage = chunk.usage_metadata  # a running total: the last one counts
         feedback = chunk.prompt_feedback
         if feedback is not None and feedback.block_reason is not None:
             reason = _enum_name(feedback.block_reason)
             detail = f": {feedback.block_reason_message}" if feedback.block_reason_message else ""
-            raise BadRequest(f"the prompt was blocked ({reason}){detail}", provider=self._provider)
+            raise errors.BadRequest(
+                f"the prompt was blocked ({reason}){detail}", provider=self._provider
+            )
         if not chunk.candidates:
             return []
         candidate = chunk.candidates[0]
@@ -290,26 +277,28 @@ class _StreamState:
             self._finish_message = candidate.finish_message
         return events
 
-    def _parts(self, parts: list[gt.Part] | None) -> list[BackendEvent]:
-        events: list[BackendEvent] = []
+    def _parts(self, parts: list[gt.Part] | None) -> list[types.BackendEvent]:
+        events: list[types.BackendEvent] = []
         for part in parts or ():
             if part.function_call is not None:
                 self._calls.append((self._tool_call(part.function_call), part.thought_signature))
             elif part.text:
                 self._output_chars += len(part.text)
-                events.append(ReasoningChunk(part.text) if part.thought else TextChunk(part.text))
+                events.append(
+                    types.ReasoningChunk(part.text) if part.thought else types.TextChunk(part.text)
+                )
         return events
 
-    def _tool_call(self, call: gt.FunctionCall) -> ToolCall:
+    def _tool_call(self, call: gt.FunctionCall) -> types.ToolCall:
         if not call.name:
-            raise MalformedResponse("function call without a name", provider=self._provider)
+            raise errors.MalformedResponse("function call without a name", provider=self._provider)
         arguments = json.dumps(call.args or {}, ensure_ascii=False)
         self._output_chars += len(arguments)
-        return ToolCall(call.id or self._new_id(), call.name, arguments)
+        return types.ToolCall(call.id or self._new_id(), call.name, arguments)
 
     def close(
         self, prompt_chars: int
-    ) -> tuple[list[tuple[ToolCall, bytes | None]], list[BackendEvent]]:
+    ) -> tuple[list[tuple[types.ToolCall, bytes | None]], list[types.BackendEvent]]:
         """(tool calls with their thought signatures, [usage, finish]) once the stream ended.
 
         Raises:
@@ -317,13 +306,13 @@ class _StreamState:
             MalformedResponse: the model wrote a function call Gemini could not parse.
         """
         if self._finish is None:
-            raise ProviderUnavailable("stream ended early", provider=self._provider)
+            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
         if self._finish == "MALFORMED_FUNCTION_CALL":
             detail = f": {self._finish_message}" if self._finish_message else ""
-            raise MalformedResponse(
+            raise errors.MalformedResponse(
                 f"the model wrote a malformed function call{detail}", provider=self._provider
             )
-        return self._calls, [self._usage_event(prompt_chars), Finish(self._finish_reason())]
+        return self._calls, [self._usage_event(prompt_chars), types.Finish(self._finish_reason())]
 
     def _finish_reason(self) -> str:
         if self._calls:
@@ -332,12 +321,12 @@ class _StreamState:
             return "content_filter"
         return _FINISH.get(self._finish or "", (self._finish or "").lower())
 
-    def _usage_event(self, prompt_chars: int) -> Usage:
+    def _usage_event(self, prompt_chars: int) -> types.Usage:
         raw = self._usage
         if raw is None or raw.prompt_token_count is None:
             return estimated_usage(prompt_chars, self._output_chars)
         thoughts = raw.thoughts_token_count or 0
-        return Usage(
+        return types.Usage(
             input_tokens=(raw.prompt_token_count or 0) + (raw.tool_use_prompt_token_count or 0),
             # Gemini bills thoughts as output but counts them apart from the candidates.
             output_tokens=(raw.candidates_token_count or 0) + thoughts,
@@ -353,23 +342,23 @@ def _enum_name(value: Any) -> str:
 # --- errors -----------------------------------------------------------------------------
 
 
-def _api_error(exc: genai_errors.APIError, provider: str) -> BackendError:
+def _api_error(exc: genai_errors.APIError, provider: str) -> errors.BackendError:
     code = exc.code or 0
     status = exc.status or ""
     message = exc.message or _first_line(exc)
     if code in (401, 403) or status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
-        return AuthFailed(message, provider=provider, status=code or None)
+        return errors.AuthFailed(message, provider=provider, status=code or None)
     if _reasons(exc) & _AUTH_REASONS:
         # Gemini answers a bad key with 400 INVALID_ARGUMENT and this reason.
-        return AuthFailed(message, provider=provider, status=code or None)
+        return errors.AuthFailed(message, provider=provider, status=code or None)
     if code == 429 or status == "RESOURCE_EXHAUSTED":
         wait = _retry_delay(exc)
-        return RateLimited(message, provider=provider, status=code or None, retry_after=wait)
+        return errors.RateLimited(message, provider=provider, status=code or None, retry_after=wait)
     if code in (400, 413) and _CONTEXT_WORDING.search(message):
-        return ContextTooLong(message, provider=provider, status=code)
+        return errors.ContextTooLong(message, provider=provider, status=code)
     if code in (408, 409, 425) or code >= 500 or status in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
-        return ProviderUnavailable(message, provider=provider, status=code or None)
-    return BadRequest(message, provider=provider, status=code or None)
+        return errors.ProviderUnavailable(message, provider=provider, status=code or None)
+    return errors.BadRequest(message, provider=provider, status=code or None)
 
 
 def _details(exc: genai_errors.APIError) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from massgen.backends import wires
 from massgen.backends.common import (
     Endpoint,
     SdkBackend,
@@ -33,27 +34,7 @@ from massgen.backends.common import (
 from massgen.backends.profiles import LOCAL_HOSTS, Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    AuthFailed,
-    BackendError,
-    BadRequest,
-    ConfigError,
-    ContextTooLong,
-    MalformedResponse,
-    ProviderUnavailable,
-    RateLimited,
-)
-from massgen.core.types import (
-    BackendEvent,
-    Finish,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 
 if TYPE_CHECKING:
     import grpc
@@ -63,20 +44,8 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = "https://api.x.ai"
 # A whole call may take this long; `timeout` bounds the gap between chunks.
 _CALL_DEADLINE = 27 * 60.0
-# Ours -> `chat.create`'s keyword arguments, for what `wires.GROK` accepts.
-PARAMS = {
-    name: name
-    for name in (
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "seed",
-        "stop",
-        "presence_penalty",
-        "frequency_penalty",
-        "reasoning_effort",
-    )
-}
+# Ours -> `chat.create`'s keyword arguments: what `wires.GROK` accepts, under the same names.
+PARAMS = {name: name for name in sorted(wires.GROK.params)}
 # xAI has no "minimal"; "low" is the least reasoning that still reasons.
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 _FINISH = {
@@ -161,7 +130,7 @@ class GrokBackend(SdkBackend):
         try:
             self._target, self._plaintext = grpc_target(endpoint.base_url or DEFAULT_BASE_URL)
         except ValueError as exc:
-            raise ConfigError(str(exc), path="backend.base_url") from None
+            raise errors.ConfigError(str(exc), path="backend.base_url") from None
         self._timeout = endpoint.timeout
         # A grpc.aio channel belongs to the event loop it was made in: made on first use.
         self._client: AsyncClient | None = None
@@ -186,14 +155,14 @@ class GrokBackend(SdkBackend):
             )
         return self._client
 
-    def map_error(self, exc: Exception) -> BackendError | None:
+    def map_error(self, exc: Exception) -> errors.BackendError | None:
         import grpc
 
         return _rpc_error(exc, self.name) if isinstance(exc, grpc.aio.AioRpcError) else None
 
-    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+    async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         if request.params.extra_body:
-            raise BadRequest("xai-sdk cannot send extra_body", provider=self.name)
+            raise errors.BadRequest("xai-sdk cannot send extra_body", provider=self.name)
         chat = self._connect().chat.create(self.model, **_create_args(request))
         state = _StreamState(self.name, self._new_call_id)
         async for chunk in self._chunks(chat.stream()):
@@ -215,11 +184,11 @@ class GrokBackend(SdkBackend):
                     return
                 except TimeoutError:
                     message = f"timed out: no data for {self._timeout:g} s"
-                    raise ProviderUnavailable(message, provider=self.name) from None
+                    raise errors.ProviderUnavailable(message, provider=self.name) from None
                 except (AttributeError, TypeError) as exc:
                     # grpc hands the SDK None for bytes that do not parse as a chunk.
                     message = f"unparseable chunk ({exc})"
-                    raise MalformedResponse(message, provider=self.name) from None
+                    raise errors.MalformedResponse(message, provider=self.name) from None
                 yield chunk
         finally:
             await stream.aclose()
@@ -231,7 +200,7 @@ class GrokBackend(SdkBackend):
 # --- request conversion -----------------------------------------------------------------
 
 
-def _create_args(request: Request) -> dict[str, Any]:
+def _create_args(request: types.Request) -> dict[str, Any]:
     """Keyword arguments for `client.chat.create(model, ...)`."""
     from xai_sdk.proto import chat_pb2
 
@@ -248,7 +217,7 @@ def _create_args(request: Request) -> dict[str, Any]:
     return args
 
 
-def _messages(messages: Iterable[Message]) -> list[chat_pb2.Message]:
+def _messages(messages: Iterable[types.Message]) -> list[chat_pb2.Message]:
     from xai_sdk.proto import chat_pb2
 
     roles = {
@@ -276,7 +245,7 @@ def _messages(messages: Iterable[Message]) -> list[chat_pb2.Message]:
     return out
 
 
-def _tool(spec: ToolSpec) -> chat_pb2.Tool:
+def _tool(spec: types.ToolSpec) -> chat_pb2.Tool:
     from xai_sdk.chat import tool
 
     return tool(spec.name, spec.description, spec.parameters)
@@ -291,25 +260,25 @@ class _StreamState:
     def __init__(self, provider: str, new_id: Callable[[], str]) -> None:
         self._provider = provider
         self._new_id = new_id
-        self._calls: dict[str, ToolCall] = {}
+        self._calls: dict[str, types.ToolCall] = {}
         self._finish: str | None = None
         self._usage: Any = None
         self._output_chars = 0
 
-    def feed(self, chunk: Any) -> list[BackendEvent]:
+    def feed(self, chunk: Any) -> list[types.BackendEvent]:
         """Events for one `xai_sdk.chat.Chunk` (its assistant outputs at index 0)."""
         from xai_sdk.proto import chat_pb2, sample_pb2
 
         if chunk.proto.HasField("usage"):
             self._usage = chunk.proto.usage  # a running total: the last one counts
-        events: list[BackendEvent] = []
+        events: list[types.BackendEvent] = []
         for choice in chunk.choices:
             if choice.reasoning_content:
                 self._output_chars += len(choice.reasoning_content)
-                events.append(ReasoningChunk(choice.reasoning_content))
+                events.append(types.ReasoningChunk(choice.reasoning_content))
             if choice.content:
                 self._output_chars += len(choice.content)
-                events.append(TextChunk(choice.content))
+                events.append(types.TextChunk(choice.content))
             for call in choice.tool_calls:
                 if call.type in (0, chat_pb2.TOOL_CALL_TYPE_CLIENT_SIDE_TOOL):
                     self._add_call(call)
@@ -320,33 +289,33 @@ class _StreamState:
     def _add_call(self, call: Any) -> None:
         # xAI sends each call whole, in one chunk.
         if not call.function.name:
-            raise MalformedResponse("tool call without a name", provider=self._provider)
+            raise errors.MalformedResponse("tool call without a name", provider=self._provider)
         call_id = call.id or self._new_id()
         arguments = call.function.arguments or "{}"
         self._output_chars += len(arguments)
-        self._calls[call_id] = ToolCall(call_id, call.function.name, arguments)
+        self._calls[call_id] = types.ToolCall(call_id, call.function.name, arguments)
 
-    def close(self, prompt_chars: int) -> list[BackendEvent]:
+    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
         """Tool calls, usage and finish, once the stream has ended.
 
         Raises:
             ProviderUnavailable: the stream ended without a finish reason.
         """
         if self._finish is None:
-            raise ProviderUnavailable("stream ended early", provider=self._provider)
-        events: list[BackendEvent] = list(self._calls.values())
+            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
+        events: list[types.BackendEvent] = list(self._calls.values())
         events.append(self._usage_event(prompt_chars))
         reason = "tool_calls" if self._calls else _FINISH.get(self._finish, self._finish.lower())
-        events.append(Finish(reason))
+        events.append(types.Finish(reason))
         return events
 
-    def _usage_event(self, prompt_chars: int) -> Usage:
+    def _usage_event(self, prompt_chars: int) -> types.Usage:
         raw = self._usage
         if raw is None:
             return estimated_usage(prompt_chars, self._output_chars)
         # xAI counts reasoning apart from completion (total = prompt + completion +
         # reasoning); our output_tokens include reasoning, as OpenAI's do.
-        return Usage(
+        return types.Usage(
             input_tokens=raw.prompt_tokens,
             output_tokens=raw.completion_tokens + raw.reasoning_tokens,
             reasoning_tokens=raw.reasoning_tokens,
@@ -357,27 +326,27 @@ class _StreamState:
 # --- errors -----------------------------------------------------------------------------
 
 
-def _rpc_error(exc: grpc.aio.AioRpcError, provider: str) -> BackendError:
+def _rpc_error(exc: grpc.aio.AioRpcError, provider: str) -> errors.BackendError:
     import grpc
 
     code = exc.code()
     message = exc.details() or code.name
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-        return AuthFailed(message, provider=provider, status=None)
+        return errors.AuthFailed(message, provider=provider, status=None)
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" not in message:
         wait = _retry_delay(exc.trailing_metadata() or ())
-        return RateLimited(message, provider=provider, status=None, retry_after=wait)
+        return errors.RateLimited(message, provider=provider, status=None, retry_after=wait)
     if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE):
         if _CONTEXT_WORDING.search(message):
-            return ContextTooLong(message, provider=provider, status=None)
-        return BadRequest(message, provider=provider, status=None)
+            return errors.ContextTooLong(message, provider=provider, status=None)
+        return errors.BadRequest(message, provider=provider, status=None)
     if code == grpc.StatusCode.INTERNAL and "deserializ" in message.lower():
-        return MalformedResponse(message, provider=provider, status=None)
+        return errors.MalformedResponse(message, provider=provider, status=None)
     if code.name in _UNAVAILABLE:
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             message = f"timed out: {message}"
-        return ProviderUnavailable(message, provider=provider, status=None)
-    return BadRequest(message, provider=provider, status=None)
+        return errors.ProviderUnavailable(message, provider=provider, status=None)
+    return errors.BadRequest(message, provider=provider, status=None)
 
 
 def _retry_delay(metadata: Iterable[tuple[str, Any]]) -> float | None:

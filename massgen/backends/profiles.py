@@ -1,11 +1,14 @@
 """Provider profiles: data, not subclasses.
 
-A profile says where a provider lives and how it is authenticated; `wire` is the record of
-the API format it speaks (`wires.py`). Adding an OpenAI-compatible provider is one row in `PROFILES`.
+A profile says where a provider lives, how it is authenticated, which models it defaults
+to and offers, and whether it costs money; `wire` is the record of the API format it speaks
+(`wires.py`). Adding an OpenAI-compatible provider is one row in `PROFILES`; the default team
+and the setup wizard read the same rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -15,12 +18,14 @@ from massgen.backends.wires import Wire
 
 @dataclass(frozen=True, slots=True)
 class Profile:
+    """Everything massgen knows about one provider (one backend `type`)."""
+
     name: str
     # None: the config must give `base_url`.
     base_url: str | None
     # Environment variables tried in order when the config has no `api_key`.
     key_env: tuple[str, ...]
-    # None: the config must give `model`.
+    # The model a config that omits `model` gets. None: the config must give `model`.
     default_model: str | None
     key_required: bool
     wire: Wire = wires.CHAT_COMPLETIONS
@@ -29,26 +34,31 @@ class Profile:
     env_defaults: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # False: the model cannot call functions, so workflow actions go as a JSON object.
     tools: bool = True
+    # How the wizard and the default team name the provider.
+    title: str = ""
+    # The wizard's model menu. The first, chosen for cost and speed, is the model the
+    # default team and the wizard start from. Empty: neither offers this provider.
+    models: tuple[str, ...] = ()
+    # True: runs in this process and costs nothing. A server on localhost may be a proxy
+    # to a paid API, so only the embedded backend is known to be free.
+    free: bool = False
+
+    def key_in(self, env: Mapping[str, str]) -> str | None:
+        """The name of the first of this provider's key variables set in `env`."""
+        return next((name for name in self.key_env if env.get(name)), None)
 
 
 # Sent when a local server needs no key; the SDK refuses an empty one.
 NO_KEY = "EMPTY"
 
 _P = Profile
+# The order is the default team's order of preference among the providers with keys, and
+# the wizard's order.
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        # Gemini (google-genai SDK, REST) and xAI (xai-sdk, gRPC), each its own format.
-        _P(
-            "gemini",
-            "https://generativelanguage.googleapis.com",
-            ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-            "gemini-2.5-flash",
-            True,
-            wires.GEMINI,
-        ),
-        _P("grok", "https://api.x.ai", ("XAI_API_KEY",), "grok-4", True, wires.GROK),
-        # First-party APIs, each over its own wire format (one module per format).
+        # First-party APIs, each over its own wire format (one module per format); Gemini
+        # (google-genai SDK, REST) and xAI (xai-sdk, gRPC) included.
         _P(
             "openai",
             "https://api.openai.com/v1",
@@ -56,6 +66,8 @@ PROFILES: dict[str, Profile] = {
             "gpt-5.2",
             True,
             wires.RESPONSES,
+            title="OpenAI",
+            models=("gpt-5-mini", "gpt-5.2", "gpt-5-nano", "gpt-4.1"),
         ),
         _P(
             "azure_openai",
@@ -77,36 +89,119 @@ PROFILES: dict[str, Profile] = {
             "claude-sonnet-4-6",
             True,
             wires.ANTHROPIC_MESSAGES,
+            title="Anthropic Claude",
+            models=("claude-haiku-4-5", "claude-sonnet-4-6", "claude-opus-4-6"),
         ),
-        # Generic: any OpenAI-compatible URL; the key env var follows the host (`key_env_for`).
-        _P("chatcompletion", None, (), None, key_required=False),
-        _P("vllm", "http://localhost:8000/v1", ("VLLM_API_KEY",), None, key_required=False),
-        _P("sglang", "http://localhost:30000/v1", ("SGLANG_API_KEY",), None, key_required=False),
-        _P("lmstudio", "http://localhost:1234/v1", (), None, key_required=False),
-        _P("ollama", "http://localhost:11434/v1", (), None, key_required=False),
-        _P("openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), None, True),
-        _P("groq", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), None, True),
-        _P("together", "https://api.together.xyz/v1", ("TOGETHER_API_KEY",), None, True),
-        _P("cerebras", "https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",), None, True),
         _P(
-            "fireworks", "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",), None, True
+            "gemini",
+            "https://generativelanguage.googleapis.com",
+            ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+            "gemini-2.5-flash",
+            True,
+            wires.GEMINI,
+            title="Google Gemini",
+            models=(
+                "gemini-2.5-flash",
+                "gemini-3-flash-preview",
+                "gemini-2.5-pro",
+                "gemini-3-pro-preview",
+            ),
+        ),
+        _P(
+            "grok",
+            "https://api.x.ai",
+            ("XAI_API_KEY",),
+            "grok-4",
+            True,
+            wires.GROK,
+            title="xAI Grok",
+            models=("grok-4-1-fast-non-reasoning", "grok-4", "grok-3-mini"),
+        ),
+        # OpenAI-compatible hosted providers: profiles over Chat Completions.
+        _P(
+            "groq",
+            "https://api.groq.com/openai/v1",
+            ("GROQ_API_KEY",),
+            None,
+            True,
+            title="Groq",
+            models=("llama-3.3-70b-versatile", "openai/gpt-oss-120b", "qwen/qwen3-32b"),
+        ),
+        _P(
+            "cerebras",
+            "https://api.cerebras.ai/v1",
+            ("CEREBRAS_API_KEY",),
+            None,
+            True,
+            title="Cerebras",
+            models=("llama-3.3-70b", "llama3.1-8b"),
+        ),
+        _P(
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            ("OPENROUTER_API_KEY",),
+            None,
+            True,
+            title="OpenRouter",
+            models=("openai/gpt-5-mini", "google/gemini-2.5-flash"),
+        ),
+        _P(
+            "together",
+            "https://api.together.xyz/v1",
+            ("TOGETHER_API_KEY",),
+            None,
+            True,
+            title="Together AI",
+            models=("meta-llama/Llama-3.3-70B-Instruct-Turbo", "openai/gpt-oss-120b"),
+        ),
+        _P(
+            "fireworks",
+            "https://api.fireworks.ai/inference/v1",
+            ("FIREWORKS_API_KEY",),
+            None,
+            True,
+            title="Fireworks AI",
+            models=(
+                "accounts/fireworks/models/llama-v3p3-70b-instruct",
+                "accounts/fireworks/models/gpt-oss-120b",
+            ),
         ),
         # Nebius AI Studio is now Nebius Token Factory; the studio host still answers.
-        _P("nebius", "https://api.tokenfactory.nebius.com/v1", ("NEBIUS_API_KEY",), None, True),
+        _P(
+            "nebius",
+            "https://api.tokenfactory.nebius.com/v1",
+            ("NEBIUS_API_KEY",),
+            None,
+            True,
+            title="Nebius",
+            models=("meta-llama/Llama-3.3-70B-Instruct", "openai/gpt-oss-120b"),
+        ),
         _P(
             "moonshot",
             "https://api.moonshot.cn/v1",
             ("MOONSHOT_API_KEY", "KIMI_API_KEY"),
             None,
             True,
+            title="Moonshot (Kimi)",
+            models=("kimi-k2-0905-preview", "kimi-k2-thinking"),
         ),
-        _P("zai", "https://api.z.ai/api/paas/v4/", ("ZAI_API_KEY",), "glm-4.5", True),
+        _P(
+            "zai",
+            "https://api.z.ai/api/paas/v4/",
+            ("ZAI_API_KEY",),
+            "glm-4.5",
+            True,
+            title="Z.ai (GLM)",
+            models=("glm-4.5-air", "glm-4.6"),
+        ),
         _P(
             "qwen",
             "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
             ("QWEN_API_KEY",),
             None,
             True,
+            title="Alibaba Qwen",
+            models=("qwen-plus", "qwen3-max"),
         ),
         _P(
             "nvidia_nim",
@@ -116,8 +211,23 @@ PROFILES: dict[str, Profile] = {
             True,
         ),
         _P("poe", "https://api.poe.com/v1", ("POE_API_KEY",), None, True),
+        # Generic: any OpenAI-compatible URL; the key env var follows the host (`key_env_for`).
+        _P("chatcompletion", None, (), None, key_required=False),
+        _P("vllm", "http://localhost:8000/v1", ("VLLM_API_KEY",), None, key_required=False),
+        _P("sglang", "http://localhost:30000/v1", ("SGLANG_API_KEY",), None, key_required=False),
+        _P("lmstudio", "http://localhost:1234/v1", (), None, key_required=False),
+        _P("ollama", "http://localhost:11434/v1", (), None, key_required=False),
         # llama.cpp in-process; `model` defaults to the built-in SmolLM2 GGUF (backends/local).
-        _P("local", None, (), "SmolLM2-135M-Instruct", False, wire=wires.LOCAL, tools=False),
+        _P(
+            "local",
+            None,
+            (),
+            "SmolLM2-135M-Instruct",
+            False,
+            wire=wires.LOCAL,
+            tools=False,
+            free=True,
+        ),
     )
 }
 

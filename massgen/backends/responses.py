@@ -24,26 +24,7 @@ from massgen.backends.chat_completions import prompt_chars
 from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, estimated_usage, wire_params
 from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    BackendError,
-    BadRequest,
-    ContextTooLong,
-    MalformedResponse,
-    ProviderUnavailable,
-    RateLimited,
-)
-from massgen.core.types import (
-    BackendEvent,
-    Finish,
-    GenerationParams,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 
 # Azure's Responses API needs a recent api-version unless the endpoint is the v1 API.
 DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
@@ -69,14 +50,14 @@ class ResponsesBackend(SdkBackend):
     async def aclose(self) -> None:
         await self._client.close()
 
-    def map_error(self, exc: Exception) -> BackendError | None:
+    def map_error(self, exc: Exception) -> errors.BackendError | None:
         if isinstance(exc, openai.OpenAIError):
             return map_openai_error(exc, self.name)
         if isinstance(exc, json.JSONDecodeError):
-            return MalformedResponse(f"unparseable event: {exc}", provider=self.name)
+            return errors.MalformedResponse(f"unparseable event: {exc}", provider=self.name)
         return None
 
-    async def _events(self, request: Request) -> AsyncIterator[BackendEvent]:
+    async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         stream = await self._client.responses.create(**self._payload(request))
         state = _StreamState(self.name)
         async with stream:
@@ -86,7 +67,7 @@ class ResponsesBackend(SdkBackend):
         for item in state.close(prompt_chars(request)):
             yield item
 
-    def _payload(self, request: Request) -> dict[str, Any]:
+    def _payload(self, request: types.Request) -> dict[str, Any]:
         instructions = "\n\n".join(m.content for m in request.messages if m.role == "system")
         payload: dict[str, Any] = {
             "model": self.model,
@@ -105,7 +86,7 @@ class ResponsesBackend(SdkBackend):
         return payload
 
 
-def _params(params: GenerationParams) -> dict[str, Any]:
+def _params(params: types.GenerationParams) -> dict[str, Any]:
     out = wire_params(params, PARAMS)
     reasoning = wire_params(params, _REASONING)
     if reasoning:
@@ -141,7 +122,7 @@ def _is_azure_v1(base_url: str | None) -> bool:
 # --- request conversion -----------------------------------------------------------------
 
 
-def _input_items(message: Message) -> list[dict[str, Any]]:
+def _input_items(message: types.Message) -> list[dict[str, Any]]:
     if message.role == "system":
         return []  # sent as `instructions`
     if message.role == "tool":
@@ -162,7 +143,7 @@ def _input_items(message: Message) -> list[dict[str, Any]]:
     return items
 
 
-def _tool(spec: ToolSpec) -> dict[str, Any]:
+def _tool(spec: types.ToolSpec) -> dict[str, Any]:
     return {
         "type": "function",
         "name": spec.name,
@@ -197,22 +178,22 @@ class _StreamState:
         self._usage: Any = None
         self._output_chars = 0
 
-    def feed(self, event: Any) -> list[BackendEvent]:
+    def feed(self, event: Any) -> list[types.BackendEvent]:
         try:
             return self._feed(event)
         except (AttributeError, TypeError, KeyError) as exc:
-            raise MalformedResponse(
+            raise errors.MalformedResponse(
                 f"unexpected event shape: {exc}", provider=self._provider
             ) from None
 
-    def _feed(self, event: Any) -> list[BackendEvent]:
+    def _feed(self, event: Any) -> list[types.BackendEvent]:
         kind = event.type
         if kind == "response.output_text.delta":
-            return self._text(TextChunk(event.delta))
+            return self._text(types.TextChunk(event.delta))
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            return self._text(ReasoningChunk(event.delta))
+            return self._text(types.ReasoningChunk(event.delta))
         if kind == "response.reasoning_summary_part.added" and event.summary_index > 0:
-            return [ReasoningChunk("\n\n")]  # keep summary paragraphs apart
+            return [types.ReasoningChunk("\n\n")]  # keep summary paragraphs apart
         if kind in ("response.output_item.added", "response.output_item.done"):
             self._item(event.item)
         elif kind == "response.function_call_arguments.delta":
@@ -226,7 +207,7 @@ class _StreamState:
             raise _failure(event, self._provider)
         return []
 
-    def _text(self, chunk: TextChunk | ReasoningChunk) -> list[BackendEvent]:
+    def _text(self, chunk: types.TextChunk | types.ReasoningChunk) -> list[types.BackendEvent]:
         self._output_chars += len(chunk.text)
         return [chunk] if chunk.text else []
 
@@ -246,27 +227,27 @@ class _StreamState:
         else:
             self._finish = "tool_calls" if self._calls else "stop"
 
-    def close(self, prompt_chars: int) -> list[BackendEvent]:
+    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
         """Tool calls, usage and finish, once the stream has ended.
 
         Raises:
             ProviderUnavailable: the stream ended before `response.completed`.
         """
         if self._finish is None:
-            raise ProviderUnavailable("stream ended early", provider=self._provider)
-        events: list[BackendEvent] = [
-            ToolCall(c.call_id or f"call_{i}", c.name, c.arguments or "{}")
+            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
+        events: list[types.BackendEvent] = [
+            types.ToolCall(c.call_id or f"call_{i}", c.name, c.arguments or "{}")
             for i, c in enumerate(self._calls.values())
         ]
         events.append(self._usage_event(prompt_chars))
-        events.append(Finish(self._finish))
+        events.append(types.Finish(self._finish))
         return events
 
-    def _usage_event(self, prompt_chars: int) -> Usage:
+    def _usage_event(self, prompt_chars: int) -> types.Usage:
         raw = self._usage
         if raw is None:
             return estimated_usage(prompt_chars, self._output_chars)
-        return Usage(
+        return types.Usage(
             input_tokens=raw.input_tokens or 0,
             output_tokens=raw.output_tokens or 0,
             reasoning_tokens=getattr(raw.output_tokens_details, "reasoning_tokens", 0) or 0,
@@ -277,17 +258,17 @@ class _StreamState:
 _CONTEXT_CODES = {"context_length_exceeded", "string_above_max_length"}
 
 
-def _failure(error: Any, provider: str) -> BackendError:
+def _failure(error: Any, provider: str) -> errors.BackendError:
     """A `response.failed` error or an `error` event, as one of our errors."""
     code = getattr(error, "code", None) or ""
     message = getattr(error, "message", None) or f"response failed ({code or 'no reason given'})"
     if code in _CONTEXT_CODES:
-        return ContextTooLong(message, provider=provider)
+        return errors.ContextTooLong(message, provider=provider)
     if code == "rate_limit_exceeded":
-        return RateLimited(message, provider=provider, status=None)
+        return errors.RateLimited(message, provider=provider, status=None)
     if code in ("server_error", "") or "timeout" in code:
-        return ProviderUnavailable(message, provider=provider)
-    return BadRequest(message, provider=provider)
+        return errors.ProviderUnavailable(message, provider=provider)
+    return errors.BadRequest(message, provider=provider)
 
 
 # --- entry points --------------------------------------------------------------

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from massgen import defaults
-from massgen.defaults import PROVIDERS, Provider
+from massgen.backends.profiles import Profile
+from massgen.defaults import PROVIDERS
 from massgen.setup import files
 
 LOCAL = "local"
@@ -191,7 +192,7 @@ def _ask_keys(env: Mapping[str, str]) -> dict[str, str]:
         )
         for p in PROVIDERS
     ]
-    chosen: list[Provider] = questionary.checkbox(
+    chosen: list[Profile] = questionary.checkbox(
         "Enter API keys for (space to select, enter to go on):", choices=choices
     ).unsafe_ask()
     keys: dict[str, str] = {}
@@ -241,7 +242,7 @@ class _Option:
 
 
 def _backend_options(env: Mapping[str, str]) -> list[_Option]:
-    options = [_Option(p.type, p.title, p.models) for p in defaults.providers_with_keys(env)]
+    options = [_Option(p.name, p.title, p.models) for p in defaults.providers_with_keys(env)]
     if _local_available():
         options.append(_Option(LOCAL, "Built-in local model (no key, offline, small)"))
     options.append(_Option(SERVER, "An OpenAI-compatible server (vLLM, Ollama, ...)"))

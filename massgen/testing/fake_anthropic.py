@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
+    Pacing,
     fault_message,
     finish_of,
     pieces,
@@ -44,8 +45,8 @@ SIGNATURE = "fake-signature"
 
 
 class FakeAnthropic(HttpFake):
-    def __init__(self, policy: Policy | None = None, **kwargs: Any) -> None:
-        super().__init__(AnthropicWire(), policy, **kwargs)
+    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
+        super().__init__(AnthropicWire(), policy, **pacing)
 
     @property
     def base_url(self) -> str:

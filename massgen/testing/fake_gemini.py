@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import threading
 import time
 from collections.abc import Callable, Mapping
-from http.server import ThreadingHTTPServer
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import unquote, urlparse
 
 from massgen.testing import fake_provider
 from massgen.testing.fake_provider import Fault, Reply
-from massgen.testing.http_fake import StreamingHandler, usage_of, words
+from massgen.testing.http_fake import LoopbackServer, Pacing, StreamingHandler, usage_of, words
 
 Json = dict[str, Any]
 Policy = Callable[[Json], Reply]
@@ -166,93 +163,29 @@ def _parts_text(parts: Any) -> str:
 # --- the server -------------------------------------------------------------------------
 
 
-class FakeGemini:
+class FakeGemini(LoopbackServer):
     """A Gemini REST server on 127.0.0.1 in a daemon thread.
 
     `requests` holds every request body in arrival order, each with `model` added from
-    the URL; `headers` the matching request headers (lower-cased names).
+    the URL; `headers` the matching request headers (lower-cased names). Policies see
+    the request as Gemini sent it (`openai_view` gives the Chat Completions shape).
     """
 
-    def __init__(
-        self,
-        policy: Policy | None = None,
-        *,
-        latency: float = 0.0,
-        tokens_per_second: float | None = None,
-    ) -> None:
-        self.policy = policy or cooperative_agent
-        self.latency = latency
-        self.tokens_per_second = tokens_per_second
-        self._lock = threading.Lock()
-        self._requests: list[Json] = []
-        self._headers: list[dict[str, str]] = []
-        self._closing = threading.Event()
-        self._server: _Server | None = None
-
-    def __enter__(self) -> FakeGemini:
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def start(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.fake = self
-        thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        thread.start()
-
-    def close(self) -> None:
-        self._closing.set()  # wakes stalled handlers
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
+        super().__init__(policy or cooperative_agent, **pacing)
+        self.handler = _Handler
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "FakeGemini is not running"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    @property
-    def requests(self) -> list[Json]:
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def headers(self) -> list[dict[str, str]]:
-        with self._lock:
-            return list(self._headers)
-
-    def record(self, body: Json, headers: dict[str, str]) -> None:
-        with self._lock:
-            self._requests.append(body)
-            self._headers.append(headers)
-
-    def pause(self, seconds: float) -> None:
-        if seconds > 0:
-            self._closing.wait(seconds)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeGemini
-    request_queue_size = 512  # a team connects at once; the default backlog is 5
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        """Clients hanging up mid-stream is normal here (cancelled runs): no traceback."""
+        return self.origin
 
 
 _ROUTE = re.compile(r"^/[^/]+/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent)$")
 
 
 class _Handler(StreamingHandler):
-    server: _Server
-
     def do_POST(self) -> None:
-        fake = self.server.fake
+        fake: FakeGemini = self.server.fake
         route = _ROUTE.match(unquote(urlparse(self.path).path))
         if route is None:
             self._error(google_fault(404, f"FakeGemini: no route {self.path}"))
@@ -263,7 +196,7 @@ class _Handler(StreamingHandler):
             self._error(google_fault(400, f"Invalid JSON payload received. {exc}"))
             return
         request = {"model": route["model"], **body}
-        fake.record(request, {k.lower(): v for k, v in self.headers.items()})
+        fake.record(request, {k.lower(): v for k, v in self.headers.items()}, self.path)
         try:
             reply = fake.policy(request)
         except Exception as exc:  # a broken policy is a test bug: say so in the reply
@@ -295,7 +228,7 @@ class _Handler(StreamingHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        fake = self.server.fake
+        fake: FakeGemini = self.server.fake
         for index, event in enumerate(events):
             if fault.drop_after_chunks == index:
                 self._drop()
@@ -315,16 +248,6 @@ class _Handler(StreamingHandler):
         if fault.status is not None:
             self._chunk(b"data: " + json.dumps(fault.body).encode() + b"\r\n\r\n")
         self.wfile.write(b"0\r\n\r\n")
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def _drop(self) -> None:
-        # Abrupt close inside a chunked body: the client sees an incomplete read.
-        self.wfile.flush()
-        self.connection.shutdown(socket.SHUT_RDWR)
-        self.close_connection = True
 
 
 # --- wire payloads ----------------------------------------------------------------------

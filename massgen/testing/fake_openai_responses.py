@@ -18,11 +18,12 @@ import itertools
 import json
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
+    Pacing,
     fault_message,
     finish_of,
     pieces,
@@ -34,8 +35,8 @@ from massgen.testing.policy import FakeUsage, Fault, Policy, Reply
 
 
 class FakeResponses(HttpFake):
-    def __init__(self, policy: Policy | None = None, **kwargs: Any) -> None:
-        super().__init__(ResponsesWire(), policy, **kwargs)
+    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
+        super().__init__(ResponsesWire(), policy, **pacing)
 
     @property
     def base_url(self) -> str:

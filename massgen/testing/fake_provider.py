@@ -17,11 +17,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
+    Pacing,
     finish_of,
     pieces,
     sse,
@@ -58,14 +59,8 @@ class FakeProvider(HttpFake):
     (one word per chunk). Every request body is kept in `requests`, in arrival order.
     """
 
-    def __init__(
-        self,
-        policy: Policy | None = None,
-        *,
-        latency: float = 0.0,
-        tokens_per_second: float | None = None,
-    ) -> None:
-        super().__init__(ChatWire(), policy, latency=latency, tokens_per_second=tokens_per_second)
+    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
+        super().__init__(ChatWire(), policy, **pacing)
 
     @property
     def base_url(self) -> str:

@@ -31,7 +31,7 @@ import math
 import re
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Unpack
 
 import grpc
 from google.protobuf import duration_pb2, json_format
@@ -41,6 +41,7 @@ from xai_sdk.proto import chat_pb2, usage_pb2
 from massgen.testing import fake_provider
 from massgen.testing.fake_gemini import STATUS_NAMES
 from massgen.testing.fake_provider import FakeUsage, Fault, Reply
+from massgen.testing.http_fake import Pacing
 
 Json = dict[str, Any]
 Policy = Callable[[Json], Reply]
@@ -92,16 +93,10 @@ class FakeXai:
     request as a dict, in arrival order; `metadata` the matching request metadata.
     """
 
-    def __init__(
-        self,
-        policy: Policy | None = None,
-        *,
-        latency: float = 0.0,
-        tokens_per_second: float | None = None,
-    ) -> None:
+    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
         self.policy = policy or cooperative_agent
-        self.latency = latency
-        self.tokens_per_second = tokens_per_second
+        self.latency = pacing.get("latency", 0.0)
+        self.tokens_per_second = pacing.get("tokens_per_second")
         self._lock = threading.Lock()
         self._requests: list[Json] = []
         self._metadata: list[dict[str, str]] = []

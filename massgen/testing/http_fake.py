@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any, Protocol, Self, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from massgen.testing.policy import (
@@ -117,25 +117,26 @@ def finish_of(reply: Reply) -> str | None:
     return "tool_calls" if reply.tool_calls else "stop"
 
 
-class HttpFake:
-    """A fake provider server on 127.0.0.1 in a daemon thread.
+class Pacing(TypedDict, total=False):
+    """How fast a fake answers: `latency` delays the first byte of every reply,
+    `tokens_per_second` paces frames (one word a frame)."""
 
-    `latency` delays the first byte of every reply; `tokens_per_second` paces frames.
+    latency: float
+    tokens_per_second: float | None
+
+
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 in a daemon thread, answering with `handler`.
+
     Every request body, its headers and its path (with query) are kept, in arrival order.
     """
 
-    def __init__(
-        self,
-        wire: Wire,
-        policy: Policy | None = None,
-        *,
-        latency: float = 0.0,
-        tokens_per_second: float | None = None,
-    ) -> None:
-        self.wire = wire
-        self.policy = policy or cooperative_agent
-        self.latency = latency
-        self.tokens_per_second = tokens_per_second
+    handler: type[StreamingHandler]
+
+    def __init__(self, policy: Policy, **pacing: Unpack[Pacing]) -> None:
+        self.policy = policy
+        self.latency = pacing.get("latency", 0.0)
+        self.tokens_per_second = pacing.get("tokens_per_second")
         self._lock = threading.Lock()
         self._requests: list[Json] = []
         self._headers: list[dict[str, str]] = []
@@ -143,7 +144,7 @@ class HttpFake:
         self._closing = threading.Event()
         self._server: _Server | None = None
 
-    def __enter__(self) -> HttpFake:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -151,7 +152,7 @@ class HttpFake:
         self.close()
 
     def start(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), self.handler)
         self._server.fake = self
         thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -198,6 +199,16 @@ class HttpFake:
         if seconds > 0:
             self._closing.wait(seconds)
 
+
+class HttpFake(LoopbackServer):
+    """A fake provider server that speaks `wire`; policies see requests in
+    Chat Completions shape (`Wire.view`)."""
+
+    def __init__(self, wire: Wire, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
+        super().__init__(policy or cooperative_agent, **pacing)
+        self.wire = wire
+        self.handler = _Handler
+
     def get(self, path: str) -> tuple[int, Json] | None:
         """Status and JSON body for a GET of `path`; None: GET is not supported."""
         return None
@@ -212,13 +223,14 @@ class _Server(ThreadingHTTPServer):
     def handle_error(self, request: object, client_address: object) -> None:
         """Clients hanging up mid-stream is normal here (cancelled runs): no traceback."""
 
-    fake: HttpFake
+    fake: Any  # the LoopbackServer it serves
 
 
 class StreamingHandler(BaseHTTPRequestHandler):
     """HTTP/1.1 keep-alive, quiet, and streaming frames without delay: the base of the fakes."""
 
     protocol_version = "HTTP/1.1"
+    server: _Server
 
     def setup(self) -> None:
         super().setup()
@@ -229,19 +241,31 @@ class StreamingHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
 
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        # Abrupt close inside a chunked body: the client sees an incomplete read.
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
+
 
 class _Handler(StreamingHandler):
-    server: _Server
+    @property
+    def fake(self) -> HttpFake:
+        return self.server.fake
 
     def do_GET(self) -> None:
-        answer = self.server.fake.get(self.path)
+        answer = self.fake.get(self.path)
         if answer is None:
             self.send_error(501, f"Unsupported method ({self.command!r})")
         else:
             self._json(*answer)
 
     def do_POST(self) -> None:
-        fake = self.server.fake
+        fake = self.fake
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
         except ValueError as exc:
@@ -264,7 +288,7 @@ class _Handler(StreamingHandler):
             self.close_connection = True  # the client went away (timeout, cancel)
 
     def _respond(self, body: Json, view: Json, reply: Reply) -> None:
-        wire, fault = self.server.fake.wire, reply.fault
+        wire, fault = self.fake.wire, reply.fault
         if fault is not None and fault.status is not None:
             self._json(*wire.error(fault))
         elif body.get("stream"):
@@ -287,7 +311,7 @@ class _Handler(StreamingHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        fake = self.server.fake
+        fake = self.fake
         for index, frame in enumerate(frames):
             if fault.drop_after_chunks == index:
                 self._drop()
@@ -304,8 +328,8 @@ class _Handler(StreamingHandler):
 
     def _misbehave(self, fault: Fault) -> bool:
         """Stall, send a broken frame, or end with an error event (returns True)."""
-        wire = self.server.fake.wire
-        self.server.fake.pause(fault.stall_seconds)
+        wire = self.fake.wire
+        self.fake.pause(fault.stall_seconds)
         if fault.malformed_chunk:
             self._chunk(wire.malformed)
         if fault.body is not None:
@@ -315,18 +339,8 @@ class _Handler(StreamingHandler):
         return False
 
     def _end(self) -> None:
-        done = self.server.fake.wire.done
+        done = self.fake.wire.done
         if done:
             self._chunk(done)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def _drop(self) -> None:
-        # Abrupt close inside a chunked body: the client sees an incomplete read.
-        self.wfile.flush()
-        self.connection.shutdown(socket.SHUT_RDWR)
-        self.close_connection = True

@@ -2,7 +2,16 @@
 
 from collections.abc import AsyncIterator
 
-from massgen.core.types import BackendEvent, Message, Request, TextChunk
+from massgen.core.types import BackendEvent, Message, Request, TextChunk, ToolCall, ToolSpec
+
+# A finished tool turn, for the tests of what each wire sends.
+ADD = ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
+ADD_TURN = (
+    Message("system", "Be brief."),
+    Message("user", "Add 2 and 3."),
+    Message("assistant", "", tool_calls=(ToolCall("c1", "add", '{"a": 2, "b": 3}'),)),
+    Message("tool", "5", tool_call_id="c1"),
+)
 
 
 def ask(text: str = "What is 6 x 7?", **kwargs) -> Request:

@@ -5,27 +5,13 @@ import pytest
 from backend_support import ask, collect, text_of
 
 from massgen.backends.anthropic_messages import AnthropicBackend
-from massgen.core.errors import (
-    ContextTooLong,
-    ProviderUnavailable,
-)
-from massgen.core.types import (
-    Finish,
-    GenerationParams,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 from massgen.testing import FakeUsage, Fault, Reply, Scripted
 from massgen.testing.fake_anthropic import SIGNATURE, FakeAnthropic
 from massgen.testing.http_fake import stream_error
 
 KEY = "sk-ant-test-key-123"
-TOOL = ToolSpec("vote", "Vote for an answer.", {"type": "object", "properties": {}})
+TOOL = types.ToolSpec("vote", "Vote for an answer.", {"type": "object", "properties": {}})
 
 
 @pytest.fixture
@@ -43,23 +29,23 @@ async def test_streams_thinking_then_text_then_usage_with_cache_reads(make):
     with FakeAnthropic(Scripted([reply])) as fake:
         events = await collect(make(fake).stream(ask()))
     assert events == [
-        ReasoningChunk("six "),
-        ReasoningChunk("times "),
-        ReasoningChunk("seven"),
-        TextChunk("The "),
-        TextChunk("answer "),
-        TextChunk("is "),
-        TextChunk("42."),
+        types.ReasoningChunk("six "),
+        types.ReasoningChunk("times "),
+        types.ReasoningChunk("seven"),
+        types.TextChunk("The "),
+        types.TextChunk("answer "),
+        types.TextChunk("is "),
+        types.TextChunk("42."),
         # Anthropic counts cache reads apart from input_tokens; we add them back in.
-        Usage(input_tokens=1200, output_tokens=30, cached_input_tokens=1000),
-        Finish("stop"),
+        types.Usage(input_tokens=1200, output_tokens=30, cached_input_tokens=1000),
+        types.Finish("stop"),
     ]
 
 
 async def test_max_tokens_stop_is_a_length_finish(make):
     with FakeAnthropic(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
         events = await collect(make(fake).stream(ask()))
-    assert events[-1] == Finish("length")
+    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------
@@ -67,16 +53,18 @@ async def test_max_tokens_stop_is_a_length_finish(make):
 
 async def test_payload_has_system_tool_use_and_tool_result_blocks(make):
     history = (
-        Message("system", "Be brief."),
-        Message("user", "Add 2 and 3."),
-        Message("assistant", "Adding.", tool_calls=(ToolCall("t1", "add", '{"a": 2}'),)),
-        Message("tool", "5", tool_call_id="t1"),
-        Message("user", "Now answer."),
+        types.Message("system", "Be brief."),
+        types.Message("user", "Add 2 and 3."),
+        types.Message(
+            "assistant", "Adding.", tool_calls=(types.ToolCall("t1", "add", '{"a": 2}'),)
+        ),
+        types.Message("tool", "5", tool_call_id="t1"),
+        types.Message("user", "Now answer."),
     )
-    params = GenerationParams(
+    params = types.GenerationParams(
         temperature=0.2, stop=("END",), extra_body={"top_k": 5}, max_tokens=64
     )
-    request = Request(messages=history, tools=(TOOL,), params=params)
+    request = types.Request(messages=history, tools=(TOOL,), params=params)
     with FakeAnthropic(Scripted([Reply(text="5")])) as fake:
         await collect(make(fake).stream(request))
         body = fake.requests[0]
@@ -120,15 +108,15 @@ async def test_thinking_budget_and_the_signed_thinking_go_back_with_the_tool_cal
     first = Reply(reasoning="I should vote.", tool_calls=[("vote", {"agent_id": "a1"})])
     with FakeAnthropic(Scripted([first, Reply(text="done")])) as fake:
         backend = make(fake)
-        thinking = GenerationParams(thinking_budget=2048)
+        thinking = types.GenerationParams(thinking_budget=2048)
         events = await collect(backend.stream(ask(tools=(TOOL,), params=thinking)))
-        call = next(e for e in events if isinstance(e, ToolCall))
+        call = next(e for e in events if isinstance(e, types.ToolCall))
         follow_up = (
             *ask(tools=(TOOL,)).messages,
-            Message("assistant", "", tool_calls=(call,)),
-            Message("tool", "Error: try again", tool_call_id=call.id),
+            types.Message("assistant", "", tool_calls=(call,)),
+            types.Message("tool", "Error: try again", tool_call_id=call.id),
         )
-        await collect(backend.stream(Request(follow_up, (TOOL,))))
+        await collect(backend.stream(types.Request(follow_up, (TOOL,))))
         first_body, second_body = fake.requests
     assert first_body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert first_body["max_tokens"] == 8192 + 2048
@@ -143,7 +131,7 @@ async def test_thinking_budget_and_the_signed_thinking_go_back_with_the_tool_cal
 
 async def test_reasoning_effort_and_json_schema_go_in_output_config(make):
     schema = {"type": "object", "properties": {"action": {"type": "string"}}}
-    request = ask(json_schema=schema, params=GenerationParams(reasoning_effort="high"))
+    request = ask(json_schema=schema, params=types.GenerationParams(reasoning_effort="high"))
     with FakeAnthropic(Scripted([Reply(text="{}")])) as fake:
         await collect(make(fake).stream(request))
         body = fake.requests[0]
@@ -168,14 +156,14 @@ async def test_sends_the_key_to_the_configured_base_url(make):
 
 async def test_prompt_too_long_is_context_too_long(make):
     with FakeAnthropic(Scripted([Reply(fault=Fault.context_length_exceeded())])) as fake:
-        with pytest.raises(ContextTooLong, match="prompt is too long"):
+        with pytest.raises(errors.ContextTooLong, match="prompt is too long"):
             await collect(make(fake, max_retries=3).stream(ask()))
         assert len(fake.requests) == 1
 
 
 async def test_overloaded_event_inside_the_stream_is_provider_unavailable(make):
     fault = stream_error("Overloaded", "overloaded_error", at_chunk=3)
-    expected = pytest.raises(ProviderUnavailable, match="Overloaded")
+    expected = pytest.raises(errors.ProviderUnavailable, match="Overloaded")
     with FakeAnthropic(Scripted([Reply(text="a b c", fault=fault)])) as fake, expected:
         await collect(make(fake).stream(ask()))
 

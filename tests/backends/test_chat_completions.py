@@ -1,18 +1,9 @@
 """ChatCompletionsBackend driven through the real openai SDK against the loopback fake."""
 
 import pytest
-from backend_support import ask, collect
+from backend_support import ADD, ADD_TURN, ask, collect
 
-from massgen.core.types import (
-    GenerationParams,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import types
 from massgen.testing import FakeProvider, FakeUsage, Fault, Reply, Scripted
 
 # --- streaming --------------------------------------------------------------------------
@@ -23,9 +14,9 @@ async def test_reasoning_deltas_from_either_extra_field(make_backend, field):
     reply = Reply(text="42", reasoning="six times seven", reasoning_field=field)
     with FakeProvider(Scripted([reply])) as fp:
         events = await collect(make_backend(fp).stream(ask()))
-    reasoning = [e for e in events if isinstance(e, ReasoningChunk)]
+    reasoning = [e for e in events if isinstance(e, types.ReasoningChunk)]
     assert "".join(e.text for e in reasoning) == "six times seven"
-    assert events.index(reasoning[-1]) < events.index(TextChunk("42"))
+    assert events.index(reasoning[-1]) < events.index(types.TextChunk("42"))
 
 
 async def test_usage_with_cached_and_reasoning_details(make_backend):
@@ -34,24 +25,18 @@ async def test_usage_with_cached_and_reasoning_details(make_backend):
     )
     with FakeProvider(Scripted([Reply(text="ok", usage=usage)])) as fp:
         events = await collect(make_backend(fp).stream(ask()))
-    assert Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
+    assert types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
 
 
 # --- what is sent -----------------------------------------------------------------------
 
 
 async def test_request_payload_uses_typed_params_and_the_function_dialect(make_backend):
-    history = (
-        Message("system", "Be brief."),
-        Message("user", "Add 2 and 3."),
-        Message("assistant", "", tool_calls=(ToolCall("c1", "add", '{"a": 2, "b": 3}'),)),
-        Message("tool", "5", tool_call_id="c1"),
-    )
-    tool = ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
-    params = GenerationParams(
+    history, tool = ADD_TURN, ADD
+    params = types.GenerationParams(
         temperature=0.2, stop=("END",), extra_body={"top_k": 5}, max_tokens=64
     )
-    request = Request(messages=history, tools=(tool,), params=params)
+    request = types.Request(messages=history, tools=(tool,), params=params)
     with FakeProvider(Scripted([Reply(text="5")])) as fp:
         await collect(make_backend(fp).stream(request))
         body = fp.requests[0]

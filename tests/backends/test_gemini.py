@@ -4,21 +4,7 @@ import pytest
 from backend_support import ask, collect, text_of
 
 from massgen.backends.gemini import GeminiBackend
-from massgen.core.errors import (
-    MalformedResponse,
-    ProviderUnavailable,
-)
-from massgen.core.types import (
-    Finish,
-    GenerationParams,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 from massgen.testing import FakeUsage, Fault, Reply, Scripted
 from massgen.testing import fake_gemini as fg
 from massgen.testing.fake_gemini import FakeGemini
@@ -39,25 +25,25 @@ async def test_thought_parts_become_reasoning_before_the_text(make):
     with FakeGemini(Scripted([Reply(text="42", reasoning="six times seven")])) as fake:
         events = await collect(make(fake).stream(ask()))
         thinking = fake.requests[0]["generationConfig"]["thinkingConfig"]
-    reasoning = [e for e in events if isinstance(e, ReasoningChunk)]
+    reasoning = [e for e in events if isinstance(e, types.ReasoningChunk)]
     assert "".join(e.text for e in reasoning) == "six times seven"
-    assert events.index(reasoning[-1]) < events.index(TextChunk("42"))
+    assert events.index(reasoning[-1]) < events.index(types.TextChunk("42"))
     assert thinking == {"include_thoughts": True}
 
 
 async def test_tool_results_go_back_as_function_responses_with_the_thought_signature(make):
-    tool = ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
+    tool = types.ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
     replies = [Reply(tool_calls=[("add", {"a": 2, "b": 3})]), Reply(text="5")]
     with FakeGemini(Scripted(replies)) as fake:
         backend = make(fake)
-        first = Request(messages=(Message("user", "Add 2 and 3."),), tools=(tool,))
-        (call,) = [e for e in await collect(backend.stream(first)) if isinstance(e, ToolCall)]
+        first = types.Request(messages=(types.Message("user", "Add 2 and 3."),), tools=(tool,))
+        (call,) = [e for e in await collect(backend.stream(first)) if isinstance(e, types.ToolCall)]
         history = (
             *first.messages,
-            Message("assistant", "", tool_calls=(call,)),
-            Message("tool", "5", tool_call_id=call.id),
+            types.Message("assistant", "", tool_calls=(call,)),
+            types.Message("tool", "5", tool_call_id=call.id),
         )
-        await collect(backend.stream(Request(messages=history, tools=(tool,))))
+        await collect(backend.stream(types.Request(messages=history, tools=(tool,))))
         contents = fake.requests[1]["contents"]
     assert contents[1:] == [
         {
@@ -85,7 +71,7 @@ async def test_usage_metadata_with_thoughts_and_cached_content(make):
     with FakeGemini(Scripted([Reply(text="ok", usage=usage)])) as fake:
         events = await collect(make(fake).stream(ask()))
     # Output counts thoughts too (Gemini reports them apart from the candidates).
-    assert Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
+    assert types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
 
 
 @pytest.mark.parametrize(
@@ -94,22 +80,24 @@ async def test_usage_metadata_with_thoughts_and_cached_content(make):
 async def test_finish_reasons_are_normalised(make, finish, ours):
     with FakeGemini(Scripted([Reply(text="cut", finish_reason=finish)])) as fake:
         events = await collect(make(fake).stream(ask()))
-    assert events[-1] == Finish(ours)
+    assert events[-1] == types.Finish(ours)
 
 
 # --- what is sent -----------------------------------------------------------------------
 
 
 async def test_request_uses_typed_params_system_instruction_and_json_schema_tools(make):
-    history = (Message("system", "Be brief."), Message("user", "Add 2 and 3."))
+    history = (types.Message("system", "Be brief."), types.Message("user", "Add 2 and 3."))
     parameters = {
         "type": "object",
         "properties": {"a": {"type": "integer"}},
         "additionalProperties": False,
     }
-    tool = ToolSpec("add", "Add numbers.", parameters)
-    params = GenerationParams(temperature=0.2, top_p=0.9, stop=("END",), seed=7, max_tokens=64)
-    request = Request(messages=history, tools=(tool,), params=params)
+    tool = types.ToolSpec("add", "Add numbers.", parameters)
+    params = types.GenerationParams(
+        temperature=0.2, top_p=0.9, stop=("END",), seed=7, max_tokens=64
+    )
+    request = types.Request(messages=history, tools=(tool,), params=params)
     with FakeGemini(Scripted([Reply(text="5")])) as fake:
         await collect(make(fake).stream(request))
         body = fake.requests[0]
@@ -135,7 +123,7 @@ async def test_request_uses_typed_params_system_instruction_and_json_schema_tool
 async def test_extra_body_is_merged_into_the_request(make):
     extra = {"generationConfig": {"topK": 5}, "safetySettings": []}
     with FakeGemini(Scripted([Reply(text="ok")])) as fake:
-        await collect(make(fake).stream(ask(params=GenerationParams(extra_body=extra))))
+        await collect(make(fake).stream(ask(params=types.GenerationParams(extra_body=extra))))
         body = fake.requests[0]
     assert body["generationConfig"]["topK"] == 5 and body["safetySettings"] == []
 
@@ -149,7 +137,7 @@ async def test_extra_body_is_merged_into_the_request(make):
     ],
 )
 async def test_reasoning_effort_becomes_a_thinking_budget_or_level(make, model, effort, thinking):
-    params = GenerationParams(reasoning_effort=effort)
+    params = types.GenerationParams(reasoning_effort=effort)
     with FakeGemini(Scripted([Reply(text="ok")])) as fake:
         await collect(make(fake, model=model).stream(ask(params=params)))
         config = fake.requests[0].get("generationConfig", {})
@@ -157,7 +145,7 @@ async def test_reasoning_effort_becomes_a_thinking_budget_or_level(make, model, 
 
 
 async def test_a_thinking_budget_wins_over_the_effort(make):
-    params = GenerationParams(reasoning_effort="low", thinking_budget=4096)
+    params = types.GenerationParams(reasoning_effort="low", thinking_budget=4096)
     with FakeGemini(Scripted([Reply(text="ok")])) as fake:
         await collect(make(fake).stream(ask(params=params)))
         thinking = fake.requests[0]["generationConfig"]["thinkingConfig"]
@@ -201,7 +189,7 @@ async def test_an_error_event_mid_stream_is_raised_after_the_text(make):
     cut = Reply(text="half of it", fault=Fault(overloaded.status, overloaded.body, at_chunk=2))
     with FakeGemini(Scripted([cut])) as fake:
         seen = []
-        with pytest.raises(ProviderUnavailable, match="overloaded"):
+        with pytest.raises(errors.ProviderUnavailable, match="overloaded"):
             async for event in make(fake, max_retries=2).stream(ask()):
                 seen.append(event)
         assert len(fake.requests) == 1
@@ -210,7 +198,7 @@ async def test_an_error_event_mid_stream_is_raised_after_the_text(make):
 
 async def test_malformed_function_call_finish_is_a_malformed_response(make):
     broken = Reply(finish_reason="MALFORMED_FUNCTION_CALL")
-    with FakeGemini(Scripted([broken])) as fake, pytest.raises(MalformedResponse):
+    with FakeGemini(Scripted([broken])) as fake, pytest.raises(errors.MalformedResponse):
         await collect(make(fake).stream(ask()))
 
 

@@ -3,28 +3,13 @@
 import json
 
 import pytest
-from backend_support import ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, text_of
 
 from massgen.backends import registry
 from massgen.backends.common import Endpoint
 from massgen.backends.grok import GrokBackend, grpc_target
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    BadRequest,
-    ConfigError,
-    ProviderUnavailable,
-)
-from massgen.core.types import (
-    Finish,
-    GenerationParams,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 from massgen.testing import FakeUsage, Fault, Reply, Scripted
 from massgen.testing.fake_gemini import google_fault
 from massgen.testing.fake_xai import FakeXai
@@ -42,9 +27,9 @@ def make(backends):
 async def test_reasoning_content_comes_before_the_text(make):
     with FakeXai(Scripted([Reply(text="42", reasoning="six times seven")])) as fake:
         events = await collect(make(fake).stream(ask()))
-    reasoning = [e for e in events if isinstance(e, ReasoningChunk)]
+    reasoning = [e for e in events if isinstance(e, types.ReasoningChunk)]
     assert "".join(e.text for e in reasoning) == "six times seven"
-    assert events.index(reasoning[-1]) < events.index(TextChunk("42"))
+    assert events.index(reasoning[-1]) < events.index(types.TextChunk("42"))
 
 
 async def test_usage_with_cached_prompt_and_reasoning_tokens(make):
@@ -54,30 +39,24 @@ async def test_usage_with_cached_prompt_and_reasoning_tokens(make):
     with FakeXai(Scripted([Reply(text="ok", usage=usage)])) as fake:
         events = await collect(make(fake).stream(ask()))
     # xAI reports reasoning apart from completion; our output counts both.
-    assert Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
+    assert types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
 
 
 async def test_max_length_finish_is_length(make):
     with FakeXai(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
         events = await collect(make(fake).stream(ask()))
-    assert events[-1] == Finish("length")
+    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------
 
 
 async def test_request_carries_history_tools_and_typed_params(make):
-    history = (
-        Message("system", "Be brief."),
-        Message("user", "Add 2 and 3."),
-        Message("assistant", "", tool_calls=(ToolCall("c1", "add", '{"a": 2, "b": 3}'),)),
-        Message("tool", "5", tool_call_id="c1"),
-    )
-    tool = ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
-    params = GenerationParams(
+    history, tool = ADD_TURN, ADD
+    params = types.GenerationParams(
         temperature=0.2, stop=("END",), seed=7, reasoning_effort="minimal", max_tokens=64
     )
-    request = Request(messages=history, tools=(tool,), params=params)
+    request = types.Request(messages=history, tools=(tool,), params=params)
     with FakeXai(Scripted([Reply(text="5")])) as fake:
         await collect(make(fake).stream(request))
         body = fake.requests[0]
@@ -150,7 +129,7 @@ def test_base_url_names_the_grpc_target(base_url, target):
 def test_unusable_base_urls_are_refused(base_url, wording):
     with pytest.raises(ValueError, match=wording):
         grpc_target(base_url)
-    with pytest.raises(ConfigError, match=wording):
+    with pytest.raises(errors.ConfigError, match=wording):
         GrokBackend(Endpoint("grok", "grok-4", "k", base_url))
 
 
@@ -194,9 +173,9 @@ async def test_a_bare_host_and_port_reaches_a_local_server(make):
 
 
 async def test_a_request_with_extra_body_is_refused_too(make):
-    refused = pytest.raises(BadRequest, match="extra_body")
+    refused = pytest.raises(errors.BadRequest, match="extra_body")
     with FakeXai(Scripted([Reply(text="ok")])) as fake, refused:
-        await collect(make(fake).stream(ask(params=GenerationParams(extra_body={"x": 1}))))
+        await collect(make(fake).stream(ask(params=types.GenerationParams(extra_body={"x": 1}))))
     assert fake.requests == []
 
 
@@ -208,7 +187,7 @@ async def test_a_status_mid_stream_is_raised_after_the_text(make):
     cut = Reply(text="half of it", fault=Fault(busy.status, busy.body, at_chunk=2))
     with FakeXai(Scripted([cut])) as fake:
         seen = []
-        with pytest.raises(ProviderUnavailable, match="sampler crashed"):
+        with pytest.raises(errors.ProviderUnavailable, match="sampler crashed"):
             async for event in make(fake, max_retries=2).stream(ask()):
                 seen.append(event)
         assert len(fake.requests) == 1

@@ -2,26 +2,12 @@
 loopback Responses fake: streaming, reasoning summaries, function calls, usage, faults."""
 
 import pytest
-from backend_support import ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, text_of
 
 from massgen.backends import registry
 from massgen.backends.responses import ResponsesBackend
 from massgen.config.schema import BackendConfig
-from massgen.core.errors import (
-    ConfigError,
-    ProviderUnavailable,
-)
-from massgen.core.types import (
-    Finish,
-    GenerationParams,
-    Message,
-    ReasoningChunk,
-    Request,
-    TextChunk,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from massgen.core import errors, types
 from massgen.testing import FakeUsage, Reply, Scripted
 from massgen.testing.fake_openai_responses import FakeResponses
 from massgen.testing.http_fake import stream_error
@@ -46,43 +32,37 @@ async def test_streams_reasoning_summary_then_text_then_usage_and_finish(make):
     with FakeResponses(Scripted([reply])) as fake:
         events = await collect(make(fake).stream(ask()))
     assert events == [
-        ReasoningChunk("six "),
-        ReasoningChunk("times "),
-        ReasoningChunk("seven"),
-        TextChunk("The "),
-        TextChunk("answer "),
-        TextChunk("is "),
-        TextChunk("42."),
-        Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100),
-        Finish("stop"),
+        types.ReasoningChunk("six "),
+        types.ReasoningChunk("times "),
+        types.ReasoningChunk("seven"),
+        types.TextChunk("The "),
+        types.TextChunk("answer "),
+        types.TextChunk("is "),
+        types.TextChunk("42."),
+        types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100),
+        types.Finish("stop"),
     ]
 
 
 async def test_an_incomplete_response_finishes_with_length(make):
     with FakeResponses(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
         events = await collect(make(fake).stream(ask()))
-    assert events[-1] == Finish("length")
+    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------
 
 
 async def test_payload_uses_input_items_instructions_and_typed_params(make):
-    history = (
-        Message("system", "Be brief."),
-        Message("user", "Add 2 and 3."),
-        Message("assistant", "", tool_calls=(ToolCall("c1", "add", '{"a": 2, "b": 3}'),)),
-        Message("tool", "5", tool_call_id="c1"),
-    )
-    tool = ToolSpec("add", "Add numbers.", {"type": "object", "properties": {}})
-    params = GenerationParams(
+    history, tool = ADD_TURN, ADD
+    params = types.GenerationParams(
         temperature=0.2,
         reasoning_effort="low",
         reasoning_summary="auto",
         extra_body={"x": 1},
         max_tokens=64,
     )
-    request = Request(messages=history, tools=(tool,), params=params)
+    request = types.Request(messages=history, tools=(tool,), params=params)
     with FakeResponses(Scripted([Reply(text="5")])) as fake:
         await collect(make(fake).stream(request))
         body = fake.requests[0]
@@ -136,7 +116,7 @@ async def test_sends_the_key_as_bearer_to_the_configured_base_url(make):
 
 async def test_response_failed_inside_the_stream_keeps_the_provider_message(make):
     fault = stream_error("The model crashed mid-way", "server_error", at_chunk=3)
-    expected = pytest.raises(ProviderUnavailable, match="The model crashed mid-way")
+    expected = pytest.raises(errors.ProviderUnavailable, match="The model crashed mid-way")
     with FakeResponses(Scripted([Reply(text="a b c d", fault=fault)])) as fake, expected:
         await collect(make(fake).stream(ask()))
 
@@ -178,7 +158,7 @@ async def test_azure_endpoint_deployment_and_version_come_from_the_environment()
 
 def test_azure_without_an_endpoint_names_the_variable():
     assert registry.check(BackendConfig(type="azure_openai")) is None  # may come from env
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(errors.ConfigError) as raised:
         registry.create(
             BackendConfig(type="azure_openai", model="d"), env={"AZURE_OPENAI_API_KEY": "k"}
         )

@@ -104,4 +104,18 @@ def test_the_default_team_validates_for_every_provider():
     for provider in defaults.PROVIDERS:
         env = {provider.key_env[0]: "k"}
         config = defaults.default_team(env).config
-        assert [a.backend.type for a in load(config).config.agents] == [provider.type] * 3
+        assert [a.backend.type for a in load(config).config.agents] == [provider.name] * 3
+
+
+def test_the_default_team_and_the_wizard_read_the_provider_profiles():
+    from massgen.backends.profiles import PROFILES
+
+    assert [p.name for p in defaults.PROVIDERS[:4]] == ["openai", "claude", "gemini", "grok"]
+    for provider in defaults.PROVIDERS:
+        assert provider is PROFILES[provider.name]
+        assert provider.title and provider.key_env and not provider.free
+    # A config that omits `model` keeps the profile's default; the default team starts
+    # from the menu's first, cost-effective model.
+    assert PROFILES["openai"].default_model == "gpt-5.2"
+    assert PROFILES["openai"].models[0] == "gpt-5-mini"
+    assert PROFILES["local"].free
