@@ -217,7 +217,7 @@ PROFILES: dict[str, Profile] = {
         _P("sglang", "http://localhost:30000/v1", ("SGLANG_API_KEY",), None, key_required=False),
         _P("lmstudio", "http://localhost:1234/v1", (), None, key_required=False),
         _P("ollama", "http://localhost:11434/v1", (), None, key_required=False),
-        # llama.cpp in-process; `model` defaults to the built-in SmolLM2 GGUF (backends/local).
+        # llama.cpp in worker processes; `model` defaults to the built-in SmolLM2 GGUF (backends/local).
         _P(
             "local",
             None,
