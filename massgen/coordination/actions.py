@@ -125,17 +125,20 @@ def action_schema(
             }
         )
     if tools:
-        options.append(_tool_option(tools))
+        # First: a small model copies the first shape it is shown, and a model given
+        # tools for the task should reach for them before it answers.
+        options[:0] = [_tool_option(tool) for tool in tools]
     return options[0] if len(options) == 1 else {"anyOf": options}
 
 
-def _tool_option(tools: Sequence[ToolSpec]) -> dict[str, Any]:
+def _tool_option(tool: ToolSpec) -> dict[str, Any]:
+    """One option per tool, so a grammar holds the arguments to that tool's schema."""
     return {
         "type": "object",
         "properties": {
             "action": {"const": USE_TOOL},
-            "name": {"type": "string", "enum": [tool.name for tool in tools]},
-            "arguments": {"type": "object", "description": "the tool's arguments"},
+            "name": {"const": tool.name},
+            "arguments": tool.parameters,
         },
         "required": ["action", "name", "arguments"],
     }

@@ -323,9 +323,15 @@ async def test_a_json_action_model_calls_a_tool_with_the_tool_action():
     assert [(r.name, r.arguments) for r in tools.ran] == [("lookup", {"name": "ann"})]
     first = backend.requests[0]
     assert first.tools == ()  # no function specs: the schema and the prompt carry them
-    tool_option = first.json_schema["anyOf"][-1]
-    assert tool_option["properties"]["action"] == {"const": "tool"}
-    assert tool_option["properties"]["name"]["enum"] == ["send_email", "lookup"]
+    # One option per tool, offered first, its arguments held to the tool's own schema.
+    send, look, new = first.json_schema["anyOf"]
+    assert [o["properties"]["name"] for o in (send, look)] == [
+        {"const": "send_email"},
+        {"const": "lookup"},
+    ]
+    assert look["properties"]["action"] == {"const": "tool"}
+    assert look["properties"]["arguments"] == tools.specs()[1].parameters
+    assert new["properties"]["action"] == {"const": "new_answer"}
     assert "- lookup(name: string): find an address" in first.messages[0].content
     # The result comes back as a user message: no tool call exists on the wire.
     *_, said, result = backend.requests[1].messages
