@@ -33,6 +33,7 @@ def render(r: Results) -> str:
         _scaling(r),
         _prompt_growth(r),
         _events(r),
+        _tool_round_trip(r),
         _comparison(r),
         _method(),
     ]
@@ -287,6 +288,31 @@ def _events(r: Results) -> str:
             table(headers, rows),
         ]
     )
+
+
+def _tool_round_trip(r: Results) -> str:
+    if not r.tools:
+        return ""
+    steps = {
+        "first model call (a new connection)": [s.model_call for s in r.tools],
+        "tool dispatch (events, timeout, result cap)": [s.dispatch for s in r.tools],
+        "tool round trip (dispatch + the next call)": [s.round_trip for s in r.tools],
+    }
+    rows = [[name, *spread(values, _ms)] for name, values in steps.items()]
+    return "\n\n".join(
+        [
+            "## 6. One tool round trip",
+            f"One agent calls an in-process tool once, then answers ({len(r.tools)} runs). The "
+            "fake provider runs in this process here, since its reply depends on the request. "
+            "The round trip runs from the model's tool call to the end of the reply that reads "
+            "its result, so it holds one more model call (on the open connection).",
+            table(["step", *(f"ms {h}" for h in SPREAD)], rows),
+        ]
+    )
+
+
+def _ms(value: float) -> str:
+    return f"{value * 1000:.2f}"
 
 
 def _comparison(r: Results) -> str:

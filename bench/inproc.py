@@ -119,3 +119,63 @@ def _replay(events: list[ev.AnyEvent], consumer: Consumer) -> Throughput:
     for event in events:
         consumer(event)
     return Throughput(len(events), time.perf_counter() - start)
+
+
+# --- one tool round trip -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTrip:
+    model_call: float  # AgentStarted → the first reply's usage: one call to the fake
+    dispatch: float  # ToolCallStarted → ToolCallFinished: the loop around an in-process tool
+    round_trip: float  # ToolCallStarted → the next reply's usage: dispatch + the next call
+
+
+def tool_round_trip(runs: int, per_run: int = 20) -> list[ToolTrip]:
+    """A single agent that calls an in-process tool once, then answers; the fake provider
+    (in this process: it is scripted per request) answers at once."""
+    from massgen.testing import FakeProvider, Reply
+
+    def policy(request: dict) -> Reply:
+        if any(m["role"] == "tool" for m in request["messages"]):
+            return Reply(tool_calls=[("new_answer", {"content": "The answer is 42."})])
+        return Reply(tool_calls=[("lookup", {"key": "answer"})])
+
+    samples = []
+    with FakeProvider(policy) as fake:
+        asyncio.run(_tool_run(fake.base_url))  # warm imports, the SDK and the server
+        for _ in range(runs * per_run):
+            samples.append(asyncio.run(_tool_run(fake.base_url)))
+    return samples
+
+
+async def _tool_run(base_url: str) -> ToolTrip:
+    import dataclasses
+
+    from massgen import team
+    from massgen.coordination.orchestrator import Orchestrator
+    from massgen.testing.tools import InProcessTools
+
+    async def lookup(key: str) -> str:
+        return "42"
+
+    marks: dict[str, float] = {}
+    usage: list[float] = []
+
+    def timeline(event: ev.AnyEvent) -> None:
+        now = time.perf_counter()
+        if isinstance(event, ev.AgentStarted | ev.ToolCallStarted | ev.ToolCallFinished):
+            marks.setdefault(event.kind, now)
+        elif isinstance(event, ev.UsageReported):
+            usage.append(now)
+
+    backend = {"type": "chatcompletion", "base_url": base_url, "api_key": "k", "model": "m"}
+    loaded = api.load({"agents": [{"id": "solo", "backend": backend}]})
+    (member,) = team.build(loaded.config, env={})
+    member = dataclasses.replace(member, toolbox=InProcessTools().add("lookup", lookup))
+    try:
+        await Orchestrator([member], loaded.config.orchestrator, emit=timeline).run(QUESTION)
+    finally:
+        await member.backend.aclose()
+    started, finished = marks["tool_call_started"], marks["tool_call_finished"]
+    return ToolTrip(usage[0] - marks["agent_started"], finished - started, usage[1] - started)

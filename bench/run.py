@@ -48,6 +48,7 @@ class Results:
     backend_import: float  # seconds a fresh process spends importing the openai backend
     other: CliResults | None
     load: tuple[float, float]  # 1-minute load average before and after
+    tools: list[inproc.ToolTrip] | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,6 +91,8 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         scaling = inproc.scaling(list(SCALING_SIZES), LATENCY, runs)
         _say(f"event throughput: {words} streamed words per reply")
         events = inproc.event_throughput(words, runs)
+        _say("one tool round trip with an in-process tool")
+        tools = inproc.tool_round_trip(runs)
         theirs = _measure_cli(other, work, other_runs, compare=True) if other else None
     return Results(
         runs,
@@ -101,6 +104,7 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         backend_import,
         theirs,
         (load_before, os.getloadavg()[0]),
+        tools,
     )
 
 

@@ -53,3 +53,11 @@ def test_the_prompt_lower_bound_shows_each_answer_once_per_round():
     # 2 agents, prompt p=100, answers a=1000: answer round 2p, vote round 2(p + a),
     # presentation p + 2a.
     assert lower_bound(2, 100) == 2 * 100 + 2 * (100 + 1000) + (100 + 2 * 1000)
+
+
+def test_the_tool_round_trip_times_the_dispatch_inside_the_round_trip():
+    from bench import inproc
+
+    samples = inproc.tool_round_trip(1, per_run=2)
+    assert len(samples) == 2
+    assert all(0 < s.dispatch < s.round_trip and s.model_call > 0 for s in samples)

@@ -88,11 +88,14 @@ _PLACEHOLDERS = {
 
 
 def _shape(schema: Mapping[str, Any]) -> str:
-    """`{"action": "vote", "agent_id": "agent1.1" | "agent2.1", "reason": <why ...>}`"""
+    """`{"action": "vote", "agent_id": "agent1.1" | "agent2.1", "reason": <why ...>}`, or
+    `{"action": "tool", "name": "lookup", "arguments": {"city": <city>}}`"""
     fields = []
     for name, prop in (schema.get("properties") or {}).items():
         if "const" in prop:
             value = json.dumps(prop["const"])
+        elif prop.get("type") == "object" and "properties" in prop:
+            value = _shape(prop)  # a tool's arguments
         elif prop.get("enum"):
             value = " | ".join(json.dumps(v) for v in prop["enum"])
         else:

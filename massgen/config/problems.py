@@ -35,7 +35,7 @@ def first_problem(
     An unknown key often causes a "missing" one (`bakend:`), and an unset var often causes
     a type error, so those are shown first: fixing them fixes the others.
     """
-    extras = [e for e in errors if e["type"] == "extra_forbidden"]
+    extras = _outermost_first([e for e in errors if e["type"] == "extra_forbidden"])
     for error in extras:
         if _is_not_yet_supported(error["loc"]):
             return _unsupported(error["loc"], single, source)
@@ -49,6 +49,15 @@ def first_problem(
     if errors:
         return _translate(errors[0], single, source)
     return None
+
+
+def _outermost_first(extras: list[Any]) -> list[Any]:
+    """Pydantic reports a nested model's extra keys (`orchestrator.coordination.x`) before
+    its parent's (`orchestrator.y`); within each top-level section, show the parent's first."""
+    section: dict[Any, int] = {}
+    for error in extras:
+        section.setdefault(error["loc"][0], len(section))
+    return sorted(extras, key=lambda e: (section[e["loc"][0]], len(e["loc"])))
 
 
 def _is_not_yet_supported(loc: tuple[Any, ...]) -> bool:

@@ -66,11 +66,30 @@ class AgentConfig(Strict):
     voting_sensitivity: VotingSensitivity | None = None
 
 
+class CoordinationConfig(Strict):
+    """`orchestrator.coordination`: the predecessor's block; planning mode is what we take."""
+
+    # While agents coordinate, tools not marked read-only are described, not run; the
+    # winner runs them in the final presentation.
+    enable_planning_mode: bool = False
+    # Replaces the planning-mode paragraph of the system prompt (predecessor's key).
+    planning_mode_instruction: str | None = None
+
+
 class OrchestratorConfig(Strict):
     max_new_answers_per_agent: int = Field(default=3, ge=1)
     # None: twice the team size, at least 10.
     max_new_answers_global: int | None = Field(default=None, ge=1)
+    # Model calls in one agent run that only used tools (not vote/new_answer).
     max_tool_iterations: int = Field(default=10, ge=1)
+    # One tool call's wall-clock limit; a call past it is cancelled and the model told.
+    tool_timeout_seconds: float = Field(default=60, gt=0)
+    # A tool result longer than this (UTF-8 bytes) is cut, and the model told its size.
+    max_tool_result_bytes: int = Field(default=64 * 1024, ge=256)
+    # Tool calls of one model turn run concurrently, at most this many at once (the
+    # predecessor's name; it sat on each backend there).
+    max_concurrent_tools: int = Field(default=10, ge=1)
+    coordination: CoordinationConfig = CoordinationConfig()
     max_invalid_action_retries: int = Field(default=3, ge=0)
     answer_novelty_requirement: Novelty = "lenient"
     voting_sensitivity: VotingSensitivity = "lenient"
@@ -160,7 +179,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " permission_mode system_prompt append_system_prompt text"
     ),
     OrchestratorConfig: _keys(
-        "context_paths snapshot_storage agent_temporary_workspace coordination dspy"
+        "context_paths snapshot_storage agent_temporary_workspace dspy"
         " skip_coordination_rounds debug_final_answer voting_threshold skip_voting"
         " disable_injection defer_voting_until_all_answered coordination_mode presenter_agent"
         " fairness_enabled fairness_lead_cap_answers max_midstream_injections_per_round"
@@ -169,6 +188,16 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " allow_midstream_peer_updates_before_checklist_submit enable_nlip nlip_config"
         " enable_multimodal_tools image_generation_backend video_generation_backend"
         " audio_generation_backend docker max_turns interactive_mode"
+    ),
+    CoordinationConfig: _keys(
+        "max_orchestration_restarts enable_post_presentation_evaluation"
+        " enable_agent_task_planning max_tasks_per_plan task_planning_filesystem_mode"
+        " enable_memory_filesystem_mode use_skills massgen_skills skills_directory write_mode"
+        " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
+        " max_broadcasts_per_agent enable_subagents subagent_default_timeout"
+        " subagent_max_concurrent persona_generator evaluation_criteria_generator"
+        " prompt_improver novelty_injection criteria_mode fast_iteration_mode"
+        " learning_capture_mode plan_depth"
     ),
     TimeoutSettings: _keys(
         "initial_round_timeout_seconds subsequent_round_timeout_seconds"

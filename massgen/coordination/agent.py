@@ -1,13 +1,22 @@
 """One agent run: stream from the backend until a valid workflow action is accepted.
 
 The loop lives here, not in the backends, so every backend gets the same bounds and
-events: at most `max_tool_iterations` model calls that only used other tools, and at most
+events: at most `max_tool_iterations` model calls that used other tools, and at most
 `max_invalid_retries` corrective messages for invalid actions.
+
+The model is offered the workflow tools plus its toolbox's tools (or, writing JSON
+actions, a `tool` action naming them). The other calls of one turn run concurrently
+through `tool_round.run_round` (the toolbox is the only way to a tool) and their results
+go back to the model. A turn that calls a tool *and* a workflow tool: the tools run, and
+the workflow call is answered "not accepted yet", since it was decided before the model
+read their results; it calls it again next turn. Calls to tools it does not have beside a
+workflow call are ignored, as they always were.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -15,6 +24,7 @@ from enum import Enum
 from massgen.backends.base import Backend
 from massgen.backends.common import estimated_usage, request_chars
 from massgen.coordination import actions
+from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
 from massgen.core.errors import MassgenError
 from massgen.core.types import (
@@ -28,6 +38,7 @@ from massgen.core.types import (
     ToolSpec,
     Usage,
 )
+from massgen.tools.base import NoTools, Toolbox, ToolContext, ToolResult
 
 Emit = Callable[[ev.AnyEvent], None]
 
@@ -45,6 +56,8 @@ class Member:
     # Dollars for a call's usage, or None when the model has no known price. Set by whoever
     # builds the team; coordination itself knows no providers or prices.
     price: Callable[[Usage], float | None] | None = None
+    # Every tool it may call besides the workflow ones; set by whoever builds the team.
+    toolbox: Toolbox = field(default_factory=NoTools)
 
 
 class Verdict(Enum):
@@ -72,6 +85,7 @@ class RunSetup:
     can_answer: bool
     max_invalid_retries: int
     max_tool_iterations: int
+    tools: ToolBounds = field(default_factory=ToolBounds)
 
 
 @dataclass(slots=True)
@@ -86,21 +100,28 @@ class _Reply:
 async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
     """Drive one run to an accepted action (or a stale view). Raises AgentGaveUp or
     BackendError when the agent cannot finish."""
-    messages = [Message("system", setup.system), Message("user", setup.user)]
-    tools = actions.workflow_tools(setup.vote_labels, can_answer=setup.can_answer)
+    own = member_tools(member)
+    structured = member.structured_actions
+    system = f"{setup.system}\n\n{actions.tools_note(own)}" if structured and own else setup.system
+    messages = [Message("system", system), Message("user", setup.user)]
+    offered = (*actions.workflow_tools(setup.vote_labels, can_answer=setup.can_answer), *own)
     schema = None
-    if member.structured_actions:
-        schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer)
+    if structured:
+        schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer, tools=own)
+    ctx = ToolContext(agent=member.id, phase="coordination")
     invalid, tool_rounds = 0, 0
     while True:
-        reply = await _call(member, messages, () if schema else tools, schema, emit)
-        action = _action_of(reply, structured=schema is not None)
-        if isinstance(action, actions.Invalid) and _only_other_tools(reply):
+        reply = await _call(member, messages, () if schema else offered, schema, emit)
+        action = _action_of(reply, structured=schema is not None, tools=bool(own))
+        calls = _tool_calls(reply, action, {spec.name for spec in own})
+        if calls:
             tool_rounds += 1
             if tool_rounds > setup.max_tool_iterations:
                 raise AgentGaveUp(f"no workflow action after {tool_rounds - 1} tool rounds")
-            messages += _unavailable_tools(reply)
+            results = await run_round(member.toolbox, calls, ctx, setup.tools, emit)
+            messages += _tool_messages(reply, calls, results, structured=schema is not None)
             continue
+        assert not isinstance(action, actions.UseTool)  # it ran as a tool call above
         verdict = action if isinstance(action, actions.Invalid) else submit(action)
         if isinstance(verdict, Verdict):
             return verdict
@@ -109,6 +130,11 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
         if invalid > setup.max_invalid_retries:
             raise AgentGaveUp(f"no valid action after {invalid} attempts: {verdict.reason}")
         messages += _correction(reply, verdict.reason, structured=schema is not None)
+
+
+def member_tools(member: Member) -> tuple[ToolSpec, ...]:
+    """The member's own tools; a tool named like a workflow tool is never offered."""
+    return tuple(s for s in member.toolbox.specs() if s.name not in actions.WORKFLOW_TOOLS)
 
 
 async def _call(
@@ -161,23 +187,45 @@ def usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev
     )
 
 
-def _action_of(reply: _Reply, *, structured: bool) -> actions.Action:
+def _action_of(reply: _Reply, *, structured: bool, tools: bool) -> actions.Action:
     if structured and not reply.calls:
-        return actions.parse_json_action(reply.text)
+        return actions.parse_json_action(reply.text, tools=tools)
     return actions.parse_tool_calls(reply.calls)
 
 
-def _only_other_tools(reply: _Reply) -> bool:
-    return bool(reply.calls) and not any(c.name in actions.WORKFLOW_TOOLS for c in reply.calls)
+def _tool_calls(reply: _Reply, action: actions.Action, own: set[str]) -> list[ToolCall]:
+    """The calls of this turn to run as tools (none: the turn is a workflow action)."""
+    if isinstance(action, actions.UseTool):
+        return [action.call(f"json_{uuid.uuid4().hex[:12]}")]
+    others = [c for c in reply.calls if c.name not in actions.WORKFLOW_TOOLS]
+    if len(others) == len(reply.calls):
+        return others  # unknown names too: the toolbox answers "not available"
+    return others if any(c.name in own for c in others) else []
 
 
-def _unavailable_tools(reply: _Reply) -> list[Message]:
-    """Every tool call needs a result; tools beyond the workflow ones do not exist yet."""
-    results = [
-        Message("tool", f"Error: tool `{call.name}` is not available.", tool_call_id=call.id)
+_NOT_YET = (
+    "Not accepted: you called other tools in the same turn, so this was decided before "
+    "you read their results. Read them, then call `{name}` again."
+)
+
+
+def _tool_messages(
+    reply: _Reply, calls: list[ToolCall], results: list[ToolResult], *, structured: bool
+) -> list[Message]:
+    """The turn and its results as the model reads them next. A JSON-action model has no
+    tool calls on the wire, so its results come back as a user message."""
+    if structured and not reply.calls:
+        (call,), (result,) = calls, results
+        note = (
+            f"Result of tool `{call.name}`:\n{result.content}\n\nReply with your next JSON action."
+        )
+        return [Message("assistant", reply.text), Message("user", note)]
+    by_id = {result.call_id: result.content for result in results}
+    answers = [
+        Message("tool", by_id.get(call.id, _NOT_YET.format(name=call.name)), tool_call_id=call.id)
         for call in reply.calls
     ]
-    return [Message("assistant", reply.text, tuple(reply.calls)), *results]
+    return [Message("assistant", reply.text, tuple(reply.calls)), *answers]
 
 
 def _correction(reply: _Reply, reason: str, *, structured: bool) -> list[Message]:

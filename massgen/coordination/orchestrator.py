@@ -22,11 +22,13 @@ from massgen.coordination.agent import (
     Rejected,
     RunSetup,
     Verdict,
+    member_tools,
     run_agent,
 )
 from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
+from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
 from massgen.core.status import Status
@@ -256,19 +258,41 @@ class Orchestrator:
         # The vote options follow the same shuffled order as the answers: models favour
         # whatever comes first, so neither list may give any answer a fixed head start.
         shown = prompts.order_for_viewer(in_view, member.id, seed)
+        system = prompts.system_prompt(
+            member.system_message, sensitivity=sensitivity, vote_only=not can_answer, single=single
+        )
+        if self._plans_only(member):
+            note = self.settings.coordination.planning_mode_instruction or prompts.PLANNING_NOTE
+            system = f"{system}\n\n{note}"
         return RunSetup(
-            system=prompts.system_prompt(
-                member.system_message,
-                sensitivity=sensitivity,
-                vote_only=not can_answer,
-                single=single,
-            ),
+            system=system,
             user=prompts.user_message(self.state.question, shown, history=self.state.history),
             vote_labels=[] if single else [a.label for a in shown],
             can_answer=can_answer,
             max_invalid_retries=self.settings.max_invalid_action_retries,
             max_tool_iterations=self.settings.max_tool_iterations,
+            tools=self._tool_bounds(),
         )
+
+    def _tool_bounds(self) -> ToolBounds:
+        return ToolBounds(
+            timeout_seconds=self.settings.tool_timeout_seconds,
+            max_result_bytes=self.settings.max_tool_result_bytes,
+            max_concurrent=self.settings.max_concurrent_tools,
+            planning_mode=self.settings.coordination.enable_planning_mode and self._presents(),
+        )
+
+    def _presents(self) -> bool:
+        """A final presentation call follows coordination. Planning mode needs one to run
+        what it held back; without one (a single agent, `winner_reuse`,
+        `skip_final_presentation`) it holds nothing back."""
+        reuse = self.settings.final_answer_strategy == "winner_reuse"
+        return len(self.members) > 1 and not (reuse or self.settings.skip_final_presentation)
+
+    def _plans_only(self, member: Member) -> bool:
+        """Planning mode holds back at least one of this member's tools."""
+        bounds = self._tool_bounds()
+        return any(held_back(spec, "coordination", bounds) for spec in member_tools(member))
 
     def _may_answer(self, agent: str) -> bool:
         cap = self.settings.max_new_answers_per_agent
@@ -390,8 +414,7 @@ class Orchestrator:
     async def _present(self, decision: Decision) -> str:
         assert decision.winner is not None
         strategy = self.settings.final_answer_strategy
-        reuse = strategy == "winner_reuse" or self.settings.skip_final_presentation
-        if reuse or len(self.members) == 1:
+        if not self._presents():
             return decision.winner.content
         member = next(m for m in self.members if m.id == decision.winner.agent)
         return await present(
@@ -402,6 +425,8 @@ class Orchestrator:
             strategy=strategy,
             emit=self.emit,
             history=self.state.history,
+            tools=self._tool_bounds(),
+            max_tool_iterations=self.settings.max_tool_iterations,
         )
 
     def _fallback(self, status: Status, reason: str) -> TeamOutcome:

@@ -1,15 +1,24 @@
-"""The final presentation: the winner writes the deliverable, or its answer is reused."""
+"""The final presentation: the winner writes the deliverable, or its answer is reused.
+
+A presenter with tools may call them (phase "presentation": planning mode holds nothing
+back here, so this is where a planned action runs, once). Each round of calls goes
+through the same `tool_round.run_round` as in coordination; the last model call allowed
+by `max_tool_iterations` is offered no tools, so the presentation always ends in text.
+A model that writes JSON actions presents in plain text, without tools.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from massgen.coordination.agent import Emit, Member, usage_event
+from massgen.coordination.agent import Emit, Member, member_tools, usage_event
 from massgen.coordination.board import Answer
-from massgen.coordination.prompts import Turn, presentation_messages
+from massgen.coordination.prompts import PRESENTING_WITH_TOOLS, Turn, presentation_messages
+from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.coordination.winner import Decision
 from massgen.core import events as ev
-from massgen.core.types import Message, Request, TextChunk, Usage
+from massgen.core.types import Message, Request, TextChunk, ToolCall, ToolSpec, Usage
+from massgen.tools.base import ToolContext
 
 
 async def present(
@@ -21,6 +30,8 @@ async def present(
     strategy: str,
     emit: Emit,
     history: Sequence[Turn] = (),
+    tools: ToolBounds | None = None,
+    max_tool_iterations: int = 10,
 ) -> str:
     """Stream the winner's final answer; fall back to its stored answer if it wrote none."""
     winner = decision.winner
@@ -35,13 +46,35 @@ async def present(
         synthesize=strategy == "synthesize",
         history=history,
     )
-    request = Request((Message("system", system), Message("user", user)), (), member.params)
-    text, usage = "", Usage()
+    own = () if member.structured_actions else member_tools(member)
+    if own:
+        system = f"{system}\n\n{PRESENTING_WITH_TOOLS}"
+    messages = [Message("system", system), Message("user", user)]
+    ctx = ToolContext(agent=member.id, phase="presentation")
+    for round_ in range(max_tool_iterations + 1):
+        offered = own if round_ < max_tool_iterations else ()
+        text, calls = await _stream(member, messages, offered, emit)
+        if not calls or not offered:
+            break
+        results = await run_round(member.toolbox, calls, ctx, tools or ToolBounds(), emit)
+        messages.append(Message("assistant", text, tuple(calls)))
+        messages += [Message("tool", r.content, tool_call_id=r.call_id) for r in results]
+    return text.strip() or winner.content
+
+
+async def _stream(
+    member: Member, messages: list[Message], tools: tuple[ToolSpec, ...], emit: Emit
+) -> tuple[str, list[ToolCall]]:
+    """One model call: its text (streamed as final text) and the tool calls it made."""
+    request = Request(tuple(messages), tools, member.params)
+    text, calls, usage = "", [], Usage()
     async for item in member.backend.stream(request):
         if isinstance(item, TextChunk):
             text += item.text
             emit(ev.FinalTextDelta(agent=member.id, text=item.text))
+        elif isinstance(item, ToolCall):
+            calls.append(item)
         elif isinstance(item, Usage):
             usage = usage + item
     emit(usage_event(member, usage, phase="presentation"))
-    return text.strip() or winner.content
+    return text, calls

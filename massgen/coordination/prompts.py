@@ -133,3 +133,17 @@ def presentation_messages(
         parts.append(_answers_block(others).replace("CURRENT ANSWERS", "OTHER ANSWERS"))
     parts.append("Write the final answer now.")
     return system, "\n\n".join(parts)
+
+
+PLANNING_NOTE = (
+    "PLANNING MODE: while the team coordinates, tools that can change things outside this "
+    "conversation (send, write, delete, buy, ...) are not run; calling one tells you so. "
+    "Read-only tools run as usual. Describe in your answer what you would do: which tools, "
+    "with which arguments, in which order. The agent whose answer is chosen carries the "
+    "plan out in the final presentation."
+)
+
+PRESENTING_WITH_TOOLS = (
+    "Your tools now run for real. Carry out the actions the selected answer plans, check "
+    "their results, then write the final answer, saying what was done."
+)

@@ -78,12 +78,18 @@ class ToolCallStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished(Event):
+    """A tool call's result as the model reads it (cut to the size bound). `ok` is False
+    for an error, a timeout or a cancelled call; `held` when planning mode kept a tool
+    with side effects from running during coordination."""
+
     kind: ClassVar[str] = "tool_call_finished"
     agent: str
     call_id: str
     name: str
     result: str
     ok: bool
+    duration_s: float = 0.0
+    held: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

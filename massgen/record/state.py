@@ -35,8 +35,8 @@ from massgen.record.text import iso, version_of
 # Streamed chunks: many per second, so they are buffered and never trigger a rewrite.
 STREAM_EVENTS = (TextDelta, ReasoningDelta, FinalTextDelta)
 
-# What a reader of the coordination log cares about: who answered, voted, failed, won.
-COORDINATION_EVENTS = (
+# What changes coordination: who answered, voted, failed, won.
+_DECISIONS = (
     RunStarted,
     AgentStarted,
     AnswerPublished,
@@ -50,8 +50,12 @@ COORDINATION_EVENTS = (
     RunFinished,
 )
 
+# What a reader of the coordination log cares about: the decisions, and each tool call
+# (one entry when it finishes: name, ok, how long).
+COORDINATION_EVENTS = (*_DECISIONS, ToolCallFinished)
+
 # Events that change what status.json shows: coordination, plus live token/cost totals.
-STATUS_EVENTS = (*COORDINATION_EVENTS, UsageReported)
+STATUS_EVENTS = (*_DECISIONS, UsageReported)
 
 
 @dataclass(slots=True)

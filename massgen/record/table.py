@@ -1,5 +1,7 @@
 """coordination_table.txt: one column per agent, one row per coordination event.
 
+A tool call is one row, when it finishes: its name, ok / error / held, and how long it took.
+
 Column width follows the agent count, so the table fits `width` characters for up to
 `(width + 3) // (MIN_COL + 3)` agents (9 at the default 120); cells wrap, long reasons
 are cut, and more agents than that widen the table rather than become unreadable.
@@ -34,7 +36,7 @@ from massgen.core.events import (
     VoteInvalidated,
     event_from_dict,
 )
-from massgen.record.text import preview
+from massgen.record.text import preview, seconds_text, tool_outcome
 
 WIDTH = 120
 MIN_COL = 10
@@ -112,12 +114,15 @@ def _cell(event: AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"FAILED: {_short(event.error)}"
         case PresentationStarted():
             return event.agent, f"presents ({event.strategy})"
+        case ToolCallFinished():
+            _, word = tool_outcome(event.ok, event.held)
+            took = "" if event.held else f" {seconds_text(event.duration_s)}"
+            return event.agent, f"tool {event.name}: {word}{took}"
         case (
             RunStarted()
             | TextDelta()
             | ReasoningDelta()
             | ToolCallStarted()
-            | ToolCallFinished()
             | UsageReported()
             | CoordinationFinished()
             | FinalTextDelta()

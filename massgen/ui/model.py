@@ -3,7 +3,7 @@
 Coordination state (answers, votes, failures, usage) comes from `record.state.RunState`,
 the same fold the log directory is written from, so the screen and the logs agree. This
 module adds only what a view needs on top: the tail of each agent's stream (bounded, the
-full text is in the log), the tool call in flight, and why the agent last started over.
+full text is in the log), the tool calls in flight, and why the agent last started over.
 No rich import here: the model is plain data, the renderers decide how it looks.
 """
 
@@ -14,7 +14,7 @@ from typing import Literal, assert_never
 
 from massgen.core import events as ev
 from massgen.record.state import RunState
-from massgen.record.text import preview
+from massgen.record.text import preview, seconds_text, tool_outcome
 from massgen.ui.action_text import RunText
 
 # A panel shows only the tail; keep a little more than any screen can hold.
@@ -46,7 +46,7 @@ class Pane:
 
     runs: list[tuple[Kind, str]] = field(default_factory=list)
     chars: int = 0
-    tool: str | None = None  # the tool call in flight
+    calls: dict[str, str] = field(default_factory=dict)  # tool calls in flight: id -> name
     note: str | None = None  # why the current run started over, until it ends
     run: int = 0
     text: RunText = field(default_factory=RunText)  # the current run's text as shown
@@ -143,12 +143,17 @@ class ViewModel:
     def _tool(self, event: ev.ToolCallStarted | ev.ToolCallFinished) -> None:
         pane = self.pane(event.agent)
         if isinstance(event, ev.ToolCallStarted):
-            pane.tool = event.name
+            pane.calls[event.call_id] = event.name
             pane.line("tool", f"⚙ {event.name}({preview(event.arguments, 60)})")
         else:
-            pane.tool = None
-            mark = "✓" if event.ok else "✗"
-            pane.line("tool" if event.ok else "failed", f"{mark} {preview(event.result, 80)}")
+            pane.calls.pop(event.call_id, None)
+            mark, _ = tool_outcome(event.ok, event.held)
+            if event.held:
+                text = f"{mark} {event.name} held for the final presentation"
+            else:
+                took = seconds_text(event.duration_s)
+                text = f"{mark} {event.name} {took}: {preview(event.result, 80)}"
+            pane.line("tool" if event.ok else "failed", text)
 
     def _marker(self, event: _Marker) -> None:
         match event:
@@ -167,12 +172,12 @@ class ViewModel:
             case ev.AgentRestarted(agent=agent, reason=reason):
                 pane = self.pane(agent)
                 pane.note = f"restarted: {reason}"
-                pane.tool = None
+                pane.calls.clear()
                 pane.line("restart", f"↻ {pane.note}")
             case ev.ActionRejected(agent=agent, reason=reason, attempt=attempt):
                 self.pane(agent).line("restart", f"✗ action rejected (#{attempt}): {reason}")
             case ev.AgentFailed(agent=agent, error=error):
-                self.pane(agent).tool = None
+                self.pane(agent).calls.clear()
                 self.pane(agent).line("failed", f"✗ failed: {error}")
             case ev.PresentationStarted(agent=agent):
                 self.pane(agent).line("note", "── final answer ──")
@@ -183,7 +188,7 @@ class ViewModel:
 
     def _settle(self, agent: str, kind: Kind, text: str) -> None:
         pane = self.pane(agent)
-        pane.tool = None
+        pane.calls.clear()
         pane.note = None
         pane.line(kind, text)
 
@@ -212,7 +217,10 @@ def state_text(model: ViewModel, agent: str) -> tuple[str, str]:
 
 
 def _busy_text(pane: Pane) -> str:
-    doing = f"⚙ {pane.tool}…" if pane.tool else "⋯ thinking"
+    names = list(pane.calls.values())
+    doing = "⋯ thinking"
+    if names:
+        doing = f"⚙ {names[0]}…" if len(names) == 1 else f"⚙ {len(names)} tools…"
     extras = [f"run {pane.run}"] if pane.run > 1 else []
     if pane.note:
         extras.append(pane.note)

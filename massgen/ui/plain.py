@@ -13,7 +13,7 @@ from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.core.usage import Spend, UsageLedger
-from massgen.record.text import preview
+from massgen.record.text import preview, seconds_text, tool_outcome
 from massgen.ui.action_text import RunText
 
 _ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
@@ -53,8 +53,12 @@ class PlainView:
                 return None
             case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
                 return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"
-            case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok):
-                return f"[{agent}] {'✓' if ok else '✗'} {name}: {preview(result, 120)}"
+            case ev.ToolCallFinished(agent=agent, name=name, held=True):
+                return f"[{agent}] ⏸ {name} held for the final presentation (planning mode)"
+            case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok) as done:
+                mark, _ = tool_outcome(ok, held=False)
+                took = seconds_text(done.duration_s)
+                return f"[{agent}] {mark} {name} {took}: {preview(result, 120)}"
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
                 if unshown:  # it came as a tool call's argument

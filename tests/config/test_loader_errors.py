@@ -309,3 +309,26 @@ def test_importing_the_loader_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- tool settings
+
+
+def test_tool_settings_and_the_predecessors_planning_mode_load(dirs):
+    text = (
+        f"agents:\n{GOOD_AGENT}orchestrator:\n  tool_timeout_seconds: 5\n"
+        "  max_tool_result_bytes: 4096\n  max_concurrent_tools: 2\n"
+        "  coordination:\n    enable_planning_mode: true\n"
+    )
+    orchestrator = load_config(dirs.write("c.yaml", text)).orchestrator
+    assert (orchestrator.tool_timeout_seconds, orchestrator.max_tool_result_bytes) == (5, 4096)
+    assert orchestrator.max_concurrent_tools == 2
+    assert orchestrator.coordination.enable_planning_mode is True
+
+
+def test_other_coordination_keys_of_the_predecessor_are_named_as_unsupported(dirs):
+    text = f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    max_orchestration_restarts: 2\n"
+    assert error_for(dirs, text) == (
+        "`orchestrator.coordination.max_orchestration_restarts` is not supported by this "
+        "version of massgen yet. Remove it to run this config"
+    )

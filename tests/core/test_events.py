@@ -22,3 +22,12 @@ def test_an_event_reads_back_from_its_json_form():
     data = event.to_dict()
     assert data["type"] == "run_finished" and data["status"] == "timeout"
     assert ev.event_from_dict(data) == event
+
+
+def test_a_tool_call_reads_back_with_its_duration_and_outcome():
+    event = ev.ToolCallFinished(
+        agent="a", call_id="c1", name="lookup", result="42", ok=True, duration_s=0.25, held=True
+    )
+    data = event.to_dict()
+    assert (data["type"], data["duration_s"], data["held"]) == ("tool_call_finished", 0.25, True)
+    assert ev.event_from_dict(data) == event

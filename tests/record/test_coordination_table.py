@@ -19,6 +19,8 @@ from massgen.core.events import (
     RunFinished,
     RunStarted,
     TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
     VoteCast,
     VoteInvalidated,
 )
@@ -158,3 +160,23 @@ def test_table_from_log_skips_a_torn_last_line(tmp_path: Path) -> None:
     with (tmp_path / "events.jsonl").open("a", encoding="utf-8") as f:
         f.write(json.dumps({"type": "vote_cast", "agent": "c"})[:20])
     assert table_from_log(tmp_path) == coordination_table(small_run())
+
+
+def test_a_tool_call_is_one_row_when_it_finishes() -> None:
+    def finished(name: str, **outcome) -> ToolCallFinished:
+        return ToolCallFinished(agent="a", call_id=name, name=name, result="r", **outcome)
+
+    events = [
+        RunStarted(question="q", agents=("a", "b"), labels={"a": "agent1", "b": "agent2"}),
+        ToolCallStarted(agent="a", call_id="lookup", name="lookup", arguments="{}"),
+        finished("lookup", ok=True, duration_s=0.042),
+        finished("fetch", ok=False, duration_s=60.0),
+        finished("send_email", ok=True, held=True),
+    ]
+    assert coordination_table(events, width=60) == (
+        "a                            | b\n"
+        "-----------------------------+-----------------------------\n"
+        "tool lookup: ok 0.04s\n"
+        "tool fetch: error 60s\n"
+        "tool send_email: held\n"
+    )

@@ -71,3 +71,43 @@ def ending() -> list[ev.AnyEvent]:
             at=6,
         ),
     ]
+
+
+def tool_calls() -> list[ev.AnyEvent]:
+    """One agent calling three tools: one works, one fails, one is held (planning mode)."""
+    return [
+        ev.RunStarted(question=QUESTION, agents=("careful",), labels={"careful": "agent1"}, at=0),
+        ev.AgentStarted(agent="careful", run=1, answers_in_view=(), at=0),
+        ev.ToolCallStarted(
+            agent="careful", call_id="c1", name="lookup", arguments='{"city": "Paris"}', at=1
+        ),
+        ev.ToolCallStarted(agent="careful", call_id="c2", name="fetch", arguments="{}", at=1),
+        ev.ToolCallFinished(
+            agent="careful",
+            call_id="c1",
+            name="lookup",
+            result="Paris: 2.1 million people",
+            ok=True,
+            duration_s=0.042,
+            at=1,
+        ),
+        ev.ToolCallFinished(
+            agent="careful",
+            call_id="c2",
+            name="fetch",
+            result="Error: `fetch` timed out after 60s.",
+            ok=False,
+            duration_s=60.0,
+            at=2,
+        ),
+        ev.ToolCallStarted(agent="careful", call_id="c3", name="send_email", arguments="{}", at=2),
+        ev.ToolCallFinished(
+            agent="careful",
+            call_id="c3",
+            name="send_email",
+            result="Not run: planning mode is on.",
+            ok=True,
+            held=True,
+            at=2,
+        ),
+    ]

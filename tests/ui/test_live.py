@@ -6,7 +6,7 @@ import asyncio
 from io import StringIO
 
 from rich.console import Console
-from run_events import LABELS, QUESTION, coordination, ending
+from run_events import LABELS, QUESTION, coordination, ending, tool_calls
 
 from massgen.core import events as ev
 from massgen.core.status import Status
@@ -190,3 +190,31 @@ def test_an_interrupted_run_shows_the_best_answer_so_far():
     text = out.getvalue()
     assert "best answer so far: careful (agent1.1)" in text
     assert "interrupted: interrupted by the user" in text and "Paris." in text
+
+
+TOOLS_PANEL = """\
+╭─ careful (agent1) ───────────────────────────────────────────────────────────╮
+│ ⋯ thinking                                                                   │
+│ ⚙ lookup({"city": "Paris"})                                                  │
+│ ⚙ fetch({})                                                                  │
+│ ✓ lookup 0.04s: Paris: 2.1 million people                                    │
+│ ✗ fetch 60s: Error: `fetch` timed out after 60s.                             │
+│ ⚙ send_email({})                                                             │
+│ ⏸ send_email held for the final presentation                                 │
+"""
+
+
+def test_tool_calls_show_in_the_agents_pane_with_outcome_and_duration():
+    frame = screen(render_live(model_of(tool_calls()), width=80, height=12, elapsed=2))
+    assert TOOLS_PANEL in frame
+
+
+def test_the_state_line_names_the_tool_calls_in_flight():
+    def state_line(count: int) -> str:
+        frame = screen(render_live(model_of(tool_calls()[:count]), width=80, height=12, elapsed=1))
+        return frame.splitlines()[2]
+
+    assert state_line(3).startswith("│ ⚙ lookup…  ")
+    assert state_line(4).startswith("│ ⚙ 2 tools…  ")
+    assert state_line(5).startswith("│ ⚙ fetch…  ")  # lookup is done, fetch still runs
+    assert state_line(6).startswith("│ ⋯ thinking  ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-from run_events import coordination, ending
+from run_events import coordination, ending, tool_calls
 
 from massgen.core import events as ev
 from massgen.core.status import Status
@@ -56,7 +56,9 @@ def test_concurrent_streams_print_whole_lines_and_unfinished_lines_come_before_t
     for agent, text in [("a", "one "), ("b", "uno\ndos"), ("a", "two\nthree")]:
         view(ev.TextDelta(agent=agent, text=text))
     view(
-        ev.RunFinished(answer="done", status=Status.OK, reason="r", winner="a", winner_label="agent1.1")
+        ev.RunFinished(
+            answer="done", status=Status.OK, reason="r", winner="a", winner_label="agent1.1"
+        )
     )
     assert out.getvalue().splitlines()[:5] == [
         "massgen: 2 agent(s): a, b",
@@ -86,3 +88,22 @@ class Tty(StringIO):
 )
 def test_the_live_view_only_where_it_is_wanted(no_display, stream, env, live):
     assert wants_live(no_display=no_display, stream=stream, env=env) is live
+
+
+TOOLS = """\
+massgen: 1 agent(s): careful
+[careful] ⚙ lookup({"city": "Paris"})
+[careful] ⚙ fetch({})
+[careful] ✓ lookup 0.04s: Paris: 2.1 million people
+[careful] ✗ fetch 60s: Error: `fetch` timed out after 60s.
+[careful] ⚙ send_email({})
+[careful] ⏸ send_email held for the final presentation (planning mode)
+"""
+
+
+def test_tool_calls_show_their_outcome_and_duration():
+    out = StringIO()
+    view = PlainView(out)
+    for event in tool_calls():
+        view(event)
+    assert out.getvalue() == TOOLS

@@ -1,0 +1,144 @@
+"""One round of tool calls: the calls a model made in one turn, run through its toolbox.
+
+Calls run concurrently (at most `ToolBounds.max_concurrent` at once) and come back in the
+order the model made them. Every call is bounded: a per-call timeout, a cap on the
+result's size, and cancellation (a restart or the run's deadline cancels the round; each
+call in flight is cancelled and reported). Whatever a toolbox does, raising included, the
+model gets a `ToolResult` and the agent goes on. The toolbox is the only way to a tool.
+
+Planning mode: during coordination a tool not marked read-only is held back. The model is
+told it runs in the final presentation, and that its plan belongs in its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from massgen.core import events as ev
+from massgen.core.types import ToolCall, ToolSpec
+from massgen.tools.base import Phase, Toolbox, ToolContext, ToolResult
+
+Emit = Callable[[ev.AnyEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBounds:
+    """The limits every tool call runs under (`orchestrator:` in the config)."""
+
+    timeout_seconds: float = 60.0
+    max_result_bytes: int = 64 * 1024
+    max_concurrent: int = 10
+    planning_mode: bool = False  # hold back tools that are not read-only (coordination only)
+
+
+HELD = (
+    "Not run: planning mode is on. `{name}` may change things outside this conversation, "
+    "so it runs only in the final presentation, by the agent whose answer is chosen. Put "
+    "your plan in your answer: which tools you would call, with which arguments, and why."
+)
+
+
+async def run_round(
+    toolbox: Toolbox,
+    calls: Sequence[ToolCall],
+    ctx: ToolContext,
+    bounds: ToolBounds,
+    emit: Emit,
+) -> list[ToolResult]:
+    """Run `calls` concurrently; one result per call, in the calls' order."""
+    specs = {spec.name: spec for spec in toolbox.specs()}
+    gate = asyncio.Semaphore(bounds.max_concurrent)
+
+    async def one(call: ToolCall) -> ToolResult:
+        async with gate:
+            return await _run_one(toolbox, call, specs.get(call.name), ctx, bounds, emit)
+
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(one(call)) for call in calls]
+    return [task.result() for task in tasks]
+
+
+async def _run_one(
+    toolbox: Toolbox,
+    call: ToolCall,
+    spec: ToolSpec | None,
+    ctx: ToolContext,
+    bounds: ToolBounds,
+    emit: Emit,
+) -> ToolResult:
+    emit(
+        ev.ToolCallStarted(
+            agent=ctx.agent, call_id=call.id, name=call.name, arguments=call.arguments
+        )
+    )
+    started = time.monotonic()
+
+    def finished(result: ToolResult, *, held: bool = False) -> ToolResult:
+        emit(
+            ev.ToolCallFinished(
+                agent=ctx.agent,
+                call_id=call.id,
+                name=call.name,
+                result=result.content,
+                ok=not result.is_error,
+                duration_s=round(time.monotonic() - started, 6),
+                held=held,
+            )
+        )
+        return result
+
+    if held_back(spec, ctx.phase, bounds):
+        return finished(ToolResult(call.id, HELD.format(name=call.name)), held=True)
+    try:
+        result = await _guarded_call(toolbox, call, ctx, bounds.timeout_seconds)
+    except asyncio.CancelledError:
+        finished(ToolResult(call.id, "Error: cancelled (the run moved on).", is_error=True))
+        raise
+    return finished(
+        truncated(dataclasses.replace(result, call_id=call.id), bounds.max_result_bytes)
+    )
+
+
+def held_back(spec: ToolSpec | None, phase: Phase, bounds: ToolBounds) -> bool:
+    """True for a tool planning mode keeps from running now. An unknown name is not held:
+    the toolbox answers it with "not available" and nothing runs."""
+    if not bounds.planning_mode or phase != "coordination" or spec is None:
+        return False
+    return spec.annotations.read_only is not True
+
+
+async def _guarded_call(
+    toolbox: Toolbox, call: ToolCall, ctx: ToolContext, timeout: float
+) -> ToolResult:
+    """The toolbox's result, or an error result for a timeout or an exception."""
+    try:
+        async with asyncio.timeout(timeout) as scope:
+            return await toolbox.call(call, ctx)
+    except TimeoutError as error:
+        if scope.expired():
+            return ToolResult.error(call, f"`{call.name}` timed out after {timeout:g}s.")
+        return ToolResult.error(call, _describe(error))
+    except Exception as error:  # a tool's failure is a result the model reads
+        return ToolResult.error(call, _describe(error))
+
+
+def _describe(error: Exception) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def truncated(result: ToolResult, limit: int) -> ToolResult:
+    """`result` cut to `limit` UTF-8 bytes (at a character boundary), with a note that
+    says how big it was."""
+    data = result.content.encode("utf-8")
+    if len(data) <= limit:
+        return result
+    kept = data[:limit].decode("utf-8", errors="ignore")
+    note = (
+        f"\n\n[truncated: the result was {len(data):,} bytes; only the first {limit:,} are shown]"
+    )
+    return dataclasses.replace(result, content=kept + note, truncated=True)

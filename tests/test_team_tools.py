@@ -1,0 +1,94 @@
+"""A whole team run with tools: three agents on the real openai SDK against the loopback
+fake provider, each calling an in-process tool; the final answer uses its result, and
+the calls are in the plain output, events.jsonl and the coordination table."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from io import StringIO
+
+from massgen import team
+from massgen.coordination.orchestrator import Orchestrator
+from massgen.core import events as ev
+from massgen.loading import load
+from massgen.record.recorder import Recorder
+from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing.tools import InProcessTools
+from massgen.ui.plain import PlainView
+
+QUESTION = "What is the population of the capital of France?"
+
+
+def tool_user(request: dict) -> Reply:
+    """Look the figure up before the first answer; vote when there is something to vote
+    for; present the selected answer."""
+    offered = {t["function"]["name"] for t in request.get("tools") or []}
+    results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+    if "vote" in offered:
+        return cooperative_agent(request)
+    if "new_answer" in offered:
+        if not results:
+            return Reply(tool_calls=[("population", {"city": "Paris"})])
+        return Reply(tool_calls=[("new_answer", {"content": f"Paris has {results[-1]}."})])
+    user = request["messages"][-1]["content"]
+    selected = re.search(r"<SELECTED ANSWER [^>]+>\n(.*?)\n<END OF SELECTED ANSWER>", user, re.S)
+    return Reply(text=f"Final: {selected.group(1) if selected else '?'}")
+
+
+async def population(city: str) -> str:
+    return {"Paris": "2,102,650 people (INSEE 2023)"}.get(city, "unknown")
+
+
+async def test_agents_call_a_tool_and_the_final_answer_uses_its_result(tmp_path):
+    tools = InProcessTools().add(
+        "population", population, description="Population of a city", read_only=True
+    )
+    with FakeProvider(tool_user) as fake:
+        backend = {"type": "chatcompletion", "base_url": fake.base_url, "api_key": "k"}
+        config = {
+            "agents": [{"id": m, "backend": {**backend, "model": m}} for m in ("m1", "m2", "m3")],
+            "orchestrator": {"seed": 3, "max_new_answers_per_agent": 1},
+        }
+        loaded = load(config)
+        members = [
+            dataclasses.replace(member, toolbox=tools)
+            for member in team.build(loaded.config, env={})
+        ]
+        out = StringIO()
+        recorder = Recorder(tmp_path, question=QUESTION)
+        sinks = [recorder.handle, PlainView(out, show_text=False)]
+        orchestrator = Orchestrator(
+            members, loaded.config.orchestrator, emit=lambda e: [s(e) for s in sinks]
+        )
+        outcome = await orchestrator.run(QUESTION)
+        recorder.close()
+        requests = fake.requests
+
+    assert outcome.status == "ok"
+    assert outcome.answer == "Final: Paris has 2,102,650 people (INSEE 2023)."
+    assert sorted(r.agent for r in tools.ran) == ["m1", "m2", "m3"]
+    # The tool went out in the Chat Completions shape and its result came back as a tool
+    # message answering the call's id.
+    with_result = next(r for r in requests if any(m["role"] == "tool" for m in r["messages"]))
+    call = with_result["messages"][-2]["tool_calls"][0]
+    assert call["function"]["name"] == "population"
+    assert with_result["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": call["id"],
+        "content": "2,102,650 people (INSEE 2023)",
+    }
+    assert any(t["function"]["name"] == "population" for t in with_result["tools"])
+
+    lines = out.getvalue().splitlines()
+    for agent in ("m1", "m2", "m3"):
+        assert f'[{agent}] ⚙ population({{"city": "Paris"}})' in lines
+        assert any(re.fullmatch(rf"\[{agent}\] ✓ population \S+s: 2,102,650 .*", x) for x in lines)
+
+    logged = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    finished = [e for e in logged if e["type"] == "tool_call_finished"]
+    assert len(finished) == 3 and all(e["ok"] and e["duration_s"] >= 0 for e in finished)
+    assert {ev.event_from_dict(e).name for e in finished} == {"population"}
+    table = (tmp_path / "coordination_table.txt").read_text()
+    assert table.count("tool population: ok") == 3
