@@ -28,6 +28,7 @@ from massgen.core.types import (
     ToolSpec,
     Usage,
 )
+from massgen.tools.base import NoTools, Toolbox
 
 Emit = Callable[[ev.AnyEvent], None]
 
@@ -45,6 +46,7 @@ class Member:
     # Dollars for a call's usage, or None when the model has no known price. Set by whoever
     # builds the team; coordination itself knows no providers or prices.
     price: Callable[[Usage], float | None] | None = None
+    toolbox: Toolbox = field(default_factory=NoTools)
 
 
 class Verdict(Enum):
