@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
 from massgen.loading import ConfigLike, LoadedConfig, load
+from massgen.tools.base import Toolbox
+from massgen.tools.team import open_tools
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]
 
@@ -100,8 +102,12 @@ class TeamRun:
         deadline_seconds: float | None = None,
         history: Sequence[Turn] = (),
         cli_args: list[str] | None = None,
+        toolboxes: Mapping[str, Toolbox] | None = None,
     ) -> None:
+        """`toolboxes`: tools opened by the caller for longer than this run (a chat
+        session); without them the run opens its own and closes them when it ends."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
+        self.toolboxes = toolboxes
         self.ledger = UsageLedger()
         self.sinks: list[Sink] = [self.ledger, *sinks]
         self.logs = logs and loaded.config.ui.logging_enabled
@@ -143,20 +149,34 @@ class TeamRun:
             loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
         self.open_log()
-        self.orchestrator = Orchestrator(
-            members,
-            self.loaded.config.orchestrator,
-            deadline_seconds=self.deadline,
-            emit=self._emit,
-        )
         try:
-            outcome = await self.orchestrator.run(self.question, self.history)
+            async with contextlib.AsyncExitStack() as stack:
+                members = await self._equip(members, stack)
+                self.orchestrator = Orchestrator(
+                    members,
+                    self.loaded.config.orchestrator,
+                    deadline_seconds=self.deadline,
+                    emit=self._emit,
+                )
+                outcome = await self.orchestrator.run(self.question, self.history)
         finally:
             await _close_all(members)
             if self.recorder is not None:
                 with contextlib.suppress(OSError):
-                    self.recorder.close(interrupted=self.orchestrator.outcome is None)
+                    self.recorder.close(interrupted=self.outcome is None)
         return self.result(outcome)
+
+    async def _equip(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
+        """Give each member its toolbox; tools this run opens close with `stack`."""
+        boxes = self.toolboxes
+        if boxes is None:
+            loaded = self.loaded
+            boxes = await stack.enter_async_context(
+                open_tools(
+                    loaded.config, log_dir=self.log_dir, source=loaded.source, single=loaded.single
+                )
+            )
+        return [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
 
     def _emit(self, event: ev.AnyEvent) -> None:
         for sink in tuple(self.sinks):  # a sink may remove itself

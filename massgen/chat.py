@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -31,6 +31,8 @@ from massgen.core.status import ExitCode, Status
 from massgen.record.state import COORDINATION_EVENTS, RunState
 from massgen.record.text import preview
 from massgen.sessions import SavedTurn, Session
+from massgen.tools.base import Toolbox
+from massgen.tools.team import open_tools
 from massgen.ui import reports
 
 if TYPE_CHECKING:
@@ -94,11 +96,34 @@ class Chat:
         self.history = session.history()
         self.last: LastTurn | None = None
         self._log_root: Path | None = None
+        self._toolboxes: Mapping[str, Toolbox] | None = None
 
     # --- the loop ---------------------------------------------------------------------
 
     async def loop(self, reader: LineReader) -> int:
         self.say(self.banner())
+        # Tools (MCP servers) live for the whole session, not one turn.
+        async with self.tools():
+            await self._turns(reader)
+        self.say(self.farewell())
+        return 0
+
+    @contextlib.asynccontextmanager
+    async def tools(self) -> AsyncIterator[None]:
+        first = self._log_dir(self.session.next_number())  # None without logs
+        async with open_tools(
+            self.loaded.config,
+            log_dir=first.parent if first is not None else None,
+            source=self.loaded.source,
+            single=self.loaded.single,
+        ) as boxes:
+            self._toolboxes = boxes
+            try:
+                yield
+            finally:
+                self._toolboxes = None
+
+    async def _turns(self, reader: LineReader) -> None:
         while True:
             try:
                 line = (await reader.read(PROMPT)).strip()
@@ -114,8 +139,6 @@ class Chat:
                 await self.ask(line)
             except MassgenError as error:  # the session is unchanged; the user may fix it
                 self.say(f"massgen: error: {error}", style="red")
-        self.say(self.farewell())
-        return 0
 
     def banner(self) -> str:
         agents = [agent.id for agent in self.loaded.config.agents]
@@ -163,6 +186,7 @@ class Chat:
             deadline_seconds=self.deadline,
             history=self.history,
             cli_args=self.cli_args,
+            toolboxes=self._toolboxes,
         )
         started = time.time()
         try:
@@ -328,7 +352,10 @@ def _saved_turn(
     }
     if result is None:
         return SavedTurn(
-            answer="", status=Status.INTERRUPTED, reason="interrupted before the team started", **common
+            answer="",
+            status=Status.INTERRUPTED,
+            reason="interrupted before the team started",
+            **common,
         )
     votes = [
         {"voter": v.voter, "target": v.target, "target_label": v.target_label, "reason": v.reason}

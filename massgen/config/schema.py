@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.core.types import GenerationParams
 
 
@@ -50,6 +51,20 @@ class BackendConfig(Strict):
     # Per-request limits for this backend.
     request_timeout_seconds: float = Field(default=300, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
+    # MCP servers this agent may call (`config/mcp.py`), and filters over all of them.
+    mcp_servers: tuple[McpServer, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _servers_as_list(cls, value: Any) -> Any:
+        return normalise_servers(value)
+
+    @model_validator(mode="after")
+    def _unique_servers(self) -> BackendConfig:
+        unique_names(self.mcp_servers)
+        return self
 
     def generation_params(self) -> GenerationParams:
         """The fields `GenerationParams` names, as this config sets them (a field that
@@ -158,7 +173,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     AgentConfig: _keys("subtask main_agent subagent_agents memory hooks filesystem"),
     BackendConfig: _keys(
         # tools and workspaces
-        "mcp_servers cwd custom_tools permissions hooks allowed_tools exclude_tools"
+        "cwd custom_tools permissions hooks"
         " disallowed_tools direct_mcp_servers exclude_file_operation_mcps"
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"

@@ -230,8 +230,8 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
     ("extra", "path"),
     [
         (
-            "      mcp_servers:\n        - {name: w, type: stdio, command: npx}\n",
-            "agents[0].backend.mcp_servers",
+            "      custom_tools:\n        - {name: [w], path: tools.py}\n",
+            "agents[0].backend.custom_tools",
         ),
         ("      enable_web_search: true\n", "agents[0].backend.enable_web_search"),
         (
@@ -260,9 +260,9 @@ def test_unsupported_key_path_in_single_agent_form(dirs):
 def test_unsupported_key_is_reported_before_typos_and_unset_variables(dirs):
     text = (
         "agents:\n  - id: a\n    backend:\n      type: x\n      modle: m\n"
-        "      mcp_servers:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
+        "      custom_tools:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
     )
-    assert error_for(dirs, text).startswith("`agents[0].backend.mcp_servers` is not supported")
+    assert error_for(dirs, text).startswith("`agents[0].backend.custom_tools` is not supported")
 
 
 @pytest.mark.parametrize("key", ["models", "num_agents", "max_rounds", "consensus_threshold"])

@@ -40,10 +40,16 @@ def test_textual_display_type_is_accepted():
     assert config.ui.display_type == "textual_terminal"
 
 
+def test_the_predecessors_mcp_servers_list_loads():
+    config = load_config(FIXTURES / "gemini_mcp_example.yaml")
+    (server,) = config.agents[0].backend.mcp_servers
+    assert (server.name, server.type, server.command) == ("weather", "stdio", "npx")
+    assert server.args == ("-y", "@fak111/weather-mcp")
+
+
 @pytest.mark.parametrize(
     ("fixture", "key_path"),
     [
-        ("gemini_mcp_example.yaml", "agents[0].backend.mcp_servers"),
         ("restart_test_controlled.yaml", "agents[0].backend.cwd"),
         ("gpt5mini_cc_fs_context_path.yaml", "agents[0].backend.text"),
     ],

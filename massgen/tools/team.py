@@ -1,0 +1,39 @@
+"""The toolboxes of a team, opened once for a run (or a whole chat session).
+
+Without `mcp_servers` in the config this imports nothing beyond the seam, so configs
+that use no tools behave, and start, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+
+from massgen.config.schema import MassgenConfig
+from massgen.tools.base import Toolbox
+
+
+def warn_stderr(message: str) -> None:
+    print(f"massgen: warning: {message}", file=sys.stderr)
+
+
+@contextlib.asynccontextmanager
+async def open_tools(
+    config: MassgenConfig,
+    *,
+    log_dir: Path | None,
+    warn: Callable[[str], None] = warn_stderr,
+    source: str | None = None,
+    single: bool = False,
+) -> AsyncIterator[Mapping[str, Toolbox]]:
+    """Agent id -> its toolbox, for the agents that have tools; everything is closed when
+    the block ends. Raises ConfigError for a tool filter that matches no tool."""
+    if not any(agent.backend.mcp_servers for agent in config.agents):
+        yield {}
+        return
+    from massgen.tools.mcp import open_team
+
+    async with open_team(config, log_dir=log_dir, warn=warn, source=source, single=single) as boxes:
+        yield boxes
