@@ -34,6 +34,7 @@ def render(r: Results) -> str:
         _prompt_growth(r),
         _events(r),
         _tool_round_trip(r),
+        _mcp_startup(r),
         _comparison(r),
         _method(),
     ]
@@ -306,6 +307,38 @@ def _tool_round_trip(r: Results) -> str:
             "fake provider runs in this process here, since its reply depends on the request. "
             "The round trip runs from the model's tool call to the end of the reply that reads "
             "its result, so it holds one more model call (on the open connection).",
+            table(["step", *(f"ms {h}" for h in SPREAD)], rows),
+        ]
+    )
+
+
+def _mcp_startup(r: Results) -> str:
+    if not r.mcp:
+        return ""
+    from bench.inproc import MCP_AGENTS, MCP_SERVERS, MCP_TURNS
+
+    servers = MCP_AGENTS * len(MCP_SERVERS)
+    session = [sum(s.session_turns) for s in r.mcp]
+    rows = [
+        [
+            "session start-up (every server started and listed)",
+            *spread([s.open_s for s in r.mcp], _ms),
+        ],
+        [f"session: {MCP_TURNS} turns", *spread(session, _ms)],
+        ["session end (every server closed)", *spread([s.close_s for s in r.mcp], _ms)],
+        [f"separate runs: {MCP_TURNS} runs", *spread([sum(s.run_turns) for s in r.mcp], _ms)],
+        ["one turn without MCP servers", *spread([s.bare_turn for s in r.mcp], _ms)],
+    ]
+    starts = sorted({(s.session_starts, s.run_starts) for s in r.mcp})
+    counted = "; ".join(f"{a} in the session, {b} over the separate runs" for a, b in starts)
+    return "\n\n".join(
+        [
+            "## 7. MCP start-up",
+            f"{MCP_AGENTS} agents, each with {len(MCP_SERVERS)} stdio servers (the shipped "
+            f"`massgen.tools.example_server`, one process per agent and server: {servers}), "
+            f"{MCP_TURNS} turns ({len(r.mcp)} sample(s)). A chat session opens the servers once and "
+            "hands them to every turn; a run on its own opens and closes its own. Server "
+            f"processes started: {counted}.",
             table(["step", *(f"ms {h}" for h in SPREAD)], rows),
         ]
     )

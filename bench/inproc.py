@@ -179,3 +179,99 @@ async def _tool_run(base_url: str) -> ToolTrip:
         await member.backend.aclose()
     started, finished = marks["tool_call_started"], marks["tool_call_finished"]
     return ToolTrip(usage[0] - marks["agent_started"], finished - started, usage[1] - started)
+
+
+# --- MCP start-up ------------------------------------------------------------------------
+
+MCP_AGENTS, MCP_SERVERS, MCP_TURNS = 3, ("calc", "text"), 2
+EXAMPLE_SERVER = "massgen.tools.example_server"
+
+
+@dataclass(frozen=True, slots=True)
+class McpStartup:
+    """What MCP servers cost a user: `MCP_TURNS` turns of a 3-agent team with 2 stdio
+    servers each, once as a chat session (servers opened once, handed to every turn) and
+    once as separate runs (each run opens and closes its own)."""
+
+    open_s: float  # the session's start-up: every server started and listed, concurrently
+    close_s: float  # the session's end: every server closed
+    session_turns: tuple[float, ...]  # each turn's wall time inside the session
+    session_starts: int  # server processes started over the whole session
+    run_turns: tuple[float, ...]  # each separate run's wall time, start-up included
+    run_starts: int  # server processes started over the separate runs
+    bare_turn: float  # the same turn without MCP servers
+
+
+def mcp_startup(runs: int) -> list[McpStartup]:
+    with FakeServer(0.0) as server:
+        asyncio.run(_mcp_sample(server.base_url))  # warm imports, the SDK and the server
+        return [asyncio.run(_mcp_sample(server.base_url)) for _ in range(runs)]
+
+
+def mcp_team_config(base_url: str) -> dict:
+    import sys
+
+    config = team_config(base_url, MCP_AGENTS)
+    servers = {
+        name: {"command": sys.executable, "args": ["-m", EXAMPLE_SERVER]} for name in MCP_SERVERS
+    }
+    for agent in config["agents"]:
+        agent["backend"]["mcp_servers"] = servers
+    return config
+
+
+async def _mcp_sample(base_url: str) -> McpStartup:
+    from massgen.tools.team import open_tools
+
+    loaded = api.load(mcp_team_config(base_url))
+    seen: set[int] = set()
+
+    def watch(event: ev.AnyEvent) -> None:
+        if isinstance(event, ev.AgentStarted | ev.RunFinished):
+            seen.update(server_pids())
+
+    async def turn(**kwargs) -> float:
+        start = time.perf_counter()
+        result = await api.TeamRun(loaded, QUESTION, sinks=[watch], logs=False, **kwargs).execute()
+        if not result.ok:
+            raise RuntimeError(f"MCP run ended {result.status}: {result.reason}")
+        return time.perf_counter() - start
+
+    start = time.perf_counter()
+    async with open_tools(loaded.config, log_dir=None) as boxes:
+        open_s = time.perf_counter() - start
+        seen.update(server_pids())
+        session_turns = tuple([await turn(toolboxes=boxes) for _ in range(MCP_TURNS)])
+        closing = time.perf_counter()
+    close_s = time.perf_counter() - closing
+    session_starts, seen = len(seen), set()
+    run_turns = tuple([await turn() for _ in range(MCP_TURNS)])
+    run_starts = len(seen)
+    bare = api.load(team_config(base_url, MCP_AGENTS))
+    start = time.perf_counter()
+    await api.TeamRun(bare, QUESTION, logs=False).execute()
+    bare_turn = time.perf_counter() - start
+    if server_pids():
+        raise RuntimeError(f"MCP servers outlived their run: {sorted(server_pids())}")
+    return McpStartup(
+        open_s, close_s, session_turns, session_starts, run_turns, run_starts, bare_turn
+    )
+
+
+def server_pids() -> set[int]:
+    """Live children of this process running the example server (zombies are gone)."""
+    import os
+    from pathlib import Path
+
+    me, found = str(os.getpid()), set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text().rsplit(") ", 1)[1].split()
+            cmdline = (proc / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if stat[1] == me and stat[0] != "Z" and EXAMPLE_SERVER.encode() in cmdline:
+            found.add(int(proc.name))
+    return found

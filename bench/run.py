@@ -49,6 +49,7 @@ class Results:
     other: CliResults | None
     load: tuple[float, float]  # 1-minute load average before and after
     tools: list[inproc.ToolTrip] | None = None
+    mcp: list[inproc.McpStartup] | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +94,8 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         events = inproc.event_throughput(words, runs)
         _say("one tool round trip with an in-process tool")
         tools = inproc.tool_round_trip(runs)
+        _say("MCP start-up: 3 agents x 2 stdio servers, a 2-turn session and 2 separate runs")
+        mcp = inproc.mcp_startup(runs)
         theirs = _measure_cli(other, work, other_runs, compare=True) if other else None
     return Results(
         runs,
@@ -105,6 +108,7 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         theirs,
         (load_before, os.getloadavg()[0]),
         tools,
+        mcp,
     )
 
 

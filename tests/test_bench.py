@@ -61,3 +61,16 @@ def test_the_tool_round_trip_times_the_dispatch_inside_the_round_trip():
     samples = inproc.tool_round_trip(1, per_run=2)
     assert len(samples) == 2
     assert all(0 < s.dispatch < s.round_trip and s.model_call > 0 for s in samples)
+
+
+def test_mcp_servers_start_once_per_session_and_once_per_separate_run():
+    pytest.importorskip("mcp")
+    from bench import inproc
+
+    (sample,) = inproc.mcp_startup(1)
+    servers = inproc.MCP_AGENTS * len(inproc.MCP_SERVERS)
+    assert sample.session_starts == servers  # 2 turns, each server process started once
+    assert sample.run_starts == servers * inproc.MCP_TURNS  # each run starts its own
+    assert len(sample.session_turns) == len(sample.run_turns) == inproc.MCP_TURNS
+    assert min(sample.open_s, sample.close_s, sample.bare_turn) > 0
+    assert not inproc.server_pids()  # none outlived its session or run
