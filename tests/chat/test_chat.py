@@ -174,3 +174,86 @@ def test_cli_session_id_continues_that_session(team, fake, capsys):
     assert "42 + 8 = 50." in capsys.readouterr().out
     assert [t.number for t in Session.open(first.id).turns()] == [1, 2]
     assert [t.number for t in Session.open(second.id).turns()] == [1]
+
+
+# --- MCP servers live for the session ----------------------------------------------------
+
+FAULT_SERVER = Path(__file__).parents[1] / "tools" / "fault_server.py"
+
+
+def pid_caller(request: dict):
+    """Ask the MCP server for its pid before anything else in each model call's context."""
+    from chat_policy import chat_policy
+
+    from massgen.testing.fake_provider import Reply
+
+    offered = {t["function"]["name"] for t in request.get("tools") or []}
+    used = any(m["role"] == "tool" for m in request["messages"])
+    if "mcp__f__pid" in offered and not used:
+        return Reply(tool_calls=[("mcp__f__pid", {})])
+    return chat_policy(request)
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return not stat.read_text().rsplit(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_chat_starts_each_mcp_server_once_and_closes_it_at_the_end(tmp_path):
+    import sys
+    import time
+
+    import pytest
+    import yaml
+
+    from massgen.core import events as ev
+    from massgen.testing.fake_provider import FakeProvider
+
+    pytest.importorskip("mcp")
+    server = {"command": sys.executable, "args": [str(FAULT_SERVER)]}
+    pids: dict[str, list[tuple[int, str]]] = {}  # agent -> (turn, pid) per call
+
+    class Watch(PlainView):
+        turn = 0
+
+        def __call__(self, event: ev.AnyEvent) -> None:
+            if isinstance(event, ev.RunStarted):
+                Watch.turn += 1
+            if isinstance(event, ev.ToolCallFinished) and event.ok:
+                pids.setdefault(event.agent, []).append((Watch.turn, event.result))
+            super().__call__(event)
+
+    with FakeProvider(pid_caller) as fake:
+        agents = [
+            {
+                "id": name,
+                "backend": {
+                    "type": "chatcompletion",
+                    "model": model,
+                    "base_url": fake.base_url,
+                    "mcp_servers": {"f": server},
+                },
+            }
+            for name, model in (("careful", "m-a"), ("balanced", "m-b"), ("creative", "m-c"))
+        ]
+        path = tmp_path / "team.yaml"
+        path.write_text(yaml.safe_dump({"agents": agents}))
+        out = StringIO()
+        chat = make_chat(path, out=out)
+        chat.make_view = lambda: Watch(out)
+        text = chat_lines(chat, ["What is 6 times 7?", "Add 8 to that.", "/quit"])
+
+    assert "42 + 8 = 50." in text
+    assert set(pids) == {"careful", "balanced", "creative"}
+    for calls in pids.values():
+        assert {turn for turn, _ in calls} == {1, 2}  # it called the server in both turns
+        assert len({pid for _, pid in calls}) == 1  # one process for the whole session
+    started = {int(pid) for calls in pids.values() for _, pid in calls}
+    assert len(started) == 3  # one per agent, none per turn
+    end = time.monotonic() + 5
+    while any(_alive(pid) for pid in started) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in started)  # closed when the chat ended: no orphan
