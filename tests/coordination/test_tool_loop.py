@@ -166,6 +166,27 @@ async def test_tool_rounds_are_bounded():
     assert len(tools.ran) == 2
 
 
+@pytest.mark.parametrize(("limit", "peak"), [(2, 2), (1, 1), (10, 6)])
+async def test_max_concurrent_tools_bounds_the_calls_in_flight(limit, peak):
+    running, seen = 0, []
+
+    async def work(n: int) -> str:
+        nonlocal running
+        running += 1
+        seen.append(running)
+        await asyncio.sleep(0.02)  # long enough for every call the gate lets in to enter
+        running -= 1
+        return f"done {n}"
+
+    tools = InProcessTools().add("work", work)
+    backend = ScriptedBackend(calls(*[("work", {"n": n}) for n in range(6)]), answer("six"))
+    outcome, _ = await solo(backend, tools, max_concurrent_tools=limit)
+
+    assert outcome.answer == "six" and len(tools.ran) == 6
+    assert max(seen) == peak
+    assert set(tool_messages(backend.requests[1]).values()) == {f"done {n}" for n in range(6)}
+
+
 async def test_the_deadline_cancels_a_tool_in_flight_and_says_so():
     entered, cancelled = asyncio.Event(), asyncio.Event()
 
