@@ -103,11 +103,15 @@ class TeamRun:
         history: Sequence[Turn] = (),
         cli_args: list[str] | None = None,
         toolboxes: Mapping[str, Toolbox] | None = None,
+        tool_failures: Sequence[ev.ToolSourceFailed] = (),
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
-        session); without them the run opens its own and closes them when it ends."""
+        session); without them the run opens its own and closes them when it ends.
+        `tool_failures`: the servers that did not start when the caller opened them; like
+        the run's own, they follow `RunStarted` in the event stream."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
+        self.tool_failures = list(tool_failures)
         self.ledger = UsageLedger()
         self.sinks: list[Sink] = [self.ledger, *sinks]
         self.logs = logs and loaded.config.ui.logging_enabled
@@ -173,7 +177,11 @@ class TeamRun:
             loaded = self.loaded
             boxes = await stack.enter_async_context(
                 open_tools(
-                    loaded.config, log_dir=self.log_dir, source=loaded.source, single=loaded.single
+                    loaded.config,
+                    log_dir=self.log_dir,
+                    source=loaded.source,
+                    single=loaded.single,
+                    failed=self.tool_failures.append,
                 )
             )
         return [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
@@ -181,6 +189,13 @@ class TeamRun:
     def _emit(self, event: ev.AnyEvent) -> None:
         for sink in tuple(self.sinks):  # a sink may remove itself
             sink(event)
+        if isinstance(event, ev.RunStarted):  # tools are opened before the run starts
+            for failed in self.tool_failures:
+                self._emit(
+                    ev.ToolSourceFailed(
+                        agent=failed.agent, source=failed.source, error=failed.error
+                    )
+                )
 
     @property
     def outcome(self) -> TeamOutcome | None:

@@ -97,6 +97,7 @@ class Chat:
         self.last: LastTurn | None = None
         self._log_root: Path | None = None
         self._toolboxes: Mapping[str, Toolbox] | None = None
+        self._tool_failures: list[ev.ToolSourceFailed] = []
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -116,6 +117,7 @@ class Chat:
             log_dir=first.parent if first is not None else None,
             source=self.loaded.source,
             single=self.loaded.single,
+            failed=self._tool_failures.append,
         ) as boxes:
             self._toolboxes = boxes
             try:
@@ -187,6 +189,7 @@ class Chat:
             history=self.history,
             cli_args=self.cli_args,
             toolboxes=self._toolboxes,
+            tool_failures=self._tool_failures,
         )
         started = time.time()
         try:

@@ -92,3 +92,76 @@ async def test_agents_call_a_tool_and_the_final_answer_uses_its_result(tmp_path)
     assert {ev.event_from_dict(e).name for e in finished} == {"population"}
     table = (tmp_path / "coordination_table.txt").read_text()
     assert table.count("tool population: ok") == 3
+
+
+# --- a tool source that does not start is an event ----------------------------------------
+
+MISSING = "MCP server `none` (no-such-cmd-xyz) did not start: "
+
+
+async def test_an_mcp_server_that_does_not_start_is_an_event_every_view_shows(tmp_path):
+    import pytest
+
+    pytest.importorskip("mcp")
+    from massgen import api
+    from massgen.record.table import coordination_table
+    from massgen.ui.model import ViewModel
+
+    events: list[ev.AnyEvent] = []
+    with FakeProvider(cooperative_agent) as fake:
+        backend = {"type": "chatcompletion", "base_url": fake.base_url, "model": "m"}
+        missing = {"none": {"command": "no-such-cmd-xyz"}}
+        config = {
+            "agents": [
+                {"id": "a", "backend": {**backend, "mcp_servers": missing}},
+                {"id": "b", "backend": backend},
+            ]
+        }
+        out = StringIO()
+        run = api.TeamRun(
+            api.load(config), QUESTION, sinks=[PlainView(out), events.append], log_dir=tmp_path
+        )
+        result = await run.execute()
+
+    assert result.ok  # the agent goes on without its tools
+    assert [e.kind for e in events[:2]] == ["run_started", "tool_source_failed"]
+    failed = events[1]
+    assert isinstance(failed, ev.ToolSourceFailed)
+    assert (failed.agent, failed.source) == ("a", "none")
+    assert failed.error.startswith(MISSING) and failed.error.endswith("; skipped")
+    why = failed.error.removeprefix(MISSING)
+    assert out.getvalue().splitlines()[:2] == [
+        "massgen: 2 agent(s): a, b",
+        f"[a] ✗ tools unavailable: {MISSING}{why}",
+    ]
+    # The log keeps it, and the coordination table and the live view show it.
+    assert run.log_dir is not None
+    logged = [json.loads(line) for line in (run.log_dir / "events.jsonl").read_text().splitlines()]
+    assert [e for e in logged if e["type"] == "tool_source_failed"] == [failed.to_dict()]
+    table = coordination_table(events).splitlines()
+    assert table[2].split("|")[0].rstrip() == "tool source none failed"
+    model = ViewModel()
+    for event in events[:2]:
+        model.apply(event)
+    assert model.pane("a").runs == [("failed", f"✗ tools unavailable: {MISSING}{why}\n")]
+
+
+async def test_failures_of_tools_opened_by_the_caller_follow_run_started():
+    from massgen import api
+
+    events: list[ev.AnyEvent] = []
+    failed = ev.ToolSourceFailed(agent="a", source="calc", error="did not start")
+    with FakeProvider(cooperative_agent) as fake:
+        backend = {"type": "chatcompletion", "base_url": fake.base_url, "model": "m"}
+        loaded = api.load({"agents": [{"id": "a", "backend": backend}]})
+        run = api.TeamRun(
+            loaded,
+            QUESTION,
+            sinks=[events.append],
+            logs=False,
+            toolboxes={},
+            tool_failures=[failed],
+        )
+        await run.execute()
+    assert [e.kind for e in events[:3]] == ["run_started", "tool_source_failed", "agent_started"]
+    assert events[1] == failed

@@ -93,6 +93,17 @@ class ToolCallFinished(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSourceFailed(Event):
+    """A source of an agent's tools (an MCP server) did not start; the agent runs without
+    its tools. `error` says why, with the first lines the server wrote to stderr."""
+
+    kind: ClassVar[str] = "tool_source_failed"
+    agent: str
+    source: str  # the server's name in the config
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerPublished(Event):
     kind: ClassVar[str] = "answer_published"
     agent: str
@@ -204,6 +215,7 @@ AnyEvent = (
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallFinished
+    | ToolSourceFailed
     | AnswerPublished
     | VoteCast
     | VoteInvalidated

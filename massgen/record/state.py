@@ -25,6 +25,7 @@ from massgen.core.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolSourceFailed,
     UsageReported,
     VoteCast,
     VoteInvalidated,
@@ -52,7 +53,7 @@ _DECISIONS = (
 
 # What a reader of the coordination log cares about: the decisions, and each tool call
 # (one entry when it finishes: name, ok, how long).
-COORDINATION_EVENTS = (*_DECISIONS, ToolCallFinished)
+COORDINATION_EVENTS = (*_DECISIONS, ToolCallFinished, ToolSourceFailed)
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
 STATUS_EVENTS = (*_DECISIONS, UsageReported)
@@ -173,6 +174,8 @@ class RunState:
         match event:
             case TextDelta() | ReasoningDelta() | ToolCallStarted() | ToolCallFinished():
                 pass
+            case ToolSourceFailed():
+                self.agent(event.agent)
             case FinalTextDelta():
                 self.final_parts.append(event.text)
             case RunStarted():

@@ -31,6 +31,7 @@ from massgen.core.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolSourceFailed,
     UsageReported,
     VoteCast,
     VoteInvalidated,
@@ -118,6 +119,8 @@ def _cell(event: AnyEvent) -> tuple[str, str] | None:
             _, word = tool_outcome(event.ok, event.held)
             took = "" if event.held else f" {seconds_text(event.duration_s)}"
             return event.agent, f"tool {event.name}: {word}{took}"
+        case ToolSourceFailed():
+            return event.agent, f"tool source {event.source} failed"
         case (
             RunStarted()
             | TextDelta()

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 from massgen.config.schema import MassgenConfig
+from massgen.core.events import ToolSourceFailed
 from massgen.tools.base import Toolbox
 
 
@@ -27,13 +28,25 @@ async def open_tools(
     warn: Callable[[str], None] = warn_stderr,
     source: str | None = None,
     single: bool = False,
+    failed: Callable[[ToolSourceFailed], None] | None = None,
 ) -> AsyncIterator[Mapping[str, Toolbox]]:
     """Agent id -> its toolbox, for the agents that have tools; everything is closed when
-    the block ends. Raises ConfigError for a tool filter that matches no tool."""
+    the block ends. Raises ConfigError for a tool filter that matches no tool. A server
+    that does not start goes to `failed` as an event, one per agent that lost it (without
+    `failed`, to `warn`)."""
     if not any(agent.backend.mcp_servers for agent in config.agents):
         yield {}
         return
     from massgen.tools.mcp import open_team
 
-    async with open_team(config, log_dir=log_dir, warn=warn, source=source, single=single) as boxes:
+    report = None
+    if failed is not None:
+        sink = failed
+
+        def report(agent: str, server: str, error: str) -> None:
+            sink(ToolSourceFailed(agent=agent, source=server, error=error))
+
+    async with open_team(
+        config, log_dir=log_dir, warn=warn, source=source, single=single, report=report
+    ) as boxes:
         yield boxes

@@ -30,6 +30,7 @@ Kind = Literal["text", "reasoning", "tool", "answer", "vote", "restart", "failed
 # Events that put a line (or the final text) into an agent's pane.
 _Marker = (
     ev.AnswerPublished
+    | ev.ToolSourceFailed
     | ev.VoteCast
     | ev.VoteInvalidated
     | ev.AgentRestarted
@@ -118,6 +119,7 @@ class ViewModel:
                 | ev.AgentRestarted()
                 | ev.ActionRejected()
                 | ev.AgentFailed()
+                | ev.ToolSourceFailed()
                 | ev.PresentationStarted()
                 | ev.FinalTextDelta()
             ):
@@ -179,6 +181,9 @@ class ViewModel:
             case ev.AgentFailed(agent=agent, error=error):
                 self.pane(agent).calls.clear()
                 self.pane(agent).line("failed", f"✗ failed: {error}")
+            case ev.ToolSourceFailed(agent=agent, source=source, error=error):
+                why = error.splitlines()[0] if error else source
+                self.pane(agent).line("failed", f"✗ tools unavailable: {preview(why, 120)}")
             case ev.PresentationStarted(agent=agent):
                 self.pane(agent).line("note", "── final answer ──")
             case ev.FinalTextDelta(agent=agent, text=text):

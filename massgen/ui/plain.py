@@ -59,6 +59,8 @@ class PlainView:
                 mark, _ = tool_outcome(ok, held=False)
                 took = seconds_text(done.duration_s)
                 return f"[{agent}] {mark} {name} {took}: {preview(result, 120)}"
+            case ev.ToolSourceFailed(agent=agent, error=error):
+                return f"[{agent}] ✗ tools unavailable: {error}"
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
                 if unshown:  # it came as a tool call's argument

@@ -31,3 +31,10 @@ def test_a_tool_call_reads_back_with_its_duration_and_outcome():
     data = event.to_dict()
     assert (data["type"], data["duration_s"], data["held"]) == ("tool_call_finished", 0.25, True)
     assert ev.event_from_dict(data) == event
+
+
+def test_a_tool_source_failure_reads_back():
+    event = ev.ToolSourceFailed(agent="a", source="calc", error="did not start")
+    data = event.to_dict()
+    assert (data["type"], data["source"]) == ("tool_source_failed", "calc")
+    assert ev.event_from_dict(data) == event

@@ -5,7 +5,9 @@ configs without `mcp_servers` never load it).
         toolboxes["agent_id"]   # an McpToolbox
 
 `open_team` starts every server concurrently, each within its connect timeout. A server
-that fails is reported through `warn` (name, command, first stderr lines) and skipped.
+that fails is skipped and reported (name, command, first stderr lines): through `report`,
+once per agent that lost its tools (the team run makes that a `ToolSourceFailed` event),
+or else through `warn`, once per server.
 Isolation: one session per agent and server, unless the server says `shared: true`
 (`config/mcp.py`). Every session closes when the `async with` ends, on any exit path.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 from massgen.config.mcp import HttpServer, StdioServer
@@ -28,6 +30,8 @@ from massgen.tools.mcp.toolbox import McpToolbox, Source
 __all__ = ["McpToolbox", "open_team"]
 
 Server = StdioServer | HttpServer
+# (agent id, server name, what went wrong): one call per agent whose server did not start.
+Report = Callable[[str, str, str], None]
 
 
 @contextlib.asynccontextmanager
@@ -38,6 +42,7 @@ async def open_team(
     warn: Callable[[str], None],
     source: str | None = None,
     single: bool = False,
+    report: Report | None = None,
 ) -> AsyncIterator[dict[str, McpToolbox]]:
     """Toolboxes for the agents that have `mcp_servers`, keyed by agent id. Raises
     ConfigError when a tool filter matches no tool of a server that started."""
@@ -47,11 +52,18 @@ async def open_team(
         plan = _plan(config, log_dir / "mcp")
         for connection in plan.connections.values():
             stack.push_async_callback(connection.aclose)
-        failed = await _start_all(plan.connections, warn)
+        failed = await _start_all(plan.connections)
+        if report is None:
+            for message in failed.values():
+                warn(message)
         toolboxes = {}
         for index, agent in enumerate(config.agents):
             if agent.backend.mcp_servers:
                 path = f"{'agent' if single else f'agents[{index}]'}.backend"
+                if report is not None:
+                    for server in agent.backend.mcp_servers:
+                        if (key := plan.key(agent.id, server)) in failed:
+                            report(agent.id, server.name, failed[key])
                 sources = _sources(agent, plan, failed)
                 _check_filters(agent, sources, failed, source, path)
                 toolboxes[agent.id] = McpToolbox(sources)
@@ -79,20 +91,18 @@ def _plan(config: MassgenConfig, logs: Path) -> _Plan:
     return plan
 
 
-async def _start_all(
-    connections: dict[tuple[str, str], Connection], warn: Callable[[str], None]
-) -> set[tuple[str, str]]:
+async def _start_all(connections: dict[tuple[str, str], Connection]) -> dict[tuple[str, str], str]:
+    """Start every connection; what went wrong, by the key of each that failed."""
     keys = list(connections)
     outcomes = await asyncio.gather(
         *(connections[key].start() for key in keys), return_exceptions=True
     )
-    failed = set()
+    failed = {}
     for key, outcome in zip(keys, outcomes, strict=True):
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, Exception):
                 raise outcome
-            failed.add(key)
-            warn(_failure(connections[key], outcome))
+            failed[key] = _failure(connections[key], outcome)
     return failed
 
 
@@ -112,7 +122,9 @@ def _words(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _sources(agent: AgentConfig, plan: _Plan, failed: set[tuple[str, str]]) -> list[Source]:
+def _sources(
+    agent: AgentConfig, plan: _Plan, failed: Mapping[tuple[str, str], str]
+) -> list[Source]:
     out = []
     for server in agent.backend.mcp_servers:
         key = plan.key(agent.id, server)
@@ -129,7 +141,7 @@ def _sources(agent: AgentConfig, plan: _Plan, failed: set[tuple[str, str]]) -> l
 def _check_filters(
     agent: AgentConfig,
     sources: list[Source],
-    failed: set[tuple[str, str]],
+    failed: Mapping[tuple[str, str], str],
     file: str | None,
     path: str,
 ) -> None:
