@@ -72,7 +72,11 @@ async def _run_one(
 ) -> ToolResult:
     emit(
         ev.ToolCallStarted(
-            agent=ctx.agent, call_id=call.id, name=call.name, arguments=call.arguments
+            agent=ctx.agent,
+            call_id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            phase=ctx.phase,
         )
     )
     started = time.monotonic()
@@ -87,6 +91,7 @@ async def _run_one(
                 ok=not result.is_error,
                 duration_s=round(time.monotonic() - started, 6),
                 held=held,
+                phase=ctx.phase,
             )
         )
         return result

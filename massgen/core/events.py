@@ -74,6 +74,7 @@ class ToolCallStarted(Event):
     call_id: str
     name: str
     arguments: str
+    phase: str = "coordination"  # or "presentation": the winner's final answer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,6 +91,7 @@ class ToolCallFinished(Event):
     ok: bool
     duration_s: float = 0.0
     held: bool = False
+    phase: str = "coordination"  # or "presentation"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

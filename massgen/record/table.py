@@ -118,7 +118,8 @@ def _cell(event: AnyEvent) -> tuple[str, str] | None:
         case ToolCallFinished():
             _, word = tool_outcome(event.ok, event.held)
             took = "" if event.held else f" {seconds_text(event.duration_s)}"
-            return event.agent, f"tool {event.name}: {word}{took}"
+            final = " (final)" if event.phase == "presentation" else ""
+            return event.agent, f"tool {event.name}{final}: {word}{took}"
         case ToolSourceFailed():
             return event.agent, f"tool source {event.source} failed"
         case (

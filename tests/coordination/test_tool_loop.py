@@ -303,6 +303,14 @@ async def test_in_planning_mode_no_coordinating_agent_runs_a_side_effect_and_the
     assert [r.phase for r in tools.calls_of("lookup")] == ["coordination"] * 3  # read-only runs
     held = [e for e in cues.of(ev.ToolCallFinished) if e.held]
     assert sorted(e.agent for e in held) == ["a", "b", "c"]
+    # The events say which phase each call ran in.
+    phases = [(e.name, e.phase, e.held) for e in cues.of(ev.ToolCallFinished) if e.agent == "a"]
+    assert sorted(phases) == [
+        ("lookup", "coordination", False),
+        ("send_email", "coordination", True),
+        ("send_email", "presentation", False),
+    ]
+    assert {e.phase for e in cues.of(ev.ToolCallStarted) if e.name == "lookup"} == {"coordination"}
     first_result = tool_messages(backends["b"].requests[1])
     assert first_result["c1"] == "ann@example.com"
     assert first_result["c2"].startswith("Not run: planning mode is on. `send_email`")

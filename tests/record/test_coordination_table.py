@@ -23,6 +23,7 @@ from massgen.core.events import (
     ToolCallStarted,
     VoteCast,
     VoteInvalidated,
+    event_from_dict,
 )
 from massgen.core.status import Status
 from massgen.record import Recorder, coordination_table, table_from_log
@@ -180,3 +181,27 @@ def test_a_tool_call_is_one_row_when_it_finishes() -> None:
         "tool fetch: error 60s\n"
         "tool send_email: held\n"
     )
+
+
+def test_a_tool_call_of_the_final_presentation_says_so() -> None:
+    events = [
+        RunStarted(question="q", agents=("a", "b"), labels={"a": "agent1", "b": "agent2"}),
+        ToolCallFinished(agent="b", call_id="c", name="send", result="r", ok=True, duration_s=0.5),
+        ToolCallFinished(
+            agent="b",
+            call_id="c2",
+            name="send",
+            result="r",
+            ok=True,
+            duration_s=0.25,
+            phase="presentation",
+        ),
+    ]
+    assert coordination_table(events, width=60) == (
+        "a                            | b\n"
+        "-----------------------------+-----------------------------\n"
+        "                             | tool send: ok 0.50s\n"
+        "                             | tool send (final): ok 0.25s\n"
+    )
+    data = events[2].to_dict()
+    assert data["phase"] == "presentation" and event_from_dict(data) == events[2]
