@@ -1,7 +1,8 @@
 """One agent run: stream from the backend until a valid workflow action is accepted.
 
 The loop lives here, not in the backends, so every backend gets the same bounds and
-events: at most `max_tool_iterations` model calls that used other tools, and at most
+events: at most `max_tool_iterations` model calls that used other tools (the call after
+the last of them is offered only the workflow tools, so it answers or votes), and at most
 `max_invalid_retries` corrective messages for invalid actions.
 
 The model is offered the workflow tools plus its toolbox's tools (or, writing JSON
@@ -120,6 +121,13 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
                 raise AgentGaveUp(f"no workflow action after {tool_rounds - 1} tool rounds")
             results = await run_round(member.toolbox, calls, ctx, setup.tools, emit)
             messages += _tool_messages(reply, calls, results, structured=schema is not None)
+            if tool_rounds == setup.max_tool_iterations and own:
+                # The last call allowed: only the workflow tools, so it answers or votes.
+                own = ()
+                offered = actions.workflow_tools(setup.vote_labels, can_answer=setup.can_answer)
+                if schema is not None:
+                    schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer)
+                messages.append(Message("user", LAST_ROUND.format(n=tool_rounds)))
             continue
         assert not isinstance(action, actions.UseTool)  # it ran as a tool call above
         verdict = action if isinstance(action, actions.Invalid) else submit(action)
@@ -202,6 +210,11 @@ def _tool_calls(reply: _Reply, action: actions.Action, own: set[str]) -> list[To
         return others  # unknown names too: the toolbox answers "not available"
     return others if any(c.name in own for c in others) else []
 
+
+LAST_ROUND = (
+    "You have used all {n} tool rounds of this turn; no more tools. Finish now with the "
+    "workflow action: your answer or your vote."
+)
 
 _NOT_YET = (
     "Not accepted: you called other tools in the same turn, so this was decided before "

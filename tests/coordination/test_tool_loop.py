@@ -166,6 +166,36 @@ async def test_tool_rounds_are_bounded():
     assert len(tools.ran) == 2
 
 
+async def test_after_the_last_tool_round_only_the_workflow_tools_are_offered():
+    tools = InProcessTools().add("lookup", echo)
+    backend = ScriptedBackend(
+        calls(("lookup", {"n": 1})), calls(("lookup", {"n": 2})), answer("found it")
+    )
+    outcome, events = await solo(backend, tools, max_tool_iterations=2)
+
+    assert outcome.status == "ok" and outcome.answer == "found it"
+    assert not [e for e in events if isinstance(e, ev.AgentFailed)]
+    offered = [[t.name for t in request.tools] for request in backend.requests]
+    assert offered[:2] == [["new_answer", "lookup"]] * 2
+    assert offered[2] == ["new_answer"]  # the last call: answer (or vote), no more tools
+    last = backend.requests[2].messages[-1]
+    assert last.role == "user" and last.content.startswith("You have used all 2 tool rounds")
+    assert len(tools.ran) == 2
+
+
+async def test_a_json_action_model_loses_the_tool_action_after_the_last_round():
+    tools = InProcessTools().add("lookup", echo)
+    tool_turn = json_turn({"action": "tool", "name": "lookup", "arguments": {"n": 1}})
+    backend = ScriptedBackend(tool_turn, json_turn({"action": "new_answer", "content": "done"}))
+    member = Member(id="solo", backend=backend, toolbox=tools, structured_actions=True)
+    config = OrchestratorConfig(seed=1, max_tool_iterations=1)
+    outcome = await Orchestrator([member], config, deadline_seconds=10).run("q")
+
+    assert outcome.answer == "done"
+    first, second = (request.json_schema for request in backend.requests[:2])
+    assert '"tool"' in json.dumps(first) and '"tool"' not in json.dumps(second)
+
+
 @pytest.mark.parametrize(("limit", "peak"), [(2, 2), (1, 1), (10, 6)])
 async def test_max_concurrent_tools_bounds_the_calls_in_flight(limit, peak):
     running, seen = 0, []
