@@ -98,21 +98,40 @@ def _close_key(key: str, valid: list[str]) -> str | None:
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     """The schema model validating the mapping at `loc` (list indexes skipped)."""
+    return _walk(loc)[0]
+
+
+def _walk(loc: tuple[Any, ...]) -> tuple[type[BaseModel] | None, tuple[Any, ...]]:
+    """The model validating the mapping at `loc`, and `loc` without the tags pydantic puts
+    in it for a tagged union (`mcp_servers[0].stdio.command` is `mcp_servers[0].command`
+    in the file)."""
     model: type[BaseModel] | None = MassgenConfig
+    choices: list[type[BaseModel]] = []
+    kept: list[Any] = []
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or model is None:
+            kept.append(part)
             continue
-        field = model.model_fields.get(part) if model else None
-        if field is None:
-            return None
-        model = _model_in(field.annotation)
-    return model
+        field = model.model_fields.get(part)
+        tagged = next((c for c in choices if _tag_of(c) == part), None)
+        if field is None and tagged is not None:
+            model = tagged  # the tag names which member of the union validated it
+            continue
+        kept.append(part)
+        choices = _models_in(field.annotation) if field is not None else []
+        model = choices[0] if choices else None
+    return model, tuple(kept)
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
+def _tag_of(model: type[BaseModel]) -> Any:
+    field = model.model_fields.get("type")
+    return field.default if field is not None else None
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return next(filter(None, (_model_in(arg) for arg in get_args(annotation))), None)
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models_in(arg)]
 
 
 # ---------------------------------------------------------------- wording pydantic errors
@@ -196,7 +215,7 @@ def kind_of(value: Any) -> str:
 
 
 def _loc_path(loc: tuple[Any, ...], single: bool) -> str:
-    parts = list(loc)
+    parts = list(_walk(loc)[1])
     # The schema turns `agent:` into `agents: [..]`; speak the file's language back.
     if single and parts[:2] == ["agents", 0]:
         parts = ["agent", *parts[2:]]

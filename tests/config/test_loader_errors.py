@@ -152,6 +152,30 @@ def test_unknown_key_suggests_the_close_one(dirs):
     )
 
 
+OK_SERVER = "        - name: ok\n          command: python\n"
+
+
+@pytest.mark.parametrize(
+    ("servers", "where", "guess"),
+    [
+        # stdio and streamable-http, in the list form (after a good entry) and the dict form
+        (OK_SERVER + "        - name: c\n          command: python\n          argz: [x]\n",
+         "[1].argz", "args"),
+        (OK_SERVER + "        - name: w\n          url: http://h/mcp\n          header: {}\n",
+         "[1].header", "headers"),
+        ("        c:\n          command: python\n          conect_timeout_seconds: 5\n",
+         "[0].conect_timeout_seconds", "connect_timeout_seconds"),
+    ],
+)  # fmt: skip
+def test_an_unknown_key_in_an_mcp_server_is_named_without_the_union_tag(
+    dirs, servers, where, guess
+):
+    text = "agents:\n" + GOOD_AGENT + "      mcp_servers:\n" + servers
+    assert error_for(dirs, text) == (
+        f"agents[0].backend.mcp_servers{where}: unknown key. Did you mean `{guess}`?"
+    )
+
+
 def test_unknown_top_level_key(dirs):
     text = "agents:\n" + GOOD_AGENT + "orchestator:\n  max_new_answers_per_agent: 2\n"
     assert error_for(dirs, text) == "orchestator: unknown key. Did you mean `orchestrator`?"
