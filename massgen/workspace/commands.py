@@ -41,8 +41,9 @@ NAME = "execute_command"
 SHELL = "/bin/sh"
 # The predecessor's default per-call timeout.
 DEFAULT_TIMEOUT_SECONDS = 60.0
-# Room left for the header line within the loop's result bound.
-_HEADER_BYTES = 200
+# Room within the loop's result bound for the header and the cut note (a bound the loop
+# enforces anyway: undecodable bytes can grow when shown).
+_HEADER_BYTES = 512
 
 
 def shell_argv(command: str) -> tuple[str, ...]:

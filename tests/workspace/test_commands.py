@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from process_checks import gone
 
 from massgen.config import config_from_dict
+from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core.errors import ConfigError
 from massgen.core.types import ToolCall
 from massgen.tools.base import ToolContext
@@ -201,3 +203,12 @@ async def test_an_enabled_agent_gets_the_tool_from_open_tools():
         assert [spec.name for spec in boxes["a"].specs()] == ["execute_command"]
     async with open_tools(config({}), log_dir=None) as boxes:
         assert dict(boxes) == {}
+
+
+async def test_the_loops_tool_timeout_kills_the_commands_group(tmp_path):
+    pid_file = tmp_path / "pid"
+    command = f"sleep 30 & echo $! > {pid_file}; wait"
+    bounds = ToolBounds(timeout_seconds=0.5)
+    (result,) = await run_round(box(timeout=30), [call(command)], ctx(tmp_path), bounds, [].append)
+    assert result.content == "Error: `execute_command` timed out after 0.5s."
+    assert await gone(int(pid_file.read_text()))

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_checks import gone
 
 from massgen.workspace.runner import Limits, run_command, scrubbed_environment
 
@@ -19,25 +20,6 @@ ENV = dict(os.environ)
 
 def sh(command: str) -> tuple[str, ...]:
     return ("/bin/sh", "-c", command)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is dead, waiting for init to reap it.
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
-
-
-async def gone(pid: int, within: float = 2.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        await asyncio.sleep(0.02)
-    return not alive(pid)
 
 
 async def test_a_command_returns_its_exit_code_and_interleaved_output(tmp_path):
