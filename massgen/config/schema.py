@@ -7,10 +7,11 @@ Unknown keys are errors; nothing is forwarded to a provider unless it is declare
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.core.types import GenerationParams
@@ -23,6 +24,20 @@ class Strict(BaseModel):
 VotingSensitivity = Literal["lenient", "balanced", "strict"]
 Novelty = Literal["lenient", "balanced", "strict"]
 FinalStrategy = Literal["winner_present", "winner_reuse", "synthesize"]
+
+
+def _regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise ValueError(
+            f"`{pattern}` is not a valid regular expression ({error}); "
+            "escape a literal special character with a backslash, e.g. `\\.` or `\\(`"
+        ) from None
+    return pattern
+
+
+Regex = Annotated[str, AfterValidator(_regex)]
 
 
 class BackendConfig(Strict):
@@ -55,6 +70,29 @@ class BackendConfig(Strict):
     mcp_servers: tuple[McpServer, ...] = ()
     allowed_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
+    # The `execute_command` tool (`workspace/commands.py`), the predecessor's keys. Patterns
+    # are regexes: a blocked one matching anywhere refuses a command; with an allow-list, a
+    # command must start with a match. Only local execution; docker and srt sandboxes are
+    # the permission issue's.
+    enable_mcp_command_line: bool = False
+    command_line_execution_mode: Literal["local"] = "local"
+    command_line_allowed_commands: tuple[Regex, ...] | None = None
+    command_line_blocked_commands: tuple[Regex, ...] = ()
+    # Lowers the per-call timeout (default 60 s); at most `orchestrator.tool_timeout_seconds`.
+    command_line_timeout_seconds: float | None = Field(default=None, gt=0)
+    # Variables the command gets although the scrubbed environment would drop them
+    # (`GITHUB_TOKEN: ${GITHUB_TOKEN}`).
+    command_line_env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("command_line_execution_mode", mode="before")
+    @classmethod
+    def _local_only(cls, value: Any) -> Any:
+        if value in ("docker", "srt"):
+            raise ValueError(
+                f"`{value}` execution is not supported by this version of massgen yet; "
+                "use `local` or remove the key"
+            )
+        return value
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
@@ -160,6 +198,19 @@ class MassgenConfig(Strict):
             seen.add(agent.id)
         return self
 
+    @model_validator(mode="after")
+    def _command_timeouts_fit(self) -> MassgenConfig:
+        limit = self.orchestrator.tool_timeout_seconds
+        for index, agent in enumerate(self.agents):
+            wanted = agent.backend.command_line_timeout_seconds
+            if wanted is not None and wanted > limit:
+                raise ValueError(
+                    f"agents[{index}].backend.command_line_timeout_seconds ({wanted:g}) is "
+                    f"above orchestrator.tool_timeout_seconds ({limit:g}), which bounds every "
+                    "tool call; lower it, or raise tool_timeout_seconds"
+                )
+        return self
+
 
 def _keys(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -181,9 +232,8 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " enable_web_search enable_code_execution enable_code_interpreter enable_x_search"
         " enable_programmatic_flow enable_tool_search enable_strict_tool_use output_schema"
         " upload_files"
-        # command-line execution
-        " enable_mcp_command_line command_line_execution_mode command_line_allowed_commands"
-        " command_line_blocked_commands command_line_docker_image"
+        # command-line execution in a container
+        " command_line_docker_image"
         " command_line_docker_memory_limit command_line_docker_cpu_limit"
         " command_line_docker_network_mode command_line_docker_enable_sudo"
         " command_line_docker_credentials command_line_docker_packages"

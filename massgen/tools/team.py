@@ -1,7 +1,8 @@
 """The toolboxes of a team, opened once for a run (or a whole chat session).
 
 Without `mcp_servers` in the config this imports nothing beyond the seam, so configs
-that use no tools behave, and start, as before.
+that use no tools behave, and start, as before; `enable_mcp_command_line` adds the command
+tool (`workspace/commands.py`), which needs no SDK.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from massgen.config.schema import MassgenConfig
 from massgen.core.events import ToolSourceFailed
-from massgen.tools.base import Toolbox
+from massgen.tools.base import Toolbox, Toolboxes
 
 
 def warn_stderr(message: str) -> None:
@@ -34,8 +35,9 @@ async def open_tools(
     the block ends. Raises ConfigError for a tool filter that matches no tool. A server
     that does not start goes to `failed` as an event, one per agent that lost it (without
     `failed`, to `warn`)."""
+    commands = command_toolboxes(config)
     if not any(agent.backend.mcp_servers for agent in config.agents):
-        yield {}
+        yield commands
         return
     from massgen.tools.mcp import open_team
 
@@ -49,4 +51,21 @@ async def open_tools(
     async with open_team(
         config, log_dir=log_dir, warn=warn, source=source, single=single, report=report
     ) as boxes:
-        yield boxes
+        yield joined(boxes, commands)
+
+
+def command_toolboxes(config: MassgenConfig) -> dict[str, Toolbox]:
+    """Agent id -> its `execute_command` toolbox, for agents whose backend enables it."""
+    if not any(agent.backend.enable_mcp_command_line for agent in config.agents):
+        return {}
+    from massgen.workspace.commands import command_toolbox
+
+    boxes = {agent.id: command_toolbox(config, agent) for agent in config.agents}
+    return {agent: box for agent, box in boxes.items() if box is not None}
+
+
+def joined(*maps: Mapping[str, Toolbox]) -> dict[str, Toolbox]:
+    """Per agent, its toolboxes from each map as one (earlier maps win a name clash)."""
+    agents = dict.fromkeys(agent for boxes in maps for agent in boxes)
+    both = {agent: [boxes[agent] for boxes in maps if agent in boxes] for agent in agents}
+    return {agent: one[0] if len(one) == 1 else Toolboxes(one) for agent, one in both.items()}

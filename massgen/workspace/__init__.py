@@ -1,0 +1,1 @@
+"""Agents' working directories, and what runs in them."""

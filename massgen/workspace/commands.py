@@ -1,0 +1,216 @@
+"""`execute_command`: run a shell command in the agent's workspace, behind the tool seam.
+
+The model passes one shell string; it runs as `/bin/sh -c <command>` (the predecessor's
+tool took a shell string too, and models write pipes and `&&`). It runs in
+`ctx.workspace` and nowhere else: a call without a workspace is refused.
+
+Config, on the agent's `backend:` (the predecessor's keys):
+
+    enable_mcp_command_line: true          # offer the tool
+    command_line_allowed_commands: [...]   # regexes; the command must start with a match
+    command_line_blocked_commands: [...]   # regexes; a match anywhere refuses the command
+    command_line_timeout_seconds: 30       # lowers the per-call timeout (never raises it)
+    command_line_env: {NAME: value}        # passed to the command despite the scrubbing
+
+The patterns are a policy aid, not a boundary: a shell string can hide a command from a
+regex (`sh -c "$(echo cm0= | base64 -d)"`). Confining what a command may touch is the OS
+sandbox's job (the permission issue, #14); it wraps the runner (`workspace/runner.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from massgen.config.schema import AgentConfig, MassgenConfig
+from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
+from massgen.tools.base import Toolbox, ToolContext, ToolResult
+from massgen.tools.effects import Effect, Run
+from massgen.workspace.runner import (
+    KILL_GRACE_SECONDS,
+    Finished,
+    Limits,
+    run_command,
+    scrubbed_environment,
+)
+
+NAME = "execute_command"
+SHELL = "/bin/sh"
+# The predecessor's default per-call timeout.
+DEFAULT_TIMEOUT_SECONDS = 60.0
+# Room within the loop's result bound for the header and the cut note (a bound the loop
+# enforces anyway: undecodable bytes can grow when shown).
+_HEADER_BYTES = 512
+
+
+def shell_argv(command: str) -> tuple[str, ...]:
+    return (SHELL, "-c", command)
+
+
+class CommandPolicy:
+    """Which commands may run: none blocked, and (when an allow-list is set) one allowed."""
+
+    def __init__(self, allowed: tuple[str, ...] | None = None, blocked: tuple[str, ...] = ()):
+        self._allowed = None if allowed is None else tuple(re.compile(p) for p in allowed)
+        self._blocked = tuple(re.compile(p) for p in blocked)
+
+    def refusal(self, command: str) -> str | None:
+        """Why `command` may not run, or None when it may."""
+        text = command.strip()
+        for pattern in self._blocked:
+            if pattern.search(text):
+                return f"the command matches the blocked pattern `{pattern.pattern}`; not run."
+        if self._allowed is not None and not any(p.match(text) for p in self._allowed):
+            listed = ", ".join(f"`{p.pattern}`" for p in self._allowed)
+            return f"the command does not start with an allowed pattern ({listed}); not run."
+        return None
+
+
+class CommandToolbox:
+    """The `execute_command` tool; its effect is `Run(("/bin/sh", "-c", command), workspace)`."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        policy: CommandPolicy | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """`env`: the child's whole environment (default: this process's, scrubbed)."""
+        self._limits = limits
+        self._policy = policy or CommandPolicy()
+        self._env = dict(scrubbed_environment(os.environ) if env is None else env)
+        self._spec = _spec(limits.timeout_seconds)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return (self._spec,)
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        """What the call asks to run, and where; whether the policy lets it is `call`'s.
+
+        Raises:
+            ValueError: malformed arguments, or no workspace to run in.
+        """
+        command, _ = _arguments(call.arguments)
+        if ctx.workspace is None:
+            raise ValueError(NO_WORKSPACE)
+        return (Run(shell_argv(command), ctx.workspace),)
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        if call.name != NAME:
+            return ToolResult.error(call, f"tool `{call.name}` is not available.")
+        try:
+            command, timeout = _arguments(call.arguments)
+        except ValueError as error:
+            return ToolResult.error(call, str(error))
+        if ctx.workspace is None:
+            return ToolResult.error(call, NO_WORKSPACE)
+        refusal = self._policy.refusal(command)
+        if refusal is not None:
+            return ToolResult.error(call, refusal)
+        limits = self._limits.lowered(timeout)
+        try:
+            finished = await run_command(shell_argv(command), ctx.workspace, limits, self._env)
+        except OSError as error:
+            return ToolResult.error(call, f"could not start the command: {error}")
+        return _result(call, finished, limits)
+
+
+NO_WORKSPACE = "this agent has no workspace, so it cannot run commands."
+
+
+def _arguments(text: str) -> tuple[str, float | None]:
+    """(command, timeout_seconds) from the call's JSON arguments.
+
+    Raises:
+        ValueError: the arguments are not what the spec asks for (the message says how).
+    """
+    try:
+        arguments = json.loads(text or "{}")
+    except json.JSONDecodeError as error:
+        raise ValueError(f"the arguments are not valid JSON ({error}).") from None
+    if not isinstance(arguments, dict):
+        raise ValueError("the arguments must be a JSON object.")
+    command = arguments.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError("`command` must be a non-empty string.")
+    timeout = arguments.get("timeout_seconds")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise ValueError("`timeout_seconds` must be a positive number.")
+    return command, None if timeout is None else float(timeout)
+
+
+def _result(call: ToolCall, finished: Finished, limits: Limits) -> ToolResult:
+    if finished.timed_out:
+        header = (
+            f"Error: timed out after {limits.timeout_seconds:g}s; the command and everything "
+            f"it started were stopped. Output so far:"
+        )
+    else:
+        header = f"exit code {finished.exit_code} ({finished.duration_s:g}s)"
+    body = finished.output if finished.output else "(no output)"
+    return ToolResult(
+        call.id,
+        f"{header}\n{body}",
+        is_error=finished.timed_out,
+        truncated=finished.cut_bytes > 0,
+    )
+
+
+def _spec(ceiling: float) -> ToolSpec:
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "description": "A shell command (run with /bin/sh -c in your workspace).",
+            },
+            "timeout_seconds": {
+                "type": "number",
+                "description": f"Stop the command after this many seconds (at most {ceiling:g}).",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+    return ToolSpec(
+        NAME,
+        "Run a shell command in your workspace and return its exit code and output "
+        "(stdout and stderr together; long output is cut in the middle). Anything the "
+        "command starts is stopped when it ends.",
+        parameters,
+        ToolAnnotations(read_only=False, destructive=True, open_world=True),
+    )
+
+
+# ---------------------------------------------------------------- from the config
+
+
+def command_toolbox(config: MassgenConfig, agent: AgentConfig) -> Toolbox | None:
+    """The command tool for `agent`, or None when its backend does not enable it.
+
+    The timeout is the backend's `command_line_timeout_seconds` (default 60 s), never more
+    than the loop's `tool_timeout_seconds` less the kill grace, so the command reports its
+    own timeout, with its output, before the loop gives up on the call. A run's deadline
+    cancels the call, and cancelling kills the command's process group.
+    """
+    backend = agent.backend
+    if not backend.enable_mcp_command_line:
+        return None
+    orchestrator = config.orchestrator
+    loop_limit = orchestrator.tool_timeout_seconds
+    ceiling = max(loop_limit - KILL_GRACE_SECONDS - 1.0, loop_limit / 2)
+    wanted = backend.command_line_timeout_seconds or DEFAULT_TIMEOUT_SECONDS
+    limits = Limits(
+        timeout_seconds=min(wanted, ceiling),
+        max_output_bytes=max(256, orchestrator.max_tool_result_bytes - _HEADER_BYTES),
+    )
+    policy = CommandPolicy(
+        backend.command_line_allowed_commands, backend.command_line_blocked_commands
+    )
+    env = scrubbed_environment(os.environ, backend.command_line_env)
+    return CommandToolbox(limits, policy, env)

@@ -1,0 +1,206 @@
+"""Run one command to completion, bounded: `await run_command(argv, cwd, limits, env)`.
+
+- The command is its own process group (`start_new_session=True`). When the call ends,
+  however it ends (exit, timeout, cancellation), the whole group gets SIGTERM, a short
+  grace, then SIGKILL, so nothing the command started outlives the call: a backgrounded
+  `sleep` dies with its shell. A process that leaves the group on purpose (`setsid`) is out
+  of reach here; confining that is the OS sandbox's job (the permission issue, #14), which
+  wraps this runner.
+- stdout and stderr share one pipe, so the output is interleaved as a terminal shows it.
+- Output is read in chunks into a bounded head and tail; memory stays within the bound
+  whatever the command prints, and the output says how much was cut from the middle.
+- The child's environment is the caller's; `scrubbed_environment` builds one without
+  secrets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+KILL_GRACE_SECONDS = 2.0
+_CHUNK = 64 * 1024
+# How long to wait for the pipe to close once the group is dead (a process that escaped
+# the group can hold it open forever).
+_DRAIN_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The bounds of one command: its wall-clock timeout and how much output it returns."""
+
+    timeout_seconds: float
+    max_output_bytes: int = 64 * 1024
+    kill_grace_seconds: float = KILL_GRACE_SECONDS
+
+    def lowered(self, timeout_seconds: float | None) -> Limits:
+        """These limits with the timeout lowered to `timeout_seconds`; a request above the
+        ceiling gets the ceiling, never more."""
+        if timeout_seconds is None or timeout_seconds >= self.timeout_seconds:
+            return self
+        return Limits(max(timeout_seconds, 0.0), self.max_output_bytes, self.kill_grace_seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """How a command ended. `exit_code` is negative when a signal ended it (-9: SIGKILL)."""
+
+    exit_code: int
+    output: str
+    duration_s: float
+    timed_out: bool
+    cut_bytes: int = 0  # bytes of output left out of `output` (its note says so too)
+
+
+async def run_command(
+    argv: Sequence[str], cwd: Path, limits: Limits, env: Mapping[str, str]
+) -> Finished:
+    """Run `argv` in `cwd` until it exits or `limits.timeout_seconds` pass.
+
+    Raises:
+        OSError: the command could not be started (no such program, no such directory).
+        asyncio.CancelledError: the caller was cancelled; the process group is killed
+            and reaped first.
+    """
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    capture = _Capture(limits.max_output_bytes)
+    assert process.stdout is not None
+    reader = asyncio.create_task(capture.read(process.stdout))
+    timed_out = False
+    try:
+        try:
+            async with asyncio.timeout(limits.timeout_seconds):
+                await process.wait()
+        except TimeoutError:
+            timed_out = True
+    finally:
+        await _stop_group(process, limits.kill_grace_seconds)
+        await _drain(reader)
+    assert process.returncode is not None
+    return Finished(
+        exit_code=process.returncode,
+        output=capture.text(),
+        duration_s=round(time.monotonic() - started, 3),
+        timed_out=timed_out,
+        cut_bytes=capture.cut,
+    )
+
+
+async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
+    """SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the
+    group (whatever is left: stragglers, or processes that ignore SIGTERM), and reap."""
+    pgid = process.pid  # start_new_session: the leader's pid is the group's id
+    try:
+        _signal_group(pgid, signal.SIGTERM)
+        if process.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace):
+                    await process.wait()
+    finally:
+        # Also when cancelled again during the grace: nothing may survive the call.
+        _signal_group(pgid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _drain(reader: asyncio.Task[None]) -> None:
+    """Let the reader take what is left in the pipe, briefly; then stop it."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            await asyncio.shield(reader)
+    if not reader.done():
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+class _Capture:
+    """The first and last `limit / 2` bytes of a stream, and how many came between."""
+
+    def __init__(self, limit: int) -> None:
+        self._head_limit = limit // 2
+        self._tail_limit = limit - self._head_limit
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+
+    async def read(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(_CHUNK):
+            self.add(chunk)
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self._head_limit - len(self._head)
+        if room > 0:
+            self._head += chunk[:room]
+            chunk = chunk[room:]
+        self._tail += chunk
+        if len(self._tail) > self._tail_limit:
+            del self._tail[: len(self._tail) - self._tail_limit]
+
+    @property
+    def cut(self) -> int:
+        return self.total - len(self._head) - len(self._tail)
+
+    def text(self) -> str:
+        head = self._head.decode("utf-8", errors="replace")
+        tail = self._tail.decode("utf-8", errors="replace")
+        if not self.cut:
+            return head + tail
+        note = (
+            f"\n[output cut: {self.total:,} bytes in all; {self.cut:,} bytes from the middle "
+            f"left out; the first {len(self._head):,} and last {len(self._tail):,} are shown]\n"
+        )
+        return head + note + tail
+
+
+# ---------------------------------------------------------------- the child's environment
+
+SECRET_NAME = re.compile(
+    r"API_?KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY", re.IGNORECASE
+)
+
+
+def provider_key_names() -> frozenset[str]:
+    """Every environment variable a provider profile reads its key from."""
+    from massgen.backends.profiles import KEY_ENV_BY_HOST, PROFILES
+
+    names = {name for profile in PROFILES.values() for name in profile.key_env}
+    names.update(name for _, host_names in KEY_ENV_BY_HOST for name in host_names)
+    return frozenset(names)
+
+
+def scrubbed_environment(
+    base: Mapping[str, str], passed: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """`base` without provider keys or secret-looking variables (`*API_KEY*`, `*TOKEN*`,
+    `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, case-insensitive), then `passed` on top:
+    what the user gave the command explicitly is kept, whatever its name."""
+    keys = provider_key_names()
+    env = {
+        name: value
+        for name, value in base.items()
+        if name not in keys and not SECRET_NAME.search(name)
+    }
+    env.update(passed or {})
+    return env
