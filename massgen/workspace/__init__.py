@@ -1,0 +1,8 @@
+"""Agents' workspaces: a directory per agent, snapshots tied to answers, file tools.
+
+layout.py   where workspaces and the snapshot store live under `.massgen/`
+ignore.py   a small `.gitignore` matcher (what a snapshot leaves out)
+store.py    one content-addressed store per run; a snapshot is a manifest
+files.py    the file tools (one in-process toolbox), peers read through the store
+team.py     a run's workspaces: publish, the presenter's start, the final copy
+"""
