@@ -92,5 +92,8 @@ def test_the_presenter_starts_from_the_winners_snapshot_and_its_own_dir_is_kept(
     (final / "report.md").write_text("done")
     log = tmp_path / "log"
     ws.save_final(log, "agent1.1")
-    assert sorted(p.name for p in (log / "final" / "workspace").iterdir()) == ["app.py", "report.md"]
+    assert sorted(p.name for p in (log / "final" / "workspace").iterdir()) == [
+        "app.py",
+        "report.md",
+    ]
     assert "report.md" in ws.store.load("final").files
