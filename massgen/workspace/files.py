@@ -9,6 +9,7 @@ refuses a file the agent has neither read nor created during this run.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -323,7 +324,7 @@ class FileTools:
         for rel, info in walk(target.path):
             full = target.path / rel
             shown = f"{target.rel}/{rel}" if target.rel else rel
-            yield shown, rel, (lambda p=full, s=info.st_size: _small_file(p, s))
+            yield shown, rel, functools.partial(_small_file, full, info.st_size)
 
     def _loader(self, entry: Entry) -> Callable[[], bytes | None]:
         if entry.size > MAX_GREP_FILE_BYTES:
