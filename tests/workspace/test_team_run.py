@@ -102,3 +102,18 @@ async def test_agents_without_a_workspace_run_exactly_as_before(tmp_path, monkey
     assert offered == {"new_answer", "vote"}
     assert not (tmp_path / ".massgen" / "workspaces").exists()
     assert not (result.log_dir / "final" / "workspace").exists()
+
+
+def test_the_workspace_preset_runs_on_the_fake_provider(tmp_path, monkeypatch, capsys):
+    from massgen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MASSGEN_LOG_BASE_DIR", raising=False)
+    with FakeProvider(builder) as fake:
+        monkeypatch.setenv("MASSGEN_BASE_URL", fake.base_url)
+        code = main(["--config", "@examples/tools/workspace", "Write a word counter."])
+    assert code == 0, capsys.readouterr().err
+    (log,) = (tmp_path / ".massgen" / "massgen_logs").glob("log_*/turn_1")
+    program = (log / "final" / "workspace" / "src" / "main.py").read_text()
+    assert program.startswith("print('hello from ")
