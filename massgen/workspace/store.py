@@ -6,7 +6,8 @@
 An unchanged file is stored once across agents and rounds. Objects are copies, never
 hardlinks to a workspace file: an agent that rewrites a file in place must not change
 what its peers were shown. `Snapshotter` remembers each file's stat, so a re-snapshot
-reads only the files that changed: its cost follows what changed, not the tree's size.
+reads only the files that changed: its cost follows what changed, not the tree's size
+(a file modified within `RACY_SECONDS` of being hashed is always read again).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,9 @@ from pathlib import Path
 from massgen.workspace.ignore import Ignore
 
 _CHUNK = 1 << 20
+# A file changed within this long of its hashing may change again without its stat
+# changing (timestamps are coarse), so its hash is not reused ("racy git").
+RACY_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +133,8 @@ class Snapshotter:
 
     def __init__(self, store: Store, root: Path, limits: Limits | None = None) -> None:
         self.store, self.root, self.limits = store, root, limits or Limits()
-        self._known: dict[str, tuple[_Stat, str]] = {}
+        self._known: dict[str, tuple[_Stat, str]] = {}  # only stats safe to trust
+        self._racy_ns = int(RACY_SECONDS * 1e9)
         self.files_read = 0  # files hashed so far (the bench shows it follows what changed)
 
     def take(self) -> Manifest:
@@ -151,7 +157,10 @@ class Snapshotter:
             return known[1]
         digest = self.store.put(self.root / relpath)
         self.files_read += 1
-        self._known[relpath] = (key, digest)
+        if max(info.st_mtime_ns, info.st_ctime_ns) + self._racy_ns < time.time_ns():
+            self._known[relpath] = (key, digest)
+        else:
+            self._known.pop(relpath, None)
         return digest
 
 

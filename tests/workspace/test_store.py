@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
 
+from massgen.workspace import store as store_module
 from massgen.workspace.store import Limits, Snapshotter, Store
 from massgen.workspace.team import Workspaces
 
@@ -26,17 +28,29 @@ def test_an_unchanged_file_is_stored_once_across_agents_and_rounds(tmp_path):
     assert set(ws.store.load("agent1.1").files) == {"same.txt"}
 
 
-def test_a_resnapshot_reads_only_what_changed(tmp_path):
+def test_a_resnapshot_reads_only_what_changed(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_module, "RACY_SECONDS", 0.05)
     root = tmp_path / "ws"
     root.mkdir()
     for i in range(20):
         (root / f"f{i}.txt").write_text(str(i))
+    time.sleep(0.1)
     snap = Snapshotter(Store(tmp_path / "store"), root)
     snap.take()
     (root / "f3.txt").write_text("changed")
     second = snap.take()
     assert snap.files_read == 21
     assert len(second.files) == 20
+
+
+def test_a_file_rewritten_at_once_with_the_same_size_is_read_again(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("one")
+    snap = Snapshotter(Store(tmp_path / "store"), root)
+    first = snap.take()
+    (root / "a.txt").write_text("two")  # likely within the same timestamp tick
+    assert snap.take().files["a.txt"].hash != first.files["a.txt"].hash
 
 
 def test_git_massgen_gitignored_symlinks_and_big_files_are_left_out(tmp_path):
