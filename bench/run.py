@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import commands, doc, first_run, inproc, local
+from bench import commands, doc, first_run, inproc, local, workspace
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
@@ -49,6 +49,7 @@ class Results:
     other: CliResults | None
     load: tuple[float, float]  # 1-minute load average before and after
     tools: list[inproc.ToolTrip] | None = None
+    workspace: workspace.WorkspaceCost | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +94,8 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         events = inproc.event_throughput(words, runs)
         _say("one tool round trip with an in-process tool")
         tools = inproc.tool_round_trip(runs)
+        _say("workspace snapshots: 3 agents over 1,000 files / 50 MB")
+        snapshots = workspace.snapshot_cost()
         theirs = _measure_cli(other, work, other_runs, compare=True) if other else None
     return Results(
         runs,
@@ -105,6 +108,7 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         theirs,
         (load_before, os.getloadavg()[0]),
         tools,
+        snapshots,
     )
 
 

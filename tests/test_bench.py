@@ -61,3 +61,20 @@ def test_the_tool_round_trip_times_the_dispatch_inside_the_round_trip():
     samples = inproc.tool_round_trip(1, per_run=2)
     assert len(samples) == 2
     assert all(0 < s.dispatch < s.round_trip and s.model_call > 0 for s in samples)
+
+
+def test_the_workspace_bench_reads_only_what_changed_and_copies_nothing_for_views(monkeypatch):
+    from bench import workspace
+    from bench.doc import workspace_cost
+    from massgen.workspace import store
+
+    monkeypatch.setattr(store, "RACY_SECONDS", 0.05)
+    cost = workspace.snapshot_cost(files=40, total_bytes=40 * 1024, agents=3, changed=4)
+    first, unchanged, changed = cost.steps
+    assert (first.files_read, unchanged.files_read, changed.files_read) == (120, 0, 12)
+    assert first.store_bytes == 40 * 1024  # the three agents' identical files, stored once
+    assert changed.store_bytes > first.store_bytes
+    assert cost.copied_for_views == 0 and cost.view_seconds > 0
+    text = workspace_cost(type("R", (), {"workspace": cost})())  # type: ignore[arg-type]
+    assert "## 7. Workspace snapshots and peer views" in text
+    assert "| re-snapshot, 4 files changed |" in text
