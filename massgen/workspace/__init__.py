@@ -1,6 +1,6 @@
 """Agents' workspaces: a directory per agent, snapshots tied to answers, file tools.
 
-layout.py   where workspaces and the snapshot store live under `.massgen/`
+paths.py    where a path a model writes points; anything outside is refused
 ignore.py   a small `.gitignore` matcher (what a snapshot leaves out)
 store.py    one content-addressed store per run; a snapshot is a manifest
 files.py    the file tools (one in-process toolbox), peers read through the store
