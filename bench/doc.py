@@ -35,6 +35,7 @@ def render(r: Results) -> str:
         _events(r),
         _tool_round_trip(r),
         _mcp_startup(r),
+        workspace_cost(r),
         _comparison(r),
         _method(),
     ]
@@ -340,6 +341,42 @@ def _mcp_startup(r: Results) -> str:
             "hands them to every turn; a run on its own opens and closes its own. Server "
             f"processes started: {counted}.",
             table(["step", *(f"ms {h}" for h in SPREAD)], rows),
+        ]
+    )
+
+
+def workspace_cost(r: Results) -> str:
+    cost = r.workspace
+    if cost is None:
+        return ""
+    rows = [
+        [
+            s.step,
+            _ms(max(s.seconds)),
+            _ms(sum(s.seconds)),
+            f"{s.files_read:,}",
+            f"{s.store_bytes / 2**20:.1f}",
+        ]
+        for s in cost.steps
+    ]
+    rows.append(
+        [
+            f"one viewer reads all {len(cost.steps) * cost.agents} snapshots",
+            _ms(cost.view_seconds),
+            _ms(cost.view_seconds),
+            "0",
+            f"copied for views: {cost.copied_for_views}",
+        ]
+    )
+    return "\n\n".join(
+        [
+            "## 8. Workspace snapshots and peer views",
+            f"{cost.agents} agents, each with the same {cost.files:,} files "
+            f"({cost.total_bytes / 2**20:.0f} MB), publish three answers; then "
+            f"{cost.changed} files of each change. Files hashed follow what changed, not "
+            "agents x files; an unchanged file is stored once across agents and rounds, and "
+            "peers read snapshots from the store (nothing is copied per viewer).",
+            table(["step", "ms per agent (max)", "ms all agents", "files read", "store MB"], rows),
         ]
     )
 

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import commands, doc, first_run, inproc, local
+from bench import commands, doc, first_run, inproc, local, workspace
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
@@ -50,6 +50,7 @@ class Results:
     load: tuple[float, float]  # 1-minute load average before and after
     tools: list[inproc.ToolTrip] | None = None
     mcp: list[inproc.McpStartup] | None = None
+    workspace: workspace.WorkspaceCost | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +97,8 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         tools = inproc.tool_round_trip(runs)
         _say("MCP start-up: 3 agents x 2 stdio servers, a 2-turn session and 2 separate runs")
         mcp = inproc.mcp_startup(runs)
+        _say("workspace snapshots: 3 agents over 1,000 files / 50 MB")
+        snapshots = workspace.snapshot_cost()
         theirs = _measure_cli(other, work, other_runs, compare=True) if other else None
     return Results(
         runs,
@@ -109,6 +112,7 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         (load_before, os.getloadavg()[0]),
         tools,
         mcp,
+        snapshots,
     )
 
 

@@ -25,8 +25,9 @@ from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
 from massgen.loading import ConfigLike, LoadedConfig, load
-from massgen.tools.base import Toolbox
+from massgen.tools.base import Toolbox, Toolboxes
 from massgen.tools.team import open_tools
+from massgen.workspace.team import Workspaces, run_name
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]
 
@@ -122,6 +123,7 @@ class TeamRun:
         self.cli_args = cli_args
         self.recorder: Any = None
         self.orchestrator: Orchestrator | None = None
+        self.workspaces: Workspaces | None = None
 
     def open_log(self) -> Path | None:
         """Create the log directory now (the CLI prints it before the run starts)."""
@@ -153,6 +155,9 @@ class TeamRun:
             loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
         self.open_log()
+        self.workspaces = Workspaces.for_config(
+            loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir)
+        )
         try:
             async with contextlib.AsyncExitStack() as stack:
                 members = await self._equip(members, stack)
@@ -161,10 +166,12 @@ class TeamRun:
                     self.loaded.config.orchestrator,
                     deadline_seconds=self.deadline,
                     emit=self._emit,
+                    workspaces=self.workspaces,
                 )
                 outcome = await self.orchestrator.run(self.question, self.history)
         finally:
             await _close_all(members)
+            self._save_final_workspace()
             if self.recorder is not None:
                 with contextlib.suppress(OSError):
                     self.recorder.close(interrupted=self.outcome is None)
@@ -184,7 +191,26 @@ class TeamRun:
                     failed=self.tool_failures.append,
                 )
             )
-        return [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
+        members = [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
+        ws = self.workspaces
+        if ws is None:
+            return members
+        return [
+            replace(m, toolbox=Toolboxes([ws.files, m.toolbox]), workspace=ws.path(m.id))
+            if m.id in ws.agents
+            else m
+            for m in members
+        ]
+
+    def _save_final_workspace(self) -> None:
+        """The final workspace beside the final answer (`final/workspace/`), also after
+        an interruption, from what was decided by then."""
+        if self.workspaces is None or self.outcome is None:
+            return
+        try:
+            self.workspaces.save_final(self.log_dir, self.outcome.winner_label)
+        except OSError as error:
+            print(f"massgen: warning: final workspace not saved ({error})", file=sys.stderr)
 
     def _emit(self, event: ev.AnyEvent) -> None:
         for sink in tuple(self.sinks):  # a sink may remove itself

@@ -74,3 +74,20 @@ def test_mcp_servers_start_once_per_session_and_once_per_separate_run():
     assert len(sample.session_turns) == len(sample.run_turns) == inproc.MCP_TURNS
     assert min(sample.open_s, sample.close_s, sample.bare_turn) > 0
     assert not inproc.server_pids()  # none outlived its session or run
+
+
+def test_the_workspace_bench_reads_only_what_changed_and_copies_nothing_for_views(monkeypatch):
+    from bench import workspace
+    from bench.doc import workspace_cost
+    from massgen.workspace import store
+
+    monkeypatch.setattr(store, "RACY_SECONDS", 0.05)
+    cost = workspace.snapshot_cost(files=40, total_bytes=40 * 1024, agents=3, changed=4)
+    first, unchanged, changed = cost.steps
+    assert (first.files_read, unchanged.files_read, changed.files_read) == (120, 0, 12)
+    assert first.store_bytes == 40 * 1024  # the three agents' identical files, stored once
+    assert changed.store_bytes > first.store_bytes
+    assert cost.copied_for_views == 0 and cost.view_seconds > 0
+    text = workspace_cost(type("R", (), {"workspace": cost})())  # type: ignore[arg-type]
+    assert "## 8. Workspace snapshots and peer views" in text
+    assert "| re-snapshot, 4 files changed |" in text

@@ -93,6 +93,9 @@ class BackendConfig(Strict):
                 "use `local` or remove the key"
             )
         return value
+    # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
+    # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
+    cwd: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
@@ -196,6 +199,9 @@ class MassgenConfig(Strict):
             if agent.id in seen:
                 raise ValueError(f"agent id {agent.id!r} is used twice; ids must be unique")
             seen.add(agent.id)
+        workspaces = [agent.backend.cwd for agent in self.agents if agent.backend.cwd]
+        if len(set(workspaces)) != len(workspaces):
+            raise ValueError("two agents name the same `cwd`; each agent needs its own")
         return self
 
     @model_validator(mode="after")
@@ -224,7 +230,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     AgentConfig: _keys("subtask main_agent subagent_agents memory hooks filesystem"),
     BackendConfig: _keys(
         # tools and workspaces
-        "cwd custom_tools permissions hooks"
+        "custom_tools permissions hooks"
         " disallowed_tools direct_mcp_servers exclude_file_operation_mcps"
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"

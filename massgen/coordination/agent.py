@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 
 from massgen.backends.base import Backend
 from massgen.backends.common import estimated_usage, request_chars
@@ -59,6 +60,8 @@ class Member:
     price: Callable[[Usage], float | None] | None = None
     # Every tool it may call besides the workflow ones; set by whoever builds the team.
     toolbox: Toolbox = field(default_factory=NoTools)
+    # Its working directory (`massgen/workspace/`), handed to its tools; None: it has none.
+    workspace: Path | None = None
 
 
 class Verdict(Enum):
@@ -109,7 +112,7 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
     schema = None
     if structured:
         schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer, tools=own)
-    ctx = ToolContext(agent=member.id, phase="coordination")
+    ctx = ToolContext(agent=member.id, phase="coordination", workspace=member.workspace)
     invalid, tool_rounds = 0, 0
     while True:
         reply = await _call(member, messages, () if schema else offered, schema, emit)

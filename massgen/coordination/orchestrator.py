@@ -12,7 +12,8 @@ import random
 import zlib
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import actions, novelty, prompts
@@ -35,6 +36,16 @@ from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
 from massgen.log import logger
+
+
+class Workspaces(Protocol):
+    """The agents' workspaces as coordination needs them (`massgen/workspace/team.py`):
+    an answer's snapshot is recorded as it is published, and the presenter starts from
+    the snapshot of the chosen answer."""
+
+    def published(self, agent: str, label: str) -> None: ...
+
+    def presenting(self, agent: str, label: str) -> Path | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +117,7 @@ class Orchestrator:
         *,
         deadline_seconds: float = 1800,
         emit: Emit = lambda event: None,
+        workspaces: Workspaces | None = None,
     ) -> None:
         if not members:
             raise ValueError("a team needs at least one member")
@@ -113,6 +125,7 @@ class Orchestrator:
         self.settings = settings or OrchestratorConfig()
         self.deadline_seconds = deadline_seconds
         self._sink = emit
+        self.workspaces = workspaces
         self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
 
@@ -264,6 +277,8 @@ class Orchestrator:
         if self._plans_only(member):
             note = self.settings.coordination.planning_mode_instruction or prompts.PLANNING_NOTE
             system = f"{system}\n\n{note}"
+        if member.workspace is not None:
+            system = f"{system}\n\n{prompts.WORKSPACE_NOTE}"
         return RunSetup(
             system=system,
             user=prompts.user_message(self.state.question, shown, history=self.state.history),
@@ -327,6 +342,8 @@ class Orchestrator:
         if repeat:
             return Rejected(repeat)
         answer, retired = self.state.board.publish(agent, content)
+        if self.workspaces is not None:  # before peers hear of it, so they can read it
+            self.workspaces.published(agent, answer.label)
         self.emit(ev.AnswerPublished(agent=agent, label=answer.label, content=content))
         for vote in retired:
             self.emit(
@@ -417,6 +434,9 @@ class Orchestrator:
         if not self._presents():
             return decision.winner.content
         member = next(m for m in self.members if m.id == decision.winner.agent)
+        workspace = None
+        if self.workspaces is not None:
+            workspace = self.workspaces.presenting(member.id, decision.winner.label)
         return await present(
             member,
             self.state.question,
@@ -427,6 +447,7 @@ class Orchestrator:
             history=self.state.history,
             tools=self._tool_bounds(),
             max_tool_iterations=self.settings.max_tool_iterations,
+            workspace=workspace,
         )
 
     def _fallback(self, status: Status, reason: str) -> TeamOutcome:

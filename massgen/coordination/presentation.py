@@ -10,6 +10,7 @@ A model that writes JSON actions presents in plain text, without tools.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from massgen.coordination.agent import Emit, Member, member_tools, usage_event
 from massgen.coordination.board import Answer
@@ -32,8 +33,10 @@ async def present(
     history: Sequence[Turn] = (),
     tools: ToolBounds | None = None,
     max_tool_iterations: int = 10,
+    workspace: Path | None = None,
 ) -> str:
-    """Stream the winner's final answer; fall back to its stored answer if it wrote none."""
+    """Stream the winner's final answer; fall back to its stored answer if it wrote none.
+    `workspace`: where its tools work (the winner's snapshot, restored); default its own."""
     winner = decision.winner
     assert winner is not None
     emit(ev.PresentationStarted(agent=member.id, strategy=strategy))
@@ -50,7 +53,9 @@ async def present(
     if own:
         system = f"{system}\n\n{PRESENTING_WITH_TOOLS}"
     messages = [Message("system", system), Message("user", user)]
-    ctx = ToolContext(agent=member.id, phase="presentation")
+    ctx = ToolContext(
+        agent=member.id, phase="presentation", workspace=workspace or member.workspace
+    )
     for round_ in range(max_tool_iterations + 1):
         offered = own if round_ < max_tool_iterations else ()
         text, calls = await _stream(member, messages, offered, emit)

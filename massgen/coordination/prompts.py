@@ -147,3 +147,10 @@ PRESENTING_WITH_TOOLS = (
     "Your tools now run for real. Carry out the actions the selected answer plans, check "
     "their results, then write the final answer, saying what was done."
 )
+
+WORKSPACE_NOTE = (
+    "WORKSPACE: you have a working directory of your own; the file tools take paths relative "
+    "to it. Each answer comes with the files of its author's workspace as they were when it "
+    "was published, read-only under `peers/<label>/` (for example `peers/agent1.2/`); copy "
+    "what you want to build on with `copy_from_peer`. A vote is for an answer and its files."
+)

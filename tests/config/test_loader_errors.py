@@ -277,8 +277,8 @@ def test_unsupported_predecessor_keys_say_not_supported_yet(dirs, extra, path):
 
 
 def test_unsupported_key_path_in_single_agent_form(dirs):
-    text = "agent:\n  id: a\n  backend:\n    type: x\n    cwd: ws\n"
-    assert error_for(dirs, text).startswith("`agent.backend.cwd` is not supported")
+    text = "agent:\n  id: a\n  backend:\n    type: x\n    custom_tools: []\n"
+    assert error_for(dirs, text).startswith("`agent.backend.custom_tools` is not supported")
 
 
 def test_unsupported_key_is_reported_before_typos_and_unset_variables(dirs):

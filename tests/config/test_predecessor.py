@@ -50,7 +50,7 @@ def test_the_predecessors_mcp_servers_list_loads():
 @pytest.mark.parametrize(
     ("fixture", "key_path"),
     [
-        ("restart_test_controlled.yaml", "agents[0].backend.cwd"),
+        ("restart_test_controlled.yaml", "orchestrator.snapshot_storage"),
         ("gpt5mini_cc_fs_context_path.yaml", "agents[0].backend.text"),
     ],
 )
@@ -67,10 +67,17 @@ def test_the_remaining_unsupported_keys_of_a_fixture_are_each_named(tmp_path):
     # Removing the first unsupported key reveals the next one, never a silent skip.
     text = (FIXTURES / "restart_test_controlled.yaml").read_text()
     trimmed = tmp_path / "trimmed.yaml"
-    trimmed.write_text(text.replace('      cwd: "workspace1"\n', ""))
+    trimmed.write_text(text.replace('  snapshot_storage: "snapshots"\n', ""))
     with pytest.raises(ConfigError) as caught:
         load_config(trimmed)
-    assert "`orchestrator.snapshot_storage` is not supported" in str(caught.value)
+    assert "`orchestrator.agent_temporary_workspace` is not supported" in str(caught.value)
+
+
+def test_the_predecessors_cwd_names_the_agents_workspace(tmp_path):
+    text = (FIXTURES / "restart_test_controlled.yaml").read_text()
+    trimmed = tmp_path / "trimmed.yaml"
+    trimmed.write_text(text.split("orchestrator:")[0])
+    assert load_config(trimmed).agents[0].backend.cwd == "workspace1"
 
 
 def test_top_level_provider_params_point_at_extra_body():

@@ -1,0 +1,418 @@
+"""The file tools: one in-process toolbox, each tool declaring its effects as data.
+
+Paths are relative to the calling agent's workspace (`ToolContext.workspace`); other
+answers' snapshots are read-only under `peers/<label>/` and are read from the store, never
+copied per viewer. Writes land only inside the workspace (`paths.own`). `delete_file`
+refuses a file the agent has neither read nor created during this run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
+from massgen.tools.base import ToolContext, ToolResult
+from massgen.tools.effects import Delete, Effect, Read, Write
+from massgen.workspace.ignore import _translate
+from massgen.workspace.paths import PEERS, Own, Peer, Refused, locate, own
+from massgen.workspace.store import Entry, Manifest, Store, walk
+
+MAX_READ_LINES = 2000
+MAX_MATCHES = 100
+MAX_GREP_FILE_BYTES = 1024 * 1024
+_SNIFF = 8192
+
+
+class PeerView(Protocol):
+    """The published snapshots, by label, and the store that holds their files."""
+
+    @property
+    def store(self) -> Store: ...
+
+    def snapshots(self) -> Mapping[str, Manifest]: ...
+
+
+def _spec(name: str, description: str, props: dict[str, Any], required: list[str], *, ro: bool):
+    schema = {"type": "object", "properties": props, "required": required}
+    annotations = ToolAnnotations(read_only=ro, destructive=name == "delete_file")
+    return ToolSpec(name, description, schema, annotations)
+
+
+_S = {"type": "string"}
+_I = {"type": "integer", "minimum": 1}
+_WHERE = (
+    " Paths are relative to your workspace; other answers' files are read-only under "
+    f"`{PEERS}/<label>/` (for example `{PEERS}/agent1.2/main.py`)."
+)
+
+SPECS = (
+    _spec(
+        "read_file",
+        "Read a text file, optionally from line `offset` (1-based) for `limit` lines." + _WHERE,
+        {"path": _S, "offset": _I, "limit": _I},
+        ["path"],
+        ro=True,
+    ),
+    _spec(
+        "write_file",
+        "Create or overwrite a file in your workspace.",
+        {"path": _S, "content": _S},
+        ["path", "content"],
+        ro=False,
+    ),
+    _spec(
+        "edit_file",
+        "Replace the one exact occurrence of `old` with `new` in a file of your workspace.",
+        {"path": _S, "old": _S, "new": _S},
+        ["path", "old", "new"],
+        ro=False,
+    ),
+    _spec("list_dir", "List a directory." + _WHERE, {"path": _S}, [], ro=True),
+    _spec(
+        "glob",
+        "Files matching a glob pattern such as `**/*.py`, under `path`." + _WHERE,
+        {"pattern": _S, "path": _S},
+        ["pattern"],
+        ro=True,
+    ),
+    _spec(
+        "grep",
+        "Lines matching a regular expression in the text files under `path`." + _WHERE,
+        {"pattern": _S, "path": _S},
+        ["pattern"],
+        ro=True,
+    ),
+    _spec(
+        "delete_file",
+        "Delete one file of your workspace that you have read or created in this run.",
+        {"path": _S},
+        ["path"],
+        ro=False,
+    ),
+    _spec(
+        "copy_from_peer",
+        f"Copy a file or directory from `{PEERS}/<label>/...` into your workspace at `dest` "
+        "(default: the same path inside your workspace).",
+        {"source": _S, "dest": _S},
+        ["source"],
+        ro=False,
+    ),
+)
+_NAMES = frozenset(spec.name for spec in SPECS)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    name: str
+    args: dict[str, Any]
+    root: Path
+    agent: str
+
+    def text(self, key: str, default: str | None = None) -> str:
+        value = self.args.get(key, default)
+        if not isinstance(value, str):
+            raise ValueError(f"`{key}` must be a string.")
+        return value
+
+
+class FileTools:
+    """The file tools over `ctx.workspace` and `view`. One instance serves a whole team:
+    what each agent read or created is remembered per agent (read-before-delete)."""
+
+    def __init__(self, view: PeerView) -> None:
+        self.view = view
+        self._touched: dict[str, set[Path]] = {}
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return SPECS
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        c = self._parse(call, ctx)
+        paths = [c.text(k) for k in ("path", "source", "dest") if k in c.args]
+        if c.name == "copy_from_peer":
+            source = _peer_or_none(c.root, c.text("source"))
+            dest = c.args.get("dest") or (source.rel if source else "")
+            return (*self._reads(c.root, c.text("source")), Write(self._real(c.root, dest)))
+        if c.name in ("write_file", "edit_file"):
+            return (Write(self._real(c.root, paths[0])),)
+        if c.name == "delete_file":
+            return (Delete(self._real(c.root, paths[0])),)
+        return self._reads(c.root, paths[0] if paths else ".")
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        try:
+            c = self._parse(call, ctx)
+            text = await asyncio.to_thread(getattr(self, f"_{c.name}"), c)
+        except (Refused, ValueError, OSError) as error:
+            return ToolResult.error(call, _message(error))
+        return ToolResult(call.id, text)
+
+    # --- parsing and effects ----------------------------------------------------------
+
+    def _parse(self, call: ToolCall, ctx: ToolContext) -> _Call:
+        if call.name not in _NAMES:
+            raise ValueError(f"tool `{call.name}` is not available.")
+        if ctx.workspace is None:
+            raise ValueError("this agent has no workspace.")
+        try:
+            args = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as error:
+            raise ValueError(f"arguments are not valid JSON ({error.msg}).") from None
+        if not isinstance(args, dict):
+            raise ValueError("arguments must be a JSON object.")
+        spec = next(s for s in SPECS if s.name == call.name)
+        missing = [k for k in spec.parameters["required"] if k not in args]
+        if missing:
+            raise ValueError(f"missing argument(s): {', '.join(missing)}.")
+        return _Call(call.name, args, ctx.workspace, ctx.agent)
+
+    @staticmethod
+    def _real(root: Path, raw: str) -> Path:
+        return Path(os.path.realpath(os.path.join(root, raw)))
+
+    def _reads(self, root: Path, raw: str) -> tuple[Effect, ...]:
+        target = _peer_or_none(root, raw)
+        if target is not None:
+            manifest = self.view.snapshots().get(target.label)
+            entry = manifest.files.get(target.rel) if manifest else None
+            if entry is not None:
+                return (Read(self.view.store.object_path(entry.hash)),)
+            return (Read(self.view.store.root / "manifests"),)
+        return (Read(self._real(root, raw)),)
+
+    # --- the tools --------------------------------------------------------------------
+
+    def _read_file(self, c: _Call) -> str:
+        target = locate(c.root, c.text("path"))
+        data = self._peer_bytes(target, c.text("path")) if isinstance(target, Peer) else None
+        if isinstance(target, Own):
+            data = target.path.read_bytes()
+            self._touch(c.agent, target.path)
+        assert data is not None
+        if b"\x00" in data[:_SNIFF]:
+            raise ValueError(
+                f"`{c.text('path')}` is a binary file ({len(data):,} bytes); "
+                "read_file reads text only."
+            )
+        try:
+            lines = data.decode("utf-8").splitlines(keepends=True)
+        except UnicodeDecodeError:
+            message = f"`{c.text('path')}` is not UTF-8 text; read_file reads text only."
+            raise ValueError(message) from None
+        offset, limit = int(c.args.get("offset", 1)), int(c.args.get("limit", MAX_READ_LINES))
+        if offset < 1 or limit < 1:
+            raise ValueError("`offset` and `limit` must be at least 1.")
+        shown = lines[offset - 1 : offset - 1 + min(limit, MAX_READ_LINES)]
+        body = "".join(shown)
+        if offset > 1 or len(shown) < len(lines):
+            end = offset - 1 + len(shown)
+            body += f"\n[lines {offset}-{end} of {len(lines)}; use offset/limit for more]"
+        return body
+
+    def _peer_bytes(self, target: Peer, raw: str) -> bytes:
+        entry = self._snapshot(target, raw).files.get(target.rel)
+        if entry is None:
+            raise ValueError(f"`{raw}` is not a file of that snapshot.")
+        return self.view.store.read(entry)
+
+    def _snapshot(self, target: Peer, raw: str) -> Manifest:
+        manifest = self.view.snapshots().get(target.label)
+        if manifest is None:
+            known = ", ".join(sorted(self.view.snapshots())) or "none yet"
+            raise ValueError(f"`{raw}`: no snapshot of that name (published: {known}).")
+        return manifest
+
+    def _write_file(self, c: _Call) -> str:
+        target = own(c.root, c.text("path"))
+        content = c.text("content")
+        _atomic_write(target.path, content.encode("utf-8"))
+        self._touch(c.agent, target.path)
+        return f"Wrote {target.rel} ({len(content.encode('utf-8')):,} bytes)."
+
+    def _edit_file(self, c: _Call) -> str:
+        target = own(c.root, c.text("path"))
+        old, new = c.text("old"), c.text("new")
+        if not old:
+            raise ValueError("`old` must not be empty.")
+        text = target.path.read_text(encoding="utf-8")
+        count = text.count(old)
+        if count != 1:
+            where = "does not occur" if count == 0 else f"occurs {count} times"
+            raise ValueError(
+                f"`old` {where} in {target.rel}; it must match exactly once "
+                "(include more surrounding text to make it unique)."
+            )
+        _atomic_write(target.path, text.replace(old, new).encode("utf-8"), like=target.path)
+        self._touch(c.agent, target.path)
+        return f"Edited {target.rel}."
+
+    def _list_dir(self, c: _Call) -> str:
+        raw = c.text("path", ".")
+        target = locate(c.root, raw)
+        if isinstance(target, Peer):
+            rows = self._peer_listing(target, raw)
+        else:
+            if not target.path.is_dir():
+                raise ValueError(f"`{raw}` is not a directory.")
+            rows = [_row(e.name, e) for e in sorted(os.scandir(target.path), key=lambda e: e.name)]
+            if not target.rel and self.view.snapshots():
+                rows.insert(0, f"{PEERS}/  (read-only: other answers' files)")
+        return "\n".join(rows) or "(empty)"
+
+    def _peer_listing(self, target: Peer, raw: str) -> list[str]:
+        if not target.label:
+            return [f"{label}/" for label in sorted(self.view.snapshots())]
+        files = self._snapshot(target, raw).files
+        prefix = f"{target.rel}/" if target.rel else ""
+        names: dict[str, str] = {}
+        for path, entry in files.items():
+            if path.startswith(prefix):
+                head, _, rest = path[len(prefix) :].partition("/")
+                names[head] = f"{head}/" if rest else f"{head}  {entry.size:,} bytes"
+        if not names and target.rel not in files:
+            raise ValueError(f"`{raw}` is not a directory of that snapshot.")
+        return [names[name] for name in sorted(names)]
+
+    def _glob(self, c: _Call) -> str:
+        raw = c.text("path", ".")
+        pattern = re.compile(_translate(c.text("pattern").lstrip("/")))
+        hits = [shown for shown, rel, _ in self._files(c.root, raw) if pattern.fullmatch(rel)]
+        return _bounded(hits, "files") or "no files match."
+
+    def _grep(self, c: _Call) -> str:
+        raw = c.text("path", ".")
+        try:
+            pattern = re.compile(c.text("pattern"))
+        except re.error as error:
+            raise ValueError(f"invalid regular expression: {error}.") from None
+        hits: list[str] = []
+        for shown, _rel, load in self._files(c.root, raw):
+            data = load()
+            if data is None or b"\x00" in data[:_SNIFF]:
+                continue
+            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                if pattern.search(line):
+                    hits.append(f"{shown}:{number}: {line[:300]}")
+                    if len(hits) > MAX_MATCHES:
+                        return _bounded(hits, "matches")
+        return _bounded(hits, "matches") or "no matches."
+
+    def _files(self, root: Path, raw: str) -> Iterator[tuple[str, str, Callable[[], bytes | None]]]:
+        """(path as the model writes it, path under `raw`, its bytes) for every file."""
+        target = locate(root, raw)
+        if isinstance(target, Peer):
+            labels = [target.label] if target.label else sorted(self.view.snapshots())
+            for label in labels:
+                files = self._snapshot(Peer(label, ""), raw).files
+                base = target.rel if target.label else ""
+                for path, entry in sorted(files.items()):
+                    if not base or path.startswith(f"{base}/"):
+                        rel = path[len(base) + 1 :] if base else path
+                        yield f"{PEERS}/{label}/{path}", rel, self._loader(entry)
+            return
+        if not target.path.is_dir():
+            raise ValueError(f"`{raw}` is not a directory.")
+        for rel, info in walk(target.path):
+            full = target.path / rel
+            shown = f"{target.rel}/{rel}" if target.rel else rel
+            yield shown, rel, functools.partial(_small_file, full, info.st_size)
+
+    def _loader(self, entry: Entry) -> Callable[[], bytes | None]:
+        if entry.size > MAX_GREP_FILE_BYTES:
+            return lambda: None
+        return lambda: self.view.store.read(entry)
+
+    def _delete_file(self, c: _Call) -> str:
+        target = own(c.root, c.text("path"))
+        if not target.path.is_file() or target.path.is_symlink():
+            raise ValueError(f"`{target.rel}` is not a file; delete_file removes one file.")
+        if target.path not in self._touched.get(c.agent, set()):
+            raise ValueError(
+                f"refusing to delete {target.rel}: read it first (you have "
+                "neither read nor created it in this run)."
+            )
+        target.path.unlink()
+        return f"Deleted {target.rel}."
+
+    def _copy_from_peer(self, c: _Call) -> str:
+        source_raw = c.text("source")
+        source = locate(c.root, source_raw)
+        if not isinstance(source, Peer) or not source.label:
+            raise ValueError(f"`source` must be a path under `{PEERS}/<label>/`.")
+        files = self._snapshot(source, source_raw).files
+        dest = own(c.root, c.text("dest", "") or source.rel or ".")
+        if source.rel in files:
+            picked = {"": files[source.rel]}
+        else:
+            prefix = f"{source.rel}/" if source.rel else ""
+            picked = {p[len(prefix) :]: e for p, e in files.items() if p.startswith(prefix)}
+        if not picked:
+            raise ValueError(f"`{source_raw}` is not in that snapshot.")
+        for rel, entry in picked.items():
+            target = own(c.root, f"{dest.rel}/{rel}" if rel else dest.rel)
+            _atomic_write(target.path, self.view.store.read(entry), mode=entry.mode)
+            self._touch(c.agent, target.path)
+        return f"Copied {len(picked)} file(s) to {dest.rel}."
+
+    def _touch(self, agent: str, path: Path) -> None:
+        self._touched.setdefault(agent, set()).add(path)
+
+
+def _peer_or_none(root: Path, raw: str) -> Peer | None:
+    try:
+        target = locate(root, raw)
+    except Refused:
+        return None  # outside: its effect names the real path, and the call is refused
+    return target if isinstance(target, Peer) else None
+
+
+def _row(name: str, entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return f"{name}@"
+    if entry.is_dir():
+        return f"{name}/"
+    return f"{name}  {entry.stat().st_size:,} bytes"
+
+
+def _small_file(path: Path, size: int) -> bytes | None:
+    return path.read_bytes() if size <= MAX_GREP_FILE_BYTES else None
+
+
+def _bounded(items: list[str], what: str) -> str:
+    if len(items) <= MAX_MATCHES:
+        return "\n".join(items)
+    return "\n".join(items[:MAX_MATCHES]) + f"\n[more than {MAX_MATCHES} {what}; narrow it down]"
+
+
+def _atomic_write(path: Path, data: bytes, *, like: Path | None = None, mode: int | None = None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = like.stat().st_mode & 0o777 if like is not None else 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(tmp, mode | 0o200)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _message(error: Exception) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory."
+    if isinstance(error, IsADirectoryError):
+        return "that is a directory."
+    if isinstance(error, OSError):
+        return error.strerror or type(error).__name__  # never the path: it names the agent
+    return str(error)

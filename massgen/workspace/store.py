@@ -1,0 +1,189 @@
+"""One content-addressed store per run, and snapshots as manifests into it.
+
+    <root>/objects/ab/abcdef...   a file's bytes, named by their sha256 (stored once)
+    <root>/manifests/agent2.3.json  path -> (hash, size, mode), keyed by the answer's label
+
+An unchanged file is stored once across agents and rounds. Objects are copies, never
+hardlinks to a workspace file: an agent that rewrites a file in place must not change
+what its peers were shown. `Snapshotter` remembers each file's stat, so a re-snapshot
+reads only the files that changed: its cost follows what changed, not the tree's size
+(a file modified within `RACY_SECONDS` of being hashed is always read again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from massgen.workspace.ignore import Ignore
+
+_CHUNK = 1 << 20
+# A file changed within this long of its hashing may change again without its stat
+# changing (timestamps are coarse), so its hash is not reused ("racy git").
+RACY_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    hash: str
+    size: int
+    mode: int
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one snapshot may hold; a file past a limit is left out and listed as skipped."""
+
+    max_file_bytes: int = 10 * 1024 * 1024
+    max_files: int = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    files: Mapping[str, Entry] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()  # left out: too big, past the file cap, not a plain file
+
+    def to_json(self) -> str:
+        files = {p: [e.hash, e.size, e.mode] for p, e in sorted(self.files.items())}
+        return json.dumps({"files": files, "skipped": list(self.skipped)}, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> Manifest:
+        data = json.loads(text)
+        files = {p: Entry(h, s, m) for p, (h, s, m) in data["files"].items()}
+        return cls(files, tuple(data.get("skipped", ())))
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(entry.size for entry in self.files.values())
+
+
+class Store:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "objects").mkdir(parents=True, exist_ok=True)
+        (root / "manifests").mkdir(exist_ok=True)
+        (root / "tmp").mkdir(exist_ok=True)
+
+    def object_path(self, digest: str) -> Path:
+        return self.root / "objects" / digest[:2] / digest
+
+    def put(self, path: Path) -> str:
+        """Store the file at `path` (read once); return its hash."""
+        hasher = hashlib.sha256()
+        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp")
+        try:
+            with os.fdopen(fd, "wb") as out, path.open("rb") as src:
+                while chunk := src.read(_CHUNK):
+                    hasher.update(chunk)
+                    out.write(chunk)
+            digest = hasher.hexdigest()
+            target = self.object_path(digest)
+            if target.exists():
+                return digest
+            target.parent.mkdir(exist_ok=True)
+            os.replace(tmp, target)
+            os.chmod(target, 0o444)
+            return digest
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def read(self, entry: Entry) -> bytes:
+        return self.object_path(entry.hash).read_bytes()
+
+    def save(self, label: str, manifest: Manifest) -> None:
+        """Atomically, so a reader never sees half a manifest."""
+        target = self.root / "manifests" / f"{label}.json"
+        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(manifest.to_json())
+        os.replace(tmp, target)
+
+    def load(self, label: str) -> Manifest | None:
+        try:
+            return Manifest.from_json((self.root / "manifests" / f"{label}.json").read_text())
+        except FileNotFoundError:
+            return None
+
+    def labels(self) -> list[str]:
+        return sorted(p.stem for p in (self.root / "manifests").glob("*.json"))
+
+    def restore(self, manifest: Manifest, dest: Path) -> None:
+        """Write the snapshot's files under `dest` (which should be new or empty)."""
+        for relpath, entry in manifest.files.items():
+            target = dest / relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.read(entry))
+            os.chmod(target, (entry.mode & 0o777) | 0o200)
+
+
+_Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+
+
+class Snapshotter:
+    """Snapshots of one workspace; remembers what it stored, by stat, between calls."""
+
+    def __init__(self, store: Store, root: Path, limits: Limits | None = None) -> None:
+        self.store, self.root, self.limits = store, root, limits or Limits()
+        self._known: dict[str, tuple[_Stat, str]] = {}  # only stats safe to trust
+        self._racy_ns = int(RACY_SECONDS * 1e9)
+        self.files_read = 0  # files hashed so far (the bench shows it follows what changed)
+
+    def take(self) -> Manifest:
+        files: dict[str, Entry] = {}
+        skipped: list[str] = []
+        for relpath, info in walk(self.root):
+            if not stat.S_ISREG(info.st_mode) or info.st_size > self.limits.max_file_bytes:
+                skipped.append(relpath)
+                continue
+            if len(files) >= self.limits.max_files:
+                skipped.append(relpath)
+                continue
+            files[relpath] = Entry(self._hash(relpath, info), info.st_size, info.st_mode & 0o777)
+        return Manifest(files, tuple(skipped))
+
+    def _hash(self, relpath: str, info: os.stat_result) -> str:
+        key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+        known = self._known.get(relpath)
+        if known is not None and known[0] == key:
+            return known[1]
+        digest = self.store.put(self.root / relpath)
+        self.files_read += 1
+        if max(info.st_mtime_ns, info.st_ctime_ns) + self._racy_ns < time.time_ns():
+            self._known[relpath] = (key, digest)
+        else:
+            self._known.pop(relpath, None)
+        return digest
+
+
+def walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under `root` a snapshot considers, sorted, never following a symlink;
+    ignored directories are not entered."""
+    ignore = Ignore.of(root)
+    for here, dirs, names in os.walk(root, followlinks=False):
+        base = Path(here).relative_to(root).as_posix()
+        prefix = "" if base == "." else f"{base}/"
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not os.path.islink(os.path.join(here, d))
+            and not ignore.ignored(prefix + d, is_dir=True)
+        )
+        for name in sorted(names + [d for d in os.listdir(here) if _is_dir_link(here, d)]):
+            relpath = prefix + name
+            if ignore.ignored(relpath, is_dir=False):
+                continue
+            yield relpath, os.lstat(os.path.join(here, name))
+
+
+def _is_dir_link(here: str, name: str) -> bool:
+    path = os.path.join(here, name)
+    return os.path.islink(path) and os.path.isdir(path)

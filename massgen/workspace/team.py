@@ -1,0 +1,113 @@
+"""A run's workspaces: one directory per agent that has one, and the run's store.
+
+    .massgen/workspaces/<run>/<cwd>/    an agent's workspace, created on demand, never wiped
+    .massgen/workspaces/<run>/.final/   the presenter's, restored from the winner's snapshot
+    .massgen/snapshots/<run>/           the store: objects/ and manifests/<label>.json
+
+`published` records a snapshot when an answer is published (the orchestrator calls it);
+peers read it under the answer's label through the file tools. A restart leaves the
+workspace as the agent left it. `presenting` gives the final presenter a workspace that
+holds exactly the files its peers voted for; `save_final` copies the final workspace
+into the log directory (`final/workspace/`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from massgen.config.schema import MassgenConfig
+from massgen.log import logger
+from massgen.workspace.files import FileTools
+from massgen.workspace.store import Limits, Manifest, Snapshotter, Store
+
+FINAL = ".final"
+
+
+def run_name(log_dir: Path | None) -> str:
+    """The run's name under `.massgen/`: its log directory's (`log_<ts>`), else a new one."""
+    if log_dir is None:
+        return f"run_{datetime.now().strftime('%Y%m%d_%H%M%S_%f')}"
+    return log_dir.parent.name if log_dir.name.startswith("turn_") else log_dir.name
+
+
+class Workspaces:
+    """The workspaces of one run. `dirs`: agent id -> its directory's name (`cwd`)."""
+
+    def __init__(
+        self, base: Path, run: str, dirs: Mapping[str, str], limits: Limits | None = None
+    ) -> None:
+        self.root = base / "workspaces" / run
+        self.store = Store(base / "snapshots" / run)
+        self.limits = limits or Limits()
+        self._dirs = dict(dirs)
+        self._snapshotters: dict[str, Snapshotter] = {}
+        self._published: dict[str, Manifest] = {}
+        self.files = FileTools(self)
+
+    @classmethod
+    def for_config(cls, config: MassgenConfig, base: Path, run: str) -> Workspaces | None:
+        dirs = {a.id: a.backend.cwd for a in config.agents if a.backend.cwd}
+        return cls(base, run, dirs) if dirs else None
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return tuple(self._dirs)
+
+    def path(self, agent: str) -> Path:
+        """The agent's workspace, created on first use and kept for the whole run."""
+        path = self.root / self._dirs[agent]
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def snapshots(self) -> Mapping[str, Manifest]:
+        return self._published
+
+    def published(self, agent: str, label: str) -> None:
+        """Record `agent`'s workspace as the snapshot of its answer `label`. A snapshot that
+        cannot be taken (a full disk) is logged; the answer still stands."""
+        if agent not in self._dirs:
+            return
+        snapshotter = self._snapshotters.get(agent)
+        if snapshotter is None:
+            snapshotter = Snapshotter(self.store, self.path(agent), self.limits)
+            self._snapshotters[agent] = snapshotter
+        try:
+            manifest = snapshotter.take()
+            self.store.save(label, manifest)
+        except OSError as error:
+            logger.warning("snapshot of {} not recorded: {}", label, error)
+            return
+        self._published[label] = manifest
+
+    def presenting(self, agent: str, label: str) -> Path | None:
+        """The presenter's workspace: a fresh copy of the snapshot of `label` (its own
+        workspace is left as it is)."""
+        manifest = self._published.get(label)
+        if agent not in self._dirs or manifest is None:
+            return None
+        final = self.root / FINAL
+        if final.exists():
+            shutil.rmtree(final)  # ours alone: left by an earlier presentation of this run
+        final.mkdir(parents=True)
+        self.store.restore(manifest, final)
+        return final
+
+    def save_final(self, log_dir: Path | None, winner_label: str | None) -> Manifest | None:
+        """Snapshot the final workspace (the presenter's, else the winner's snapshot) as
+        `final` in the store, and copy it to `<log_dir>/final/workspace/`."""
+        final = self.root / FINAL
+        if final.is_dir():
+            manifest = Snapshotter(self.store, final, self.limits).take()
+        elif winner_label in self._published:
+            manifest = self._published[winner_label]
+        else:
+            return None
+        self.store.save("final", manifest)
+        if log_dir is not None:
+            target = log_dir / "final" / "workspace"
+            target.mkdir(parents=True, exist_ok=True)
+            self.store.restore(manifest, target)
+        return manifest
