@@ -1,12 +1,13 @@
 """AnthropicBackend (type claude) through the real anthropic SDK against the loopback
-Messages fake: streaming, thinking, tool use, cache usage, faults, retries."""
+Messages fake: what is sent, signed thinking, overloaded streams. The contract every
+wire keeps (thinking before text, cache usage, finishes, faults) is in test_wire_contract.py."""
 
 import pytest
 from backend_support import ask, collect, text_of
 
 from massgen.backends.anthropic_messages import AnthropicBackend
 from massgen.core import errors, types
-from massgen.testing import FakeUsage, Fault, Reply, Scripted
+from massgen.testing import Fault, Reply, Scripted
 from massgen.testing.fake_anthropic import SIGNATURE, FakeAnthropic
 from massgen.testing.http_fake import stream_error
 
@@ -18,34 +19,6 @@ TOOL = types.ToolSpec("vote", "Vote for an answer.", {"type": "object", "propert
 def make(backends):
     """Build AnthropicBackends against a FakeAnthropic."""
     return backends(AnthropicBackend, provider="claude", model="claude-sonnet-4-6", api_key=KEY)
-
-
-# --- streaming --------------------------------------------------------------------------
-
-
-async def test_streams_thinking_then_text_then_usage_with_cache_reads(make):
-    usage = FakeUsage(prompt_tokens=1200, completion_tokens=30, cached_tokens=1000)
-    reply = Reply(text="The answer is 42.", reasoning="six times seven", usage=usage)
-    with FakeAnthropic(Scripted([reply])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events == [
-        types.ReasoningChunk("six "),
-        types.ReasoningChunk("times "),
-        types.ReasoningChunk("seven"),
-        types.TextChunk("The "),
-        types.TextChunk("answer "),
-        types.TextChunk("is "),
-        types.TextChunk("42."),
-        # Anthropic counts cache reads apart from input_tokens; we add them back in.
-        types.Usage(input_tokens=1200, output_tokens=30, cached_input_tokens=1000),
-        types.Finish("stop"),
-    ]
-
-
-async def test_max_tokens_stop_is_a_length_finish(make):
-    with FakeAnthropic(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ from massgen.backends.common import Endpoint
 from massgen.backends.grok import GrokBackend, grpc_target
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
-from massgen.testing import FakeUsage, Fault, Reply, Scripted
+from massgen.testing import Fault, Reply, Scripted
 from massgen.testing.fake_gemini import google_fault
 from massgen.testing.fake_xai import FakeXai
 
@@ -19,33 +19,6 @@ from massgen.testing.fake_xai import FakeXai
 def make(backends):
     """Build GrokBackends against a FakeXai."""
     return backends(GrokBackend, provider="grok", model="grok-4", api_key="xai-test-key")
-
-
-# --- streaming --------------------------------------------------------------------------
-
-
-async def test_reasoning_content_comes_before_the_text(make):
-    with FakeXai(Scripted([Reply(text="42", reasoning="six times seven")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    reasoning = [e for e in events if isinstance(e, types.ReasoningChunk)]
-    assert "".join(e.text for e in reasoning) == "six times seven"
-    assert events.index(reasoning[-1]) < events.index(types.TextChunk("42"))
-
-
-async def test_usage_with_cached_prompt_and_reasoning_tokens(make):
-    usage = FakeUsage(
-        prompt_tokens=120, completion_tokens=30, cached_tokens=100, reasoning_tokens=12
-    )
-    with FakeXai(Scripted([Reply(text="ok", usage=usage)])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    # xAI reports reasoning apart from completion; our output counts both.
-    assert types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
-
-
-async def test_max_length_finish_is_length(make):
-    with FakeXai(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """ResponsesBackend (types openai, azure_openai) through the real openai SDK against the
-loopback Responses fake: streaming, reasoning summaries, function calls, usage, faults."""
+loopback Responses fake: what is sent, a failure inside the stream, Azure. The contract
+every wire keeps (reasoning summaries, usage, finishes, faults) is in test_wire_contract.py."""
 
 import pytest
 from backend_support import ADD, ADD_TURN, ask, collect, text_of
@@ -8,7 +9,7 @@ from massgen.backends import registry
 from massgen.backends.responses import ResponsesBackend
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
-from massgen.testing import FakeUsage, Reply, Scripted
+from massgen.testing import Reply, Scripted
 from massgen.testing.fake_openai_responses import FakeResponses
 from massgen.testing.http_fake import stream_error
 
@@ -19,35 +20,6 @@ KEY = "sk-test-key-123"
 def make(backends):
     """Build ResponsesBackends against a FakeResponses."""
     return backends(ResponsesBackend, provider="openai", model="gpt-5", api_key=KEY)
-
-
-# --- streaming --------------------------------------------------------------------------
-
-
-async def test_streams_reasoning_summary_then_text_then_usage_and_finish(make):
-    usage = FakeUsage(
-        prompt_tokens=120, completion_tokens=30, cached_tokens=100, reasoning_tokens=12
-    )
-    reply = Reply(text="The answer is 42.", reasoning="six times seven", usage=usage)
-    with FakeResponses(Scripted([reply])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events == [
-        types.ReasoningChunk("six "),
-        types.ReasoningChunk("times "),
-        types.ReasoningChunk("seven"),
-        types.TextChunk("The "),
-        types.TextChunk("answer "),
-        types.TextChunk("is "),
-        types.TextChunk("42."),
-        types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100),
-        types.Finish("stop"),
-    ]
-
-
-async def test_an_incomplete_response_finishes_with_length(make):
-    with FakeResponses(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------

@@ -30,7 +30,7 @@ from massgen.backends.responses import ResponsesBackend
 from massgen.backends.wires import Wire
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
-from massgen.testing import FakeProvider, Fault, Reply, Scripted
+from massgen.testing import FakeProvider, FakeUsage, Fault, Reply, Scripted
 from massgen.testing import fake_gemini as fg
 from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_gemini import FakeGemini, google_fault
@@ -160,6 +160,13 @@ class WireFake:
     refused_wording: str = ""  # the error for a closed port
     exact_messages: bool = True  # False: the provider message ends the error's message
     estimates_usage: bool = True  # False: the wire always reports usage
+    # Usage the fake reports with cache reads and reasoning, and what we make of it.
+    usage_counted: tuple[FakeUsage, types.Usage] = (
+        FakeUsage(prompt_tokens=120, completion_tokens=30, cached_tokens=100, reasoning_tokens=12),
+        types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100),
+    )
+    # Each way the fake may carry reasoning, as extra `Reply` fields.
+    reasoning_forms: tuple[dict[str, Any], ...] = ({},)
 
     @property
     def wire(self) -> Wire:
@@ -209,6 +216,8 @@ CHAT = WireFake(
     drop_after_two_words=3,
     malformed=Reply(text="x", fault=Fault(malformed_chunk=True)),
     stalled_text="slow ",
+    # Providers name the extra field either way.
+    reasoning_forms=({"reasoning_field": "reasoning_content"}, {"reasoning_field": "reasoning"}),
 )
 RESPONSES = WireFake(
     type="openai",
@@ -245,6 +254,12 @@ ANTHROPIC = WireFake(
     malformed=Reply(text="hello there", fault=Fault(malformed_chunk=True, at_chunk=2)),
     stall_wording="",
     estimates_usage=False,  # message_start carries the counts
+    # Anthropic counts cache reads apart from input_tokens; we add them back in. It
+    # reports no reasoning count.
+    usage_counted=(
+        FakeUsage(prompt_tokens=1200, completion_tokens=30, cached_tokens=1000),
+        types.Usage(input_tokens=1200, output_tokens=30, cached_input_tokens=1000),
+    ),
 )
 GEMINI = WireFake(
     type="gemini",
@@ -374,6 +389,32 @@ async def test_streams_text_word_by_word_then_usage_and_finish(wire, make):
     ]
     assert isinstance(events[-2], types.Usage) and not events[-2].estimated
     assert events[-1] == types.Finish("stop")
+
+
+async def test_reasoning_comes_before_the_text_and_usage_counts_cache_and_reasoning(wire, make):
+    # Gemini and xAI report reasoning apart from the output; our output counts both.
+    sent, counted = wire.usage_counted
+    for form in wire.reasoning_forms:
+        reply = Reply(text="The answer is 42.", reasoning="six times seven", usage=sent, **form)
+        with wire.fake(Scripted([reply])) as fake:
+            events = await collect(make(fake).stream(ask()))
+        assert events == [
+            types.ReasoningChunk("six "),
+            types.ReasoningChunk("times "),
+            types.ReasoningChunk("seven"),
+            types.TextChunk("The "),
+            types.TextChunk("answer "),
+            types.TextChunk("is "),
+            types.TextChunk("42."),
+            counted,
+            types.Finish("stop"),
+        ], form
+
+
+async def test_a_length_stop_is_a_length_finish(wire, make):
+    with wire.fake(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
+        events = await collect(make(fake).stream(ask()))
+    assert events[-1] == types.Finish("length")
 
 
 async def test_tool_calls_come_whole_with_json_arguments(wire, make):
