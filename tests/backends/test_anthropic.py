@@ -134,13 +134,6 @@ async def test_prompt_too_long_is_context_too_long(make):
         assert len(fake.requests) == 1
 
 
-async def test_overloaded_event_inside_the_stream_is_provider_unavailable(make):
-    fault = stream_error("Overloaded", "overloaded_error", at_chunk=3)
-    expected = pytest.raises(errors.ProviderUnavailable, match="Overloaded")
-    with FakeAnthropic(Scripted([Reply(text="a b c", fault=fault)])) as fake, expected:
-        await collect(make(fake).stream(ask()))
-
-
 async def test_an_overloaded_stream_before_any_text_is_retried(make, sleep):
     replies = [
         Reply(text="x", fault=stream_error("Overloaded", "overloaded_error")),
@@ -149,6 +142,3 @@ async def test_an_overloaded_stream_before_any_text_is_retried(make, sleep):
     with FakeAnthropic(Scripted(replies)) as fake:
         events = await collect(make(fake, max_retries=2).stream(ask()))
     assert text_of(events) == "ok" and sleep.delays == [0.5]
-
-
-# --- through the registry ---------------------------------------------------------------

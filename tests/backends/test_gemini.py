@@ -1,11 +1,11 @@
 """GeminiBackend driven through the real google-genai SDK against the loopback FakeGemini."""
 
 import pytest
-from backend_support import ask, collect, text_of
+from backend_support import ask, collect
 
 from massgen.backends.gemini import GeminiBackend
 from massgen.core import errors, types
-from massgen.testing import Fault, Reply, Scripted
+from massgen.testing import Reply, Scripted
 from massgen.testing import fake_gemini as fg
 from massgen.testing.fake_gemini import FakeGemini
 
@@ -164,22 +164,7 @@ async def test_a_retry_after_header_counts_too_and_is_capped(make, sleep):
     assert sleep.delays == [3.0, 60.0]
 
 
-async def test_an_error_event_mid_stream_is_raised_after_the_text(make):
-    overloaded = fg.unavailable("The model is overloaded.")
-    cut = Reply(text="half of it", fault=Fault(overloaded.status, overloaded.body, at_chunk=2))
-    with FakeGemini(Scripted([cut])) as fake:
-        seen = []
-        with pytest.raises(errors.ProviderUnavailable, match="overloaded"):
-            async for event in make(fake, max_retries=2).stream(ask()):
-                seen.append(event)
-        assert len(fake.requests) == 1
-    assert text_of(seen) == "half of "
-
-
 async def test_malformed_function_call_finish_is_a_malformed_response(make):
     broken = Reply(finish_reason="MALFORMED_FUNCTION_CALL")
     with FakeGemini(Scripted([broken])) as fake, pytest.raises(errors.MalformedResponse):
         await collect(make(fake).stream(ask()))
-
-
-# --- the registry and a team ------------------------------------------------------------

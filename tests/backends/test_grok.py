@@ -10,8 +10,7 @@ from massgen.backends.common import Endpoint
 from massgen.backends.grok import GrokBackend, grpc_target
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
-from massgen.testing import Fault, Reply, Scripted
-from massgen.testing.fake_gemini import google_fault
+from massgen.testing import Reply, Scripted
 from massgen.testing.fake_xai import FakeXai
 
 
@@ -150,21 +149,3 @@ async def test_a_request_with_extra_body_is_refused_too(make):
     with FakeXai(Scripted([Reply(text="ok")])) as fake, refused:
         await collect(make(fake).stream(ask(params=types.GenerationParams(extra_body={"x": 1}))))
     assert fake.requests == []
-
-
-# --- faults -----------------------------------------------------------------------------
-
-
-async def test_a_status_mid_stream_is_raised_after_the_text(make):
-    busy = google_fault(500, "sampler crashed")
-    cut = Reply(text="half of it", fault=Fault(busy.status, busy.body, at_chunk=2))
-    with FakeXai(Scripted([cut])) as fake:
-        seen = []
-        with pytest.raises(errors.ProviderUnavailable, match="sampler crashed"):
-            async for event in make(fake, max_retries=2).stream(ask()):
-                seen.append(event)
-        assert len(fake.requests) == 1
-    assert text_of(seen) == "half of "
-
-
-# --- the registry and a team ------------------------------------------------------------

@@ -11,7 +11,6 @@ from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
 from massgen.testing import Reply, Scripted
 from massgen.testing.fake_openai_responses import FakeResponses
-from massgen.testing.http_fake import stream_error
 
 KEY = "sk-test-key-123"
 
@@ -83,16 +82,6 @@ async def test_sends_the_key_as_bearer_to_the_configured_base_url(make):
     assert backend.name == "openai:gpt-5-mini"
 
 
-# --- faults -----------------------------------------------------------------------------
-
-
-async def test_response_failed_inside_the_stream_keeps_the_provider_message(make):
-    fault = stream_error("The model crashed mid-way", "server_error", at_chunk=3)
-    expected = pytest.raises(errors.ProviderUnavailable, match="The model crashed mid-way")
-    with FakeResponses(Scripted([Reply(text="a b c d", fault=fault)])) as fake, expected:
-        await collect(make(fake).stream(ask()))
-
-
 # --- Azure ------------------------------------------------------------------------------
 
 
@@ -135,6 +124,3 @@ def test_azure_without_an_endpoint_names_the_variable():
             BackendConfig(type="azure_openai", model="d"), env={"AZURE_OPENAI_API_KEY": "k"}
         )
     assert "AZURE_OPENAI_ENDPOINT" in raised.value.render()
-
-
-# --- through the registry ---------------------------------------------------------------

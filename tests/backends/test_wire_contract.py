@@ -36,6 +36,7 @@ from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_gemini import FakeGemini, google_fault
 from massgen.testing.fake_openai_responses import FakeResponses
 from massgen.testing.fake_xai import FakeXai
+from massgen.testing.http_fake import stream_error
 
 Faults = tuple[tuple[Fault, type, int | None], ...]
 
@@ -48,6 +49,18 @@ def _bearer(fake: Any, n: int) -> str:
 
 def _temperature(body: dict[str, Any]) -> Any:
     return body.get("temperature")
+
+
+def _stream_error(message: str, at_chunk: int) -> Fault:
+    return stream_error(message, "server_error", at_chunk=at_chunk)
+
+
+def _google_error(status: int) -> Callable[[str, int], Fault]:
+    def fault(message: str, at_chunk: int) -> Fault:
+        sent = google_fault(status, message)
+        return Fault(sent.status, sent.body, at_chunk=at_chunk)
+
+    return fault
 
 
 # What a second request carried after a tool turn, read from the provider's own shape:
@@ -141,7 +154,8 @@ class WireFake:
     model: str
     key_names: str  # how a missing key is named, e.g. "GOOGLE_API_KEY or GEMINI_API_KEY"
     faults: Faults  # (fault, our error, its status); status None: the wire has none
-    drop_after_two_words: int  # chunks sent before a drop that leaves "one two "
+    # Chunks sent before a drop or an error that leaves "one two " of "one two three four".
+    drop_after_two_words: int
     malformed: Reply
     tool_turn: Callable[[dict[str, Any]], ToolTurn]  # as the fake recorded the body
     # The defaults are the OpenAI-style HTTP wires'.
@@ -152,6 +166,8 @@ class WireFake:
     # Each retry-after form the wire knows, as `form(seconds)`.
     rate_limits: tuple[Callable[[float], Fault], ...] = (Fault.rate_limited,)
     server_error: Callable[[], Fault] = Fault.server_error
+    # An error the provider reports inside the stream, as `fault(message, at_chunk)`.
+    stream_fault: Callable[[str, int], Fault] = _stream_error
     call_ids: tuple[str, str] = ("call_fake_0", "call_fake_1")
     drop_wording: str = ""  # what the error for that drop says
     drop_before_text: int = 0  # chunks sent before a drop that leaves no text
@@ -251,6 +267,9 @@ ANTHROPIC = WireFake(
     call_ids=("toolu_fake_0", "toolu_fake_1"),
     drop_after_two_words=5,
     drop_wording="interrupted",
+    stream_fault=lambda message, at_chunk: stream_error(
+        message, "overloaded_error", at_chunk=at_chunk
+    ),
     malformed=Reply(text="hello there", fault=Fault(malformed_chunk=True, at_chunk=2)),
     stall_wording="",
     estimates_usage=False,  # message_start carries the counts
@@ -273,6 +292,7 @@ GEMINI = WireFake(
     unauthorized=fg.invalid_api_key,
     rate_limits=(lambda seconds: fg.rate_limited(retry_delay=seconds),),
     server_error=fg.server_error,
+    stream_fault=_google_error(503),
     faults=(
         (fg.invalid_api_key(), errors.AuthFailed, 400),
         (
@@ -322,6 +342,7 @@ GROK = WireFake(
         Fault.rate_limited,
     ),
     server_error=lambda: google_fault(503, "busy"),
+    stream_fault=_google_error(500),
     faults=(
         (Fault.unauthorized("Incorrect API key provided: xa***"), errors.AuthFailed, None),
         (
@@ -561,6 +582,17 @@ async def test_a_drop_after_text_is_raised_and_the_text_never_repeats(wire, make
         assert len(fake.requests) == 1
     assert text_of(seen) == "one two "  # the words sent before the drop, once
     assert sleep.delays == []
+
+
+async def test_an_error_inside_the_stream_is_raised_after_the_text(wire, make):
+    fault = wire.stream_fault("The model crashed mid-way", wire.drop_after_two_words)
+    with wire.fake(Scripted([Reply(text="one two three four", fault=fault)])) as fake:
+        seen = []
+        with pytest.raises(errors.ProviderUnavailable, match="The model crashed mid-way"):
+            async for event in make(fake, max_retries=2).stream(ask()):
+                seen.append(event)
+        assert len(fake.requests) == 1
+    assert text_of(seen) == "one two "
 
 
 async def test_a_drop_before_any_text_is_retried(wire, make, sleep):
