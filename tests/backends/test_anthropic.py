@@ -3,7 +3,7 @@ Messages fake: what is sent, signed thinking, overloaded streams. The contract e
 wire keeps (thinking before text, cache usage, finishes, faults) is in test_wire_contract.py."""
 
 import pytest
-from backend_support import ask, collect, text_of
+from backend_support import ask, collect, first_request, text_of
 
 from massgen.backends.anthropic_messages import AnthropicBackend
 from massgen.core import errors, types
@@ -38,9 +38,7 @@ async def test_payload_has_system_tool_use_and_tool_result_blocks(make):
         temperature=0.2, stop=("END",), extra_body={"top_k": 5}, max_tokens=64
     )
     request = types.Request(messages=history, tools=(TOOL,), params=params)
-    with FakeAnthropic(Scripted([Reply(text="5")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeAnthropic, make, request, reply="5")
     assert body["system"] == "Be brief."
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Add 2 and 3."}]},
@@ -72,9 +70,8 @@ async def test_payload_has_system_tool_use_and_tool_result_blocks(make):
 
 
 async def test_max_tokens_has_a_default_because_the_api_requires_it(make):
-    with FakeAnthropic(Scripted([Reply(text="ok")])) as fake:
-        await collect(make(fake).stream(ask()))
-        assert fake.requests[0]["max_tokens"] == 8192
+    body = await first_request(FakeAnthropic, make, ask())
+    assert body["max_tokens"] == 8192
 
 
 async def test_thinking_budget_and_the_signed_thinking_go_back_with_the_tool_call(make):
@@ -105,9 +102,7 @@ async def test_thinking_budget_and_the_signed_thinking_go_back_with_the_tool_cal
 async def test_reasoning_effort_and_json_schema_go_in_output_config(make):
     schema = {"type": "object", "properties": {"action": {"type": "string"}}}
     request = ask(json_schema=schema, params=types.GenerationParams(reasoning_effort="high"))
-    with FakeAnthropic(Scripted([Reply(text="{}")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeAnthropic, make, request, reply="{}")
     assert body["output_config"] == {
         "format": {"type": "json_schema", "schema": schema},
         "effort": "high",

@@ -1,6 +1,6 @@
 """ChatCompletionsBackend driven through the real openai SDK against the loopback fake."""
 
-from backend_support import ADD, ADD_TURN, ask, collect
+from backend_support import ADD, ADD_TURN, ask, collect, first_request
 
 from massgen.core import types
 from massgen.testing import FakeProvider, Fault, Reply, Scripted
@@ -14,9 +14,7 @@ async def test_request_payload_uses_typed_params_and_the_function_dialect(make_b
         temperature=0.2, stop=("END",), extra_body={"top_k": 5}, max_tokens=64
     )
     request = types.Request(messages=history, tools=(tool,), params=params)
-    with FakeProvider(Scripted([Reply(text="5")])) as fp:
-        await collect(make_backend(fp).stream(request))
-        body = fp.requests[0]
+    body = await first_request(FakeProvider, make_backend, request, reply="5")
     assert body["messages"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Add 2 and 3."},
@@ -55,9 +53,7 @@ async def test_request_payload_uses_typed_params_and_the_function_dialect(make_b
 
 async def test_json_schema_becomes_response_format(make_backend):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
-    with FakeProvider(Scripted([Reply(text="{}")])) as fp:
-        await collect(make_backend(fp).stream(ask(json_schema=schema)))
-        body = fp.requests[0]
+    body = await first_request(FakeProvider, make_backend, ask(json_schema=schema), reply="{}")
     assert body["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "Workflow_action", "schema": schema},

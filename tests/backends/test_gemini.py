@@ -1,7 +1,7 @@
 """GeminiBackend driven through the real google-genai SDK against the loopback FakeGemini."""
 
 import pytest
-from backend_support import ask, collect
+from backend_support import ask, collect, first_request
 
 from massgen.backends.gemini import GeminiBackend
 from massgen.core import errors, types
@@ -77,9 +77,7 @@ async def test_request_uses_typed_params_system_instruction_and_json_schema_tool
         temperature=0.2, top_p=0.9, stop=("END",), seed=7, max_tokens=64
     )
     request = types.Request(messages=history, tools=(tool,), params=params)
-    with FakeGemini(Scripted([Reply(text="5")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeGemini, make, request, reply="5")
     assert body["model"] == "gemini-2.5-flash"
     assert body["systemInstruction"]["parts"] == [{"text": "Be brief."}]
     assert body["contents"] == [{"role": "user", "parts": [{"text": "Add 2 and 3."}]}]
@@ -101,9 +99,8 @@ async def test_request_uses_typed_params_system_instruction_and_json_schema_tool
 
 async def test_extra_body_is_merged_into_the_request(make):
     extra = {"generationConfig": {"topK": 5}, "safetySettings": []}
-    with FakeGemini(Scripted([Reply(text="ok")])) as fake:
-        await collect(make(fake).stream(ask(params=types.GenerationParams(extra_body=extra))))
-        body = fake.requests[0]
+    params = types.GenerationParams(extra_body=extra)
+    body = await first_request(FakeGemini, make, ask(params=params))
     assert body["generationConfig"]["topK"] == 5 and body["safetySettings"] == []
 
 
@@ -118,25 +115,23 @@ async def test_extra_body_is_merged_into_the_request(make):
 )
 async def test_reasoning_effort_becomes_a_thinking_budget_or_level(make, model, effort, thinking):
     params = types.GenerationParams(reasoning_effort=effort)
-    with FakeGemini(Scripted([Reply(text="ok")])) as fake:
-        await collect(make(fake, model=model).stream(ask(params=params)))
-        config = fake.requests[0].get("generationConfig", {})
-    assert config.get("thinkingConfig") == thinking
+    body = await first_request(FakeGemini, make, ask(params=params), model=model)
+    assert body.get("generationConfig", {}).get("thinkingConfig") == thinking
 
 
 async def test_a_thinking_budget_wins_over_the_effort(make):
     params = types.GenerationParams(reasoning_effort="low", thinking_budget=4096)
-    with FakeGemini(Scripted([Reply(text="ok")])) as fake:
-        await collect(make(fake).stream(ask(params=params)))
-        thinking = fake.requests[0]["generationConfig"]["thinkingConfig"]
-    assert thinking == {"include_thoughts": True, "thinking_budget": 4096}
+    body = await first_request(FakeGemini, make, ask(params=params))
+    assert body["generationConfig"]["thinkingConfig"] == {
+        "include_thoughts": True,
+        "thinking_budget": 4096,
+    }
 
 
 async def test_json_schema_becomes_a_response_json_schema(make):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
-    with FakeGemini(Scripted([Reply(text="{}")])) as fake:
-        await collect(make(fake).stream(ask(json_schema=schema)))
-        config = fake.requests[0]["generationConfig"]
+    body = await first_request(FakeGemini, make, ask(json_schema=schema), reply="{}")
+    config = body["generationConfig"]
     assert config["responseMimeType"] == "application/json"
     assert config["responseJsonSchema"] == schema
 

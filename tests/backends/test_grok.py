@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from backend_support import ADD, ADD_TURN, ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, first_request, text_of
 
 from massgen.backends import registry
 from massgen.backends.common import Endpoint
@@ -29,9 +29,7 @@ async def test_request_carries_history_tools_and_typed_params(make):
         temperature=0.2, stop=("END",), seed=7, reasoning_effort="minimal", max_tokens=64
     )
     request = types.Request(messages=history, tools=(tool,), params=params)
-    with FakeXai(Scripted([Reply(text="5")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeXai, make, request, reply="5")
     assert body["model"] == "grok-4"
     assert body["messages"] == [
         {"role": "ROLE_SYSTEM", "content": [{"text": "Be brief."}]},
@@ -64,9 +62,8 @@ async def test_request_carries_history_tools_and_typed_params(make):
 
 async def test_json_schema_becomes_a_response_format(make):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
-    with FakeXai(Scripted([Reply(text="{}")])) as fake:
-        await collect(make(fake).stream(ask(json_schema=schema)))
-        fmt = fake.requests[0]["response_format"]
+    body = await first_request(FakeXai, make, ask(json_schema=schema), reply="{}")
+    fmt = body["response_format"]
     assert fmt["format_type"] == "FORMAT_TYPE_JSON_SCHEMA"
     assert json.loads(fmt["schema"]) == schema
 

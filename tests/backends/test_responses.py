@@ -3,7 +3,7 @@ loopback Responses fake: what is sent, a failure inside the stream, Azure. The c
 every wire keeps (reasoning summaries, usage, finishes, faults) is in test_wire_contract.py."""
 
 import pytest
-from backend_support import ADD, ADD_TURN, ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, first_request, text_of
 
 from massgen.backends import registry
 from massgen.backends.responses import ResponsesBackend
@@ -34,9 +34,7 @@ async def test_payload_uses_input_items_instructions_and_typed_params(make):
         max_tokens=64,
     )
     request = types.Request(messages=history, tools=(tool,), params=params)
-    with FakeResponses(Scripted([Reply(text="5")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeResponses, make, request, reply="5")
     assert body["instructions"] == "Be brief."
     assert body["input"] == [
         {"role": "user", "content": "Add 2 and 3."},
@@ -60,9 +58,7 @@ async def test_payload_uses_input_items_instructions_and_typed_params(make):
 
 async def test_json_schema_becomes_the_text_format(make):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
-    with FakeResponses(Scripted([Reply(text="{}")])) as fake:
-        await collect(make(fake).stream(ask(json_schema=schema)))
-        body = fake.requests[0]
+    body = await first_request(FakeResponses, make, ask(json_schema=schema), reply="{}")
     assert body["text"] == {
         "format": {
             "type": "json_schema",
