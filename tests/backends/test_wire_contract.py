@@ -733,12 +733,6 @@ def test_the_shipped_preset_uses_this_type(wire):
     assert config.agents[0].backend.type == wire.type
 
 
-@pytest.fixture
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
 def test_a_team_answers_votes_presents_and_sends_the_config_temperature(wire, in_tmp):
     with wire.fake() as fake:
         backend = {"type": wire.type, "base_url": fake.base_url, "api_key": "k", "temperature": 0.3}
