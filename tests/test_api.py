@@ -9,11 +9,7 @@ from massgen.core import events as ev
 from massgen.core.errors import ConfigError
 from massgen.testing.fake_provider import FakeProvider
 
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("in_tmp")
 
 
 def team(base_url: str, n: int = 3) -> dict:

@@ -16,13 +16,7 @@ import yaml
 from massgen.cli import main
 from massgen.testing.fake_provider import FakeProvider, Fault, Reply, cooperative_agent
 
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MASSGEN_LOG_BASE_DIR", raising=False)
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("in_tmp")
 
 
 @pytest.fixture
@@ -181,13 +175,19 @@ def test_a_failing_provider_is_reported_and_the_rest_finish(tmp_path, capsys):
     assert "(degraded:" in out
 
 
-def test_deadline_exits_3_with_the_reason(tmp_path, capsys):
+def slow_model_stalls(seconds: float):
+    """A policy: the model named "slow" stalls for `seconds`, the others cooperate."""
+
     def policy(request):
         if request["model"] == "slow":
-            return Reply(fault=Fault(stall_seconds=30))
+            return Reply(fault=Fault(stall_seconds=seconds))
         return cooperative_agent(request)
 
-    with FakeProvider(policy) as fake:
+    return policy
+
+
+def test_deadline_exits_3_with_the_reason(tmp_path, capsys):
+    with FakeProvider(slow_model_stalls(30)) as fake:
         config = team_file(tmp_path, fake.base_url, models=("m-a", "slow"))
         argv = ["--config", str(config), "--automation", "--orchestrator-timeout", "1", "q"]
         assert main(argv) == 3
@@ -196,12 +196,7 @@ def test_deadline_exits_3_with_the_reason(tmp_path, capsys):
 
 
 def test_ctrl_c_keeps_what_was_decided_and_exits_4(tmp_path):
-    def policy(request):
-        if request["model"] == "slow":
-            return Reply(fault=Fault(stall_seconds=60))
-        return cooperative_agent(request)
-
-    with FakeProvider(policy) as fake:
+    with FakeProvider(slow_model_stalls(60)) as fake:
         config = team_file(tmp_path, fake.base_url, models=("m-a", "slow"))
         proc = subprocess.Popen(
             [sys.executable, "-m", "massgen", "--config", str(config), "--automation", "q"],

@@ -16,7 +16,7 @@ from typing import Any
 import openai
 
 from massgen.backends import tls, wires
-from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, estimated_usage, wire_params
+from massgen.backends.common import Endpoint, SdkBackend, StreamState, endpoint_for, wire_params
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -131,23 +131,12 @@ class _PendingCall:
     arguments: str = ""
 
 
-class _StreamState:
+class _StreamState(StreamState):
     """What one streamed completion has said so far."""
 
     def __init__(self, provider: str) -> None:
-        self._provider = provider
+        super().__init__(provider)
         self._calls: dict[int, _PendingCall] = {}
-        self._finish: str | None = None
-        self._usage: Any = None
-        self._output_chars = 0
-
-    def feed(self, chunk: Any) -> list[types.BackendEvent]:
-        try:
-            return self._feed(chunk)
-        except (AttributeError, TypeError) as exc:
-            raise errors.MalformedResponse(
-                f"unexpected chunk shape: {exc}", provider=self._provider
-            ) from None
 
     def _feed(self, chunk: Any) -> list[types.BackendEvent]:
         if chunk.usage is not None:
@@ -184,30 +173,16 @@ class _StreamState:
             call.arguments += part.function.arguments or ""
             self._output_chars += len(part.function.arguments or "")
 
-    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
-        """Tool calls, usage and finish, once the stream has ended.
-
-        Raises:
-            ProviderUnavailable: the stream ended without a finish reason.
-        """
-        if self._finish is None:
-            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
-        events: list[types.BackendEvent] = [
-            self._tool_call(i, c) for i, c in sorted(self._calls.items())
-        ]
-        events.append(self._usage_event(prompt_chars))
-        events.append(types.Finish(self._finish))
-        return events
+    def _tool_calls(self) -> list[types.ToolCall]:
+        return [self._tool_call(i, c) for i, c in sorted(self._calls.items())]
 
     def _tool_call(self, index: int, call: _PendingCall) -> types.ToolCall:
         if not call.name:
             raise errors.MalformedResponse("tool call without a name", provider=self._provider)
         return types.ToolCall(call.id or f"call_{index}", call.name, call.arguments or "{}")
 
-    def _usage_event(self, prompt_chars: int) -> types.Usage:
-        if self._usage is None:
-            return estimated_usage(prompt_chars, self._output_chars)
-        return _usage(self._usage)
+    def _counted(self, raw: Any) -> types.Usage:
+        return _usage(raw)
 
 
 def _reasoning_text(delta: Any) -> str:

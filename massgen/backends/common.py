@@ -1,5 +1,6 @@
 """What the SDK-backed wire modules share: the endpoint they are built from, a base class
-with retries, error mapping and key scrubbing, the parameter renaming, usage estimates.
+with retries, error mapping and key scrubbing, the parameter renaming, the state of one
+streamed answer, usage estimates.
 
 SDK-free, so importing it loads no provider library.
 """
@@ -15,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, retrying
-from massgen.core.errors import BackendError
-from massgen.core.types import BackendEvent, GenerationParams, Request, Usage
+from massgen.core.errors import BackendError, MalformedResponse, ProviderUnavailable
+from massgen.core.types import BackendEvent, Finish, GenerationParams, Request, ToolCall, Usage
 
 if TYPE_CHECKING:
     from massgen.backends.profiles import Profile
@@ -100,6 +101,62 @@ class SdkBackend:
 
     def map_error(self, exc: Exception) -> BackendError | None:
         """`exc` as one of our errors, or None when it is not the SDK's or the transport's."""
+        raise NotImplementedError
+
+
+class StreamState:
+    """What one streamed answer has said so far.
+
+    A wire's subclass reads each chunk in `_feed`, setting `_finish` and `_usage` and
+    counting `_output_chars` as it goes, and says what they come to in `_tool_calls`,
+    `_finish_reason` and `_counted`. `close` does the rest the same way for every wire.
+    """
+
+    # What `_feed` raises on a chunk of the wrong shape: a malformed response, not a bug.
+    shape_errors: tuple[type[Exception], ...] = (AttributeError, TypeError)
+    unit = "chunk"  # what the stream is made of, for that error's message
+
+    def __init__(self, provider: str) -> None:
+        self._provider = provider
+        self._finish: str | None = None
+        self._usage: Any = None  # the provider's latest count, in its own shape
+        self._output_chars = 0
+
+    def feed(self, chunk: Any) -> list[BackendEvent]:
+        """The events one chunk carries as it arrives (text, reasoning)."""
+        try:
+            return self._feed(chunk)
+        except self.shape_errors as exc:
+            raise MalformedResponse(
+                f"unexpected {self.unit} shape: {exc}", provider=self._provider
+            ) from None
+
+    def close(self, prompt_chars: int) -> list[BackendEvent]:
+        """Tool calls, usage and finish, once the stream has ended; usage the provider did
+        not report is estimated from `prompt_chars` and the output.
+
+        Raises:
+            ProviderUnavailable: the stream ended without a finish reason.
+        """
+        if self._finish is None:
+            raise ProviderUnavailable("stream ended early", provider=self._provider)
+        usage = None if self._usage is None else self._counted(self._usage)
+        if usage is None:
+            usage = estimated_usage(prompt_chars, self._output_chars)
+        return [*self._tool_calls(), usage, Finish(self._finish_reason(self._finish))]
+
+    def _feed(self, chunk: Any) -> list[BackendEvent]:
+        raise NotImplementedError
+
+    def _tool_calls(self) -> list[ToolCall]:
+        raise NotImplementedError
+
+    def _finish_reason(self, finish: str) -> str:
+        """Our name for the provider's finish reason."""
+        return finish
+
+    def _counted(self, raw: Any) -> Usage | None:
+        """The provider's count as our `Usage`; None: too little to go on, estimate."""
         raise NotImplementedError
 
 

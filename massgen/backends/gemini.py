@@ -27,8 +27,8 @@ from massgen.backends import tls
 from massgen.backends.common import (
     Endpoint,
     SdkBackend,
+    StreamState,
     endpoint_for,
-    estimated_usage,
     request_chars,
     wire_params,
 )
@@ -124,12 +124,9 @@ class GeminiBackend(SdkBackend):
             async for chunk in stream:
                 for event in state.feed(chunk):
                     yield event
-        calls, tail = state.close(request_chars(request))
-        for call, signature in calls:
-            if signature:
-                self._signatures[call.id] = signature
-            yield call
-        for event in tail:
+        events = state.close(request_chars(request))
+        self._signatures.update(state.signatures)
+        for event in events:
             yield event
 
     def _new_call_id(self) -> str:
@@ -246,19 +243,23 @@ def _thinking(model: str, effort: str | None, budget: int | None) -> gt.Thinking
 # --- stream normalisation ---------------------------------------------------------------
 
 
-class _StreamState:
+class _StreamState(StreamState):
     """What one streamed answer has said so far."""
 
+    shape_errors = ()  # the SDK has parsed each chunk into its own types already
+
     def __init__(self, provider: str, new_id: Callable[[], str]) -> None:
-        self._provider = provider
+        super().__init__(provider)
         self._new_id = new_id
         self._calls: list[tuple[types.ToolCall, bytes | None]] = []
-        self._finish: str | None = None
         self._finish_message: str | None = None
-        self._usage: Any = None
-        self._output_chars = 0
 
-    def feed(self, chunk: gt.GenerateContentResponse) -> list[types.BackendEvent]:
+    @property
+    def signatures(self) -> dict[str, bytes]:
+        """The thought signature of each tool call that came with one, by call id."""
+        return {call.id: signature for call, signature in self._calls if signature}
+
+    def _feed(self, chunk: gt.GenerateContentResponse) -> list[types.BackendEvent]:
         if chunk.usage_metadata is not None:
             self._usage = chunk.usage_metadata  # a running total: the last one counts
         feedback = chunk.prompt_feedback
@@ -296,35 +297,32 @@ class _StreamState:
         self._output_chars += len(arguments)
         return types.ToolCall(call.id or self._new_id(), call.name, arguments)
 
-    def close(
-        self, prompt_chars: int
-    ) -> tuple[list[tuple[types.ToolCall, bytes | None]], list[types.BackendEvent]]:
-        """(tool calls with their thought signatures, [usage, finish]) once the stream ended.
+    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
+        """As `StreamState.close`.
 
         Raises:
-            ProviderUnavailable: the stream ended without a finish reason.
             MalformedResponse: the model wrote a function call Gemini could not parse.
         """
-        if self._finish is None:
-            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
         if self._finish == "MALFORMED_FUNCTION_CALL":
             detail = f": {self._finish_message}" if self._finish_message else ""
             raise errors.MalformedResponse(
                 f"the model wrote a malformed function call{detail}", provider=self._provider
             )
-        return self._calls, [self._usage_event(prompt_chars), types.Finish(self._finish_reason())]
+        return super().close(prompt_chars)
 
-    def _finish_reason(self) -> str:
+    def _tool_calls(self) -> list[types.ToolCall]:
+        return [call for call, _ in self._calls]
+
+    def _finish_reason(self, finish: str) -> str:
         if self._calls:
             return "tool_calls"
-        if self._finish in _FILTERED:
+        if finish in _FILTERED:
             return "content_filter"
-        return _FINISH.get(self._finish or "", (self._finish or "").lower())
+        return _FINISH.get(finish, finish.lower())
 
-    def _usage_event(self, prompt_chars: int) -> types.Usage:
-        raw = self._usage
-        if raw is None or raw.prompt_token_count is None:
-            return estimated_usage(prompt_chars, self._output_chars)
+    def _counted(self, raw: Any) -> types.Usage | None:
+        if raw.prompt_token_count is None:
+            return None
         thoughts = raw.thoughts_token_count or 0
         return types.Usage(
             input_tokens=(raw.prompt_token_count or 0) + (raw.tool_use_prompt_token_count or 0),

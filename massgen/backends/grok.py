@@ -26,8 +26,8 @@ from massgen.backends import wires
 from massgen.backends.common import (
     Endpoint,
     SdkBackend,
+    StreamState,
     endpoint_for,
-    estimated_usage,
     request_chars,
     wire_params,
 )
@@ -254,18 +254,17 @@ def _tool(spec: types.ToolSpec) -> chat_pb2.Tool:
 # --- stream normalisation ---------------------------------------------------------------
 
 
-class _StreamState:
+class _StreamState(StreamState):
     """What one streamed answer has said so far."""
 
+    shape_errors = ()  # the SDK's chunks are typed protobuf messages
+
     def __init__(self, provider: str, new_id: Callable[[], str]) -> None:
-        self._provider = provider
+        super().__init__(provider)
         self._new_id = new_id
         self._calls: dict[str, types.ToolCall] = {}
-        self._finish: str | None = None
-        self._usage: Any = None
-        self._output_chars = 0
 
-    def feed(self, chunk: Any) -> list[types.BackendEvent]:
+    def _feed(self, chunk: Any) -> list[types.BackendEvent]:
         """Events for one `xai_sdk.chat.Chunk` (its assistant outputs at index 0)."""
         from xai_sdk.proto import chat_pb2, sample_pb2
 
@@ -295,24 +294,13 @@ class _StreamState:
         self._output_chars += len(arguments)
         self._calls[call_id] = types.ToolCall(call_id, call.function.name, arguments)
 
-    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
-        """Tool calls, usage and finish, once the stream has ended.
+    def _tool_calls(self) -> list[types.ToolCall]:
+        return list(self._calls.values())
 
-        Raises:
-            ProviderUnavailable: the stream ended without a finish reason.
-        """
-        if self._finish is None:
-            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
-        events: list[types.BackendEvent] = list(self._calls.values())
-        events.append(self._usage_event(prompt_chars))
-        reason = "tool_calls" if self._calls else _FINISH.get(self._finish, self._finish.lower())
-        events.append(types.Finish(reason))
-        return events
+    def _finish_reason(self, finish: str) -> str:
+        return "tool_calls" if self._calls else _FINISH.get(finish, finish.lower())
 
-    def _usage_event(self, prompt_chars: int) -> types.Usage:
-        raw = self._usage
-        if raw is None:
-            return estimated_usage(prompt_chars, self._output_chars)
+    def _counted(self, raw: Any) -> types.Usage:
         # xAI counts reasoning apart from completion (total = prompt + completion +
         # reasoning); our output_tokens include reasoning, as OpenAI's do.
         return types.Usage(

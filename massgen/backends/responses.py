@@ -21,7 +21,7 @@ import openai
 from massgen.backends import tls
 from massgen.backends.chat_completions import map_error as map_openai_error
 from massgen.backends.chat_completions import prompt_chars
-from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, estimated_usage, wire_params
+from massgen.backends.common import Endpoint, SdkBackend, StreamState, endpoint_for, wire_params
 from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
@@ -168,23 +168,15 @@ class _PendingCall:
     arguments: str = ""
 
 
-class _StreamState:
+class _StreamState(StreamState):
     """What one streamed response has said so far."""
 
-    def __init__(self, provider: str) -> None:
-        self._provider = provider
-        self._calls: dict[str, _PendingCall] = {}  # by output item id, in output order
-        self._finish: str | None = None
-        self._usage: Any = None
-        self._output_chars = 0
+    shape_errors = (AttributeError, TypeError, KeyError)
+    unit = "event"
 
-    def feed(self, event: Any) -> list[types.BackendEvent]:
-        try:
-            return self._feed(event)
-        except (AttributeError, TypeError, KeyError) as exc:
-            raise errors.MalformedResponse(
-                f"unexpected event shape: {exc}", provider=self._provider
-            ) from None
+    def __init__(self, provider: str) -> None:
+        super().__init__(provider)
+        self._calls: dict[str, _PendingCall] = {}  # by output item id, in output order
 
     def _feed(self, event: Any) -> list[types.BackendEvent]:
         kind = event.type
@@ -227,26 +219,16 @@ class _StreamState:
         else:
             self._finish = "tool_calls" if self._calls else "stop"
 
-    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
-        """Tool calls, usage and finish, once the stream has ended.
+    # `_finish` is set by `response.completed` or `response.incomplete`: without either
+    # the stream ended early.
 
-        Raises:
-            ProviderUnavailable: the stream ended before `response.completed`.
-        """
-        if self._finish is None:
-            raise errors.ProviderUnavailable("stream ended early", provider=self._provider)
-        events: list[types.BackendEvent] = [
+    def _tool_calls(self) -> list[types.ToolCall]:
+        return [
             types.ToolCall(c.call_id or f"call_{i}", c.name, c.arguments or "{}")
             for i, c in enumerate(self._calls.values())
         ]
-        events.append(self._usage_event(prompt_chars))
-        events.append(types.Finish(self._finish))
-        return events
 
-    def _usage_event(self, prompt_chars: int) -> types.Usage:
-        raw = self._usage
-        if raw is None:
-            return estimated_usage(prompt_chars, self._output_chars)
+    def _counted(self, raw: Any) -> types.Usage:
         return types.Usage(
             input_tokens=raw.input_tokens or 0,
             output_tokens=raw.output_tokens or 0,

@@ -25,14 +25,7 @@ from typing import Any
 
 import yaml
 
-from massgen.core.events import (
-    AnswerPublished,
-    AnyEvent,
-    CoordinationFinished,
-    RunFinished,
-    VoteCast,
-    VoteInvalidated,
-)
+from massgen.core import events as ev
 from massgen.record.atomic import write_json, write_text
 from massgen.record.metadata import execution_metadata
 from massgen.record.state import COORDINATION_EVENTS, STATUS_EVENTS, STREAM_EVENTS, RunState
@@ -87,7 +80,7 @@ class Recorder:
         self._start = clock()
         self._end: float | None = None
         self._state = RunState(question)
-        self._timeline: list[AnyEvent] = []
+        self._timeline: list[ev.AnyEvent] = []
         self._events = (self.log_dir / "events.jsonl").open("a", encoding="utf-8")
         meta = execution_metadata(
             question=question,
@@ -105,7 +98,7 @@ class Recorder:
     def state(self) -> RunState:
         return self._state
 
-    def handle(self, event: AnyEvent) -> None:
+    def handle(self, event: ev.AnyEvent) -> None:
         """Record one event. Events arriving after `close` are ignored."""
         if self._events.closed:
             return
@@ -148,17 +141,17 @@ class Recorder:
     ) -> None:
         self.close(interrupted=exc_type is not None)
 
-    def _on_coordination(self, event: AnyEvent) -> None:
+    def _on_coordination(self, event: ev.AnyEvent) -> None:
         match event:
-            case AnswerPublished():
+            case ev.AnswerPublished():
                 answer = self._state.agent(event.agent).answers[-1]
                 path = self._agent_dir(event.agent) / f"answer_{answer.version}.txt"
                 write_text(path, event.content)
-            case VoteCast() | VoteInvalidated():
+            case ev.VoteCast() | ev.VoteInvalidated():
                 self._write_agent_votes(event.agent)
-            case CoordinationFinished():
+            case ev.CoordinationFinished():
                 self._write_summary()
-            case RunFinished():
+            case ev.RunFinished():
                 self._write_final()
             case _:
                 pass

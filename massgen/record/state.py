@@ -9,54 +9,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from massgen.core.events import (
-    ActionRejected,
-    AgentFailed,
-    AgentRestarted,
-    AgentStarted,
-    AnswerPublished,
-    AnyEvent,
-    CoordinationFinished,
-    FinalTextDelta,
-    PresentationStarted,
-    ReasoningDelta,
-    RunFinished,
-    RunStarted,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolSourceFailed,
-    UsageReported,
-    VoteCast,
-    VoteInvalidated,
-)
+from massgen.core import events as ev
 from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import iso, version_of
 
 # Streamed chunks: many per second, so they are buffered and never trigger a rewrite.
-STREAM_EVENTS = (TextDelta, ReasoningDelta, FinalTextDelta)
+STREAM_EVENTS = (ev.TextDelta, ev.ReasoningDelta, ev.FinalTextDelta)
 
 # What changes coordination: who answered, voted, failed, won.
 _DECISIONS = (
-    RunStarted,
-    AgentStarted,
-    AnswerPublished,
-    VoteCast,
-    VoteInvalidated,
-    ActionRejected,
-    AgentRestarted,
-    AgentFailed,
-    CoordinationFinished,
-    PresentationStarted,
-    RunFinished,
+    ev.RunStarted,
+    ev.AgentStarted,
+    ev.AnswerPublished,
+    ev.VoteCast,
+    ev.VoteInvalidated,
+    ev.ActionRejected,
+    ev.AgentRestarted,
+    ev.AgentFailed,
+    ev.CoordinationFinished,
+    ev.PresentationStarted,
+    ev.RunFinished,
 )
 
 # What a reader of the coordination log cares about: the decisions, and each tool call
 # (one entry when it finishes: name, ok, how long).
-COORDINATION_EVENTS = (*_DECISIONS, ToolCallFinished, ToolSourceFailed)
+COORDINATION_EVENTS = (*_DECISIONS, ev.ToolCallFinished, ev.ToolSourceFailed)
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
-STATUS_EVENTS = (*_DECISIONS, UsageReported)
+STATUS_EVENTS = (*_DECISIONS, ev.UsageReported)
 
 
 @dataclass(slots=True)
@@ -115,8 +95,8 @@ class RunState:
         self.agents: dict[str, AgentState] = {}
         self.votes: list[LoggedVote] = []
         self.phase = "coordinating"
-        self.outcome: CoordinationFinished | None = None
-        self.finished: RunFinished | None = None
+        self.outcome: ev.CoordinationFinished | None = None
+        self.finished: ev.RunFinished | None = None
         self.presenter: str | None = None
         self.strategy: str | None = None
         self.final_parts: list[str] = []  # presentation text streamed so far
@@ -169,60 +149,62 @@ class RunState:
                 tally[vote.target_label] = tally.get(vote.target_label, 0) + 1
         return tally
 
-    def apply(self, event: AnyEvent) -> None:
+    def apply(self, event: ev.AnyEvent) -> None:
         self.usage(event)
         match event:
-            case TextDelta() | ReasoningDelta() | ToolCallStarted() | ToolCallFinished():
+            case (
+                ev.TextDelta() | ev.ReasoningDelta() | ev.ToolCallStarted() | ev.ToolCallFinished()
+            ):
                 pass
-            case ToolSourceFailed():
+            case ev.ToolSourceFailed():
                 self.agent(event.agent)
-            case FinalTextDelta():
+            case ev.FinalTextDelta():
                 self.final_parts.append(event.text)
-            case RunStarted():
+            case ev.RunStarted():
                 self._run_started(event)
-            case AgentStarted():
+            case ev.AgentStarted():
                 self._agent_started(event)
-            case AnswerPublished():
+            case ev.AnswerPublished():
                 self._answer_published(event)
-            case VoteCast():
+            case ev.VoteCast():
                 self._vote_cast(event)
-            case VoteInvalidated():
+            case ev.VoteInvalidated():
                 self._vote_invalidated(event)
-            case ActionRejected():
+            case ev.ActionRejected():
                 self.agent(event.agent).rejected_actions += 1
-            case AgentRestarted():
+            case ev.AgentRestarted():
                 self._agent_restarted(event)
-            case AgentFailed():
+            case ev.AgentFailed():
                 self._agent_failed(event)
-            case UsageReported():
+            case ev.UsageReported():
                 self.agent(event.agent)
-            case CoordinationFinished():
+            case ev.CoordinationFinished():
                 self.outcome = event
                 self.phase = "presenting"
-            case PresentationStarted():
+            case ev.PresentationStarted():
                 self._presentation_started(event)
-            case RunFinished():
+            case ev.RunFinished():
                 self._run_finished(event)
             case _:
                 assert_never(event)
 
-    def _run_started(self, event: RunStarted) -> None:
+    def _run_started(self, event: ev.RunStarted) -> None:
         self.question = event.question or self.question
         for agent_id in event.agents:
             self.agent(agent_id).label = event.labels.get(agent_id, agent_id)
 
-    def _agent_started(self, event: AgentStarted) -> None:
+    def _agent_started(self, event: ev.AgentStarted) -> None:
         state = self.agent(event.agent)
         state.runs = event.run
         state.status = "streaming"
 
-    def _answer_published(self, event: AnswerPublished) -> None:
+    def _answer_published(self, event: ev.AnswerPublished) -> None:
         state = self.agent(event.agent)
         version = version_of(event.label, len(state.answers) + 1)
         state.answers.append(LoggedAnswer(event.label, version, event.content))
         state.status = "answered"
 
-    def _vote_cast(self, event: VoteCast) -> None:
+    def _vote_cast(self, event: ev.VoteCast) -> None:
         state = self.agent(event.agent)
         if state.vote is not None:
             _end(state.vote, "superseded")
@@ -238,7 +220,7 @@ class RunState:
         state.vote = vote
         state.status = "voted"
 
-    def _vote_invalidated(self, event: VoteInvalidated) -> None:
+    def _vote_invalidated(self, event: ev.VoteInvalidated) -> None:
         state = self.agent(event.agent)
         if state.vote is not None:
             _end(state.vote, event.newer_label)
@@ -247,23 +229,23 @@ class RunState:
         if state.status == "voted":
             state.status = "waiting"
 
-    def _agent_restarted(self, event: AgentRestarted) -> None:
+    def _agent_restarted(self, event: ev.AgentRestarted) -> None:
         state = self.agent(event.agent)
         state.restarts += 1
         state.status = "restarting"
 
-    def _agent_failed(self, event: AgentFailed) -> None:
+    def _agent_failed(self, event: ev.AgentFailed) -> None:
         state = self.agent(event.agent)
         state.status = "failed"
         state.error = event.error
 
-    def _presentation_started(self, event: PresentationStarted) -> None:
+    def _presentation_started(self, event: ev.PresentationStarted) -> None:
         self.presenter = event.agent
         self.strategy = event.strategy
         self.phase = "presenting"
         self.agent(event.agent).status = "presenting"
 
-    def _run_finished(self, event: RunFinished) -> None:
+    def _run_finished(self, event: ev.RunFinished) -> None:
         self.finished = event
         self.phase = "finished"
         for agent_id, error in event.failed_agents.items():

@@ -15,28 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import assert_never
 
-from massgen.core.events import (
-    ActionRejected,
-    AgentFailed,
-    AgentRestarted,
-    AgentStarted,
-    AnswerPublished,
-    AnyEvent,
-    CoordinationFinished,
-    FinalTextDelta,
-    PresentationStarted,
-    ReasoningDelta,
-    RunFinished,
-    RunStarted,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolSourceFailed,
-    UsageReported,
-    VoteCast,
-    VoteInvalidated,
-    event_from_dict,
-)
+from massgen.core import events as ev
 from massgen.record.text import preview, seconds_text, tool_outcome
 
 WIDTH = 120
@@ -47,7 +26,7 @@ REASON_CHARS = 60
 SEP = " | "
 
 
-def coordination_table(events: Iterable[AnyEvent], *, width: int = WIDTH) -> str:
+def coordination_table(events: Iterable[ev.AnyEvent], *, width: int = WIDTH) -> str:
     """Render the coordination events of one run as fixed-width text ending in a newline."""
     events = list(events)
     agents = _agent_ids(events)
@@ -77,77 +56,77 @@ def table_from_log(turn_dir: Path) -> str:
     with (Path(turn_dir) / "events.jsonl").open(encoding="utf-8") as f:
         for line in f:
             try:
-                events.append(event_from_dict(json.loads(line)))
+                events.append(ev.event_from_dict(json.loads(line)))
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue
     return coordination_table(events)
 
 
-def _agent_ids(events: list[AnyEvent]) -> list[str]:
+def _agent_ids(events: list[ev.AnyEvent]) -> list[str]:
     """Config order from RunStarted, then anyone else in order of first appearance."""
     ids: list[str] = []
     for event in events:
-        if isinstance(event, RunStarted):
+        if isinstance(event, ev.RunStarted):
             ids.extend(a for a in event.agents if a not in ids)
         elif (cell := _cell(event)) is not None and cell[0] not in ids:
             ids.append(cell[0])
     return ids
 
 
-def _cell(event: AnyEvent) -> tuple[str, str] | None:
+def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
     """(agent, text) for an event that fills a cell; None for events without a column."""
     match event:
-        case AgentStarted():
+        case ev.AgentStarted():
             seen = ", ".join(event.answers_in_view) or "none"
             only = " · vote only" if event.vote_only else ""
             return event.agent, f"run {event.run} · sees {seen}{only}"
-        case AnswerPublished():
+        case ev.AnswerPublished():
             return event.agent, f"answer {event.label}"
-        case VoteCast():
+        case ev.VoteCast():
             return event.agent, f"vote → {event.target_label}"
-        case VoteInvalidated():
+        case ev.VoteInvalidated():
             return event.agent, f"vote → {event.target_label} invalid (new {event.newer_label})"
-        case AgentRestarted():
+        case ev.AgentRestarted():
             return event.agent, f"restart: {_short(event.reason)}"
-        case ActionRejected():
+        case ev.ActionRejected():
             return event.agent, f"rejected #{event.attempt}: {_short(event.reason)}"
-        case AgentFailed():
+        case ev.AgentFailed():
             return event.agent, f"FAILED: {_short(event.error)}"
-        case PresentationStarted():
+        case ev.PresentationStarted():
             return event.agent, f"presents ({event.strategy})"
-        case ToolCallFinished():
+        case ev.ToolCallFinished():
             _, word = tool_outcome(event.ok, event.held)
             took = "" if event.held else f" {seconds_text(event.duration_s)}"
             final = " (final)" if event.phase == "presentation" else ""
             return event.agent, f"tool {event.name}{final}: {word}{took}"
-        case ToolSourceFailed():
+        case ev.ToolSourceFailed():
             return event.agent, f"tool source {event.source} failed"
         case (
-            RunStarted()
-            | TextDelta()
-            | ReasoningDelta()
-            | ToolCallStarted()
-            | UsageReported()
-            | CoordinationFinished()
-            | FinalTextDelta()
-            | RunFinished()
+            ev.RunStarted()
+            | ev.TextDelta()
+            | ev.ReasoningDelta()
+            | ev.ToolCallStarted()
+            | ev.UsageReported()
+            | ev.CoordinationFinished()
+            | ev.FinalTextDelta()
+            | ev.RunFinished()
         ):
             return None
         case _:
             assert_never(event)
 
 
-def _footer(events: list[AnyEvent]) -> list[str]:
+def _footer(events: list[ev.AnyEvent]) -> list[str]:
     rows: list[str] = []
     for event in events:
-        if isinstance(event, CoordinationFinished):
+        if isinstance(event, ev.CoordinationFinished):
             rows = _outcome_rows(event)
-        elif isinstance(event, RunFinished):
+        elif isinstance(event, ev.RunFinished):
             rows.append(f"result: {event.status} · {_short(event.reason)}")
     return rows
 
 
-def _outcome_rows(event: CoordinationFinished) -> list[str]:
+def _outcome_rows(event: ev.CoordinationFinished) -> list[str]:
     winner = f"{event.winner} ({event.winner_label})" if event.winner else "none"
     ranked = sorted(event.tally.items(), key=lambda item: (-item[1], item[0]))
     tally = ", ".join(f"{label} = {n}" for label, n in ranked) or "no votes"

@@ -1,12 +1,13 @@
 """AnthropicBackend (type claude) through the real anthropic SDK against the loopback
-Messages fake: streaming, thinking, tool use, cache usage, faults, retries."""
+Messages fake: what is sent, signed thinking, overloaded streams. The contract every
+wire keeps (thinking before text, cache usage, finishes, faults) is in test_wire_contract.py."""
 
 import pytest
-from backend_support import ask, collect, text_of
+from backend_support import ask, collect, first_request, text_of
 
 from massgen.backends.anthropic_messages import AnthropicBackend
 from massgen.core import errors, types
-from massgen.testing import FakeUsage, Fault, Reply, Scripted
+from massgen.testing import Fault, Reply, Scripted
 from massgen.testing.fake_anthropic import SIGNATURE, FakeAnthropic
 from massgen.testing.http_fake import stream_error
 
@@ -18,34 +19,6 @@ TOOL = types.ToolSpec("vote", "Vote for an answer.", {"type": "object", "propert
 def make(backends):
     """Build AnthropicBackends against a FakeAnthropic."""
     return backends(AnthropicBackend, provider="claude", model="claude-sonnet-4-6", api_key=KEY)
-
-
-# --- streaming --------------------------------------------------------------------------
-
-
-async def test_streams_thinking_then_text_then_usage_with_cache_reads(make):
-    usage = FakeUsage(prompt_tokens=1200, completion_tokens=30, cached_tokens=1000)
-    reply = Reply(text="The answer is 42.", reasoning="six times seven", usage=usage)
-    with FakeAnthropic(Scripted([reply])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events == [
-        types.ReasoningChunk("six "),
-        types.ReasoningChunk("times "),
-        types.ReasoningChunk("seven"),
-        types.TextChunk("The "),
-        types.TextChunk("answer "),
-        types.TextChunk("is "),
-        types.TextChunk("42."),
-        # Anthropic counts cache reads apart from input_tokens; we add them back in.
-        types.Usage(input_tokens=1200, output_tokens=30, cached_input_tokens=1000),
-        types.Finish("stop"),
-    ]
-
-
-async def test_max_tokens_stop_is_a_length_finish(make):
-    with FakeAnthropic(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------
@@ -65,9 +38,7 @@ async def test_payload_has_system_tool_use_and_tool_result_blocks(make):
         temperature=0.2, stop=("END",), extra_body={"top_k": 5}, max_tokens=64
     )
     request = types.Request(messages=history, tools=(TOOL,), params=params)
-    with FakeAnthropic(Scripted([Reply(text="5")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeAnthropic, make, request, reply="5")
     assert body["system"] == "Be brief."
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Add 2 and 3."}]},
@@ -99,9 +70,8 @@ async def test_payload_has_system_tool_use_and_tool_result_blocks(make):
 
 
 async def test_max_tokens_has_a_default_because_the_api_requires_it(make):
-    with FakeAnthropic(Scripted([Reply(text="ok")])) as fake:
-        await collect(make(fake).stream(ask()))
-        assert fake.requests[0]["max_tokens"] == 8192
+    body = await first_request(FakeAnthropic, make, ask())
+    assert body["max_tokens"] == 8192
 
 
 async def test_thinking_budget_and_the_signed_thinking_go_back_with_the_tool_call(make):
@@ -132,9 +102,7 @@ async def test_thinking_budget_and_the_signed_thinking_go_back_with_the_tool_cal
 async def test_reasoning_effort_and_json_schema_go_in_output_config(make):
     schema = {"type": "object", "properties": {"action": {"type": "string"}}}
     request = ask(json_schema=schema, params=types.GenerationParams(reasoning_effort="high"))
-    with FakeAnthropic(Scripted([Reply(text="{}")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeAnthropic, make, request, reply="{}")
     assert body["output_config"] == {
         "format": {"type": "json_schema", "schema": schema},
         "effort": "high",
@@ -161,13 +129,6 @@ async def test_prompt_too_long_is_context_too_long(make):
         assert len(fake.requests) == 1
 
 
-async def test_overloaded_event_inside_the_stream_is_provider_unavailable(make):
-    fault = stream_error("Overloaded", "overloaded_error", at_chunk=3)
-    expected = pytest.raises(errors.ProviderUnavailable, match="Overloaded")
-    with FakeAnthropic(Scripted([Reply(text="a b c", fault=fault)])) as fake, expected:
-        await collect(make(fake).stream(ask()))
-
-
 async def test_an_overloaded_stream_before_any_text_is_retried(make, sleep):
     replies = [
         Reply(text="x", fault=stream_error("Overloaded", "overloaded_error")),
@@ -176,6 +137,3 @@ async def test_an_overloaded_stream_before_any_text_is_retried(make, sleep):
     with FakeAnthropic(Scripted(replies)) as fake:
         events = await collect(make(fake, max_retries=2).stream(ask()))
     assert text_of(events) == "ok" and sleep.delays == [0.5]
-
-
-# --- through the registry ---------------------------------------------------------------

@@ -1,32 +1,9 @@
 """ChatCompletionsBackend driven through the real openai SDK against the loopback fake."""
 
-import pytest
-from backend_support import ADD, ADD_TURN, ask, collect
+from backend_support import ADD, ADD_TURN, ask, collect, first_request
 
 from massgen.core import types
-from massgen.testing import FakeProvider, FakeUsage, Fault, Reply, Scripted
-
-# --- streaming --------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
-async def test_reasoning_deltas_from_either_extra_field(make_backend, field):
-    reply = Reply(text="42", reasoning="six times seven", reasoning_field=field)
-    with FakeProvider(Scripted([reply])) as fp:
-        events = await collect(make_backend(fp).stream(ask()))
-    reasoning = [e for e in events if isinstance(e, types.ReasoningChunk)]
-    assert "".join(e.text for e in reasoning) == "six times seven"
-    assert events.index(reasoning[-1]) < events.index(types.TextChunk("42"))
-
-
-async def test_usage_with_cached_and_reasoning_details(make_backend):
-    usage = FakeUsage(
-        prompt_tokens=120, completion_tokens=30, cached_tokens=100, reasoning_tokens=12
-    )
-    with FakeProvider(Scripted([Reply(text="ok", usage=usage)])) as fp:
-        events = await collect(make_backend(fp).stream(ask()))
-    assert types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
-
+from massgen.testing import FakeProvider, Fault, Reply, Scripted
 
 # --- what is sent -----------------------------------------------------------------------
 
@@ -37,9 +14,7 @@ async def test_request_payload_uses_typed_params_and_the_function_dialect(make_b
         temperature=0.2, stop=("END",), extra_body={"top_k": 5}, max_tokens=64
     )
     request = types.Request(messages=history, tools=(tool,), params=params)
-    with FakeProvider(Scripted([Reply(text="5")])) as fp:
-        await collect(make_backend(fp).stream(request))
-        body = fp.requests[0]
+    body = await first_request(FakeProvider, make_backend, request, reply="5")
     assert body["messages"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Add 2 and 3."},
@@ -78,9 +53,7 @@ async def test_request_payload_uses_typed_params_and_the_function_dialect(make_b
 
 async def test_json_schema_becomes_response_format(make_backend):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
-    with FakeProvider(Scripted([Reply(text="{}")])) as fp:
-        await collect(make_backend(fp).stream(ask(json_schema=schema)))
-        body = fp.requests[0]
+    body = await first_request(FakeProvider, make_backend, ask(json_schema=schema), reply="{}")
     assert body["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "Workflow_action", "schema": schema},

@@ -3,15 +3,14 @@
 import json
 
 import pytest
-from backend_support import ADD, ADD_TURN, ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, first_request, text_of
 
 from massgen.backends import registry
 from massgen.backends.common import Endpoint
 from massgen.backends.grok import GrokBackend, grpc_target
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
-from massgen.testing import FakeUsage, Fault, Reply, Scripted
-from massgen.testing.fake_gemini import google_fault
+from massgen.testing import Reply, Scripted
 from massgen.testing.fake_xai import FakeXai
 
 
@@ -19,33 +18,6 @@ from massgen.testing.fake_xai import FakeXai
 def make(backends):
     """Build GrokBackends against a FakeXai."""
     return backends(GrokBackend, provider="grok", model="grok-4", api_key="xai-test-key")
-
-
-# --- streaming --------------------------------------------------------------------------
-
-
-async def test_reasoning_content_comes_before_the_text(make):
-    with FakeXai(Scripted([Reply(text="42", reasoning="six times seven")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    reasoning = [e for e in events if isinstance(e, types.ReasoningChunk)]
-    assert "".join(e.text for e in reasoning) == "six times seven"
-    assert events.index(reasoning[-1]) < events.index(types.TextChunk("42"))
-
-
-async def test_usage_with_cached_prompt_and_reasoning_tokens(make):
-    usage = FakeUsage(
-        prompt_tokens=120, completion_tokens=30, cached_tokens=100, reasoning_tokens=12
-    )
-    with FakeXai(Scripted([Reply(text="ok", usage=usage)])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    # xAI reports reasoning apart from completion; our output counts both.
-    assert types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100) in events
-
-
-async def test_max_length_finish_is_length(make):
-    with FakeXai(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------
@@ -57,9 +29,7 @@ async def test_request_carries_history_tools_and_typed_params(make):
         temperature=0.2, stop=("END",), seed=7, reasoning_effort="minimal", max_tokens=64
     )
     request = types.Request(messages=history, tools=(tool,), params=params)
-    with FakeXai(Scripted([Reply(text="5")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeXai, make, request, reply="5")
     assert body["model"] == "grok-4"
     assert body["messages"] == [
         {"role": "ROLE_SYSTEM", "content": [{"text": "Be brief."}]},
@@ -92,9 +62,8 @@ async def test_request_carries_history_tools_and_typed_params(make):
 
 async def test_json_schema_becomes_a_response_format(make):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
-    with FakeXai(Scripted([Reply(text="{}")])) as fake:
-        await collect(make(fake).stream(ask(json_schema=schema)))
-        fmt = fake.requests[0]["response_format"]
+    body = await first_request(FakeXai, make, ask(json_schema=schema), reply="{}")
+    fmt = body["response_format"]
     assert fmt["format_type"] == "FORMAT_TYPE_JSON_SCHEMA"
     assert json.loads(fmt["schema"]) == schema
 
@@ -177,21 +146,3 @@ async def test_a_request_with_extra_body_is_refused_too(make):
     with FakeXai(Scripted([Reply(text="ok")])) as fake, refused:
         await collect(make(fake).stream(ask(params=types.GenerationParams(extra_body={"x": 1}))))
     assert fake.requests == []
-
-
-# --- faults -----------------------------------------------------------------------------
-
-
-async def test_a_status_mid_stream_is_raised_after_the_text(make):
-    busy = google_fault(500, "sampler crashed")
-    cut = Reply(text="half of it", fault=Fault(busy.status, busy.body, at_chunk=2))
-    with FakeXai(Scripted([cut])) as fake:
-        seen = []
-        with pytest.raises(errors.ProviderUnavailable, match="sampler crashed"):
-            async for event in make(fake, max_retries=2).stream(ask()):
-                seen.append(event)
-        assert len(fake.requests) == 1
-    assert text_of(seen) == "half of "
-
-
-# --- the registry and a team ------------------------------------------------------------

@@ -1,16 +1,16 @@
 """ResponsesBackend (types openai, azure_openai) through the real openai SDK against the
-loopback Responses fake: streaming, reasoning summaries, function calls, usage, faults."""
+loopback Responses fake: what is sent, a failure inside the stream, Azure. The contract
+every wire keeps (reasoning summaries, usage, finishes, faults) is in test_wire_contract.py."""
 
 import pytest
-from backend_support import ADD, ADD_TURN, ask, collect, text_of
+from backend_support import ADD, ADD_TURN, ask, collect, first_request, text_of
 
 from massgen.backends import registry
 from massgen.backends.responses import ResponsesBackend
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
-from massgen.testing import FakeUsage, Reply, Scripted
+from massgen.testing import Reply, Scripted
 from massgen.testing.fake_openai_responses import FakeResponses
-from massgen.testing.http_fake import stream_error
 
 KEY = "sk-test-key-123"
 
@@ -19,35 +19,6 @@ KEY = "sk-test-key-123"
 def make(backends):
     """Build ResponsesBackends against a FakeResponses."""
     return backends(ResponsesBackend, provider="openai", model="gpt-5", api_key=KEY)
-
-
-# --- streaming --------------------------------------------------------------------------
-
-
-async def test_streams_reasoning_summary_then_text_then_usage_and_finish(make):
-    usage = FakeUsage(
-        prompt_tokens=120, completion_tokens=30, cached_tokens=100, reasoning_tokens=12
-    )
-    reply = Reply(text="The answer is 42.", reasoning="six times seven", usage=usage)
-    with FakeResponses(Scripted([reply])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events == [
-        types.ReasoningChunk("six "),
-        types.ReasoningChunk("times "),
-        types.ReasoningChunk("seven"),
-        types.TextChunk("The "),
-        types.TextChunk("answer "),
-        types.TextChunk("is "),
-        types.TextChunk("42."),
-        types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100),
-        types.Finish("stop"),
-    ]
-
-
-async def test_an_incomplete_response_finishes_with_length(make):
-    with FakeResponses(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
-        events = await collect(make(fake).stream(ask()))
-    assert events[-1] == types.Finish("length")
 
 
 # --- what is sent -----------------------------------------------------------------------
@@ -63,9 +34,7 @@ async def test_payload_uses_input_items_instructions_and_typed_params(make):
         max_tokens=64,
     )
     request = types.Request(messages=history, tools=(tool,), params=params)
-    with FakeResponses(Scripted([Reply(text="5")])) as fake:
-        await collect(make(fake).stream(request))
-        body = fake.requests[0]
+    body = await first_request(FakeResponses, make, request, reply="5")
     assert body["instructions"] == "Be brief."
     assert body["input"] == [
         {"role": "user", "content": "Add 2 and 3."},
@@ -89,9 +58,7 @@ async def test_payload_uses_input_items_instructions_and_typed_params(make):
 
 async def test_json_schema_becomes_the_text_format(make):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
-    with FakeResponses(Scripted([Reply(text="{}")])) as fake:
-        await collect(make(fake).stream(ask(json_schema=schema)))
-        body = fake.requests[0]
+    body = await first_request(FakeResponses, make, ask(json_schema=schema), reply="{}")
     assert body["text"] == {
         "format": {
             "type": "json_schema",
@@ -109,16 +76,6 @@ async def test_sends_the_key_as_bearer_to_the_configured_base_url(make):
         assert fake.headers[0]["authorization"] == f"Bearer {KEY}"
         assert fake.paths == ["/v1/responses"]
     assert backend.name == "openai:gpt-5-mini"
-
-
-# --- faults -----------------------------------------------------------------------------
-
-
-async def test_response_failed_inside_the_stream_keeps_the_provider_message(make):
-    fault = stream_error("The model crashed mid-way", "server_error", at_chunk=3)
-    expected = pytest.raises(errors.ProviderUnavailable, match="The model crashed mid-way")
-    with FakeResponses(Scripted([Reply(text="a b c d", fault=fault)])) as fake, expected:
-        await collect(make(fake).stream(ask()))
 
 
 # --- Azure ------------------------------------------------------------------------------
@@ -163,6 +120,3 @@ def test_azure_without_an_endpoint_names_the_variable():
             BackendConfig(type="azure_openai", model="d"), env={"AZURE_OPENAI_API_KEY": "k"}
         )
     assert "AZURE_OPENAI_ENDPOINT" in raised.value.render()
-
-
-# --- through the registry ---------------------------------------------------------------

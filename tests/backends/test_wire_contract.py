@@ -30,12 +30,13 @@ from massgen.backends.responses import ResponsesBackend
 from massgen.backends.wires import Wire
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
-from massgen.testing import FakeProvider, Fault, Reply, Scripted
+from massgen.testing import FakeProvider, FakeUsage, Fault, Reply, Scripted
 from massgen.testing import fake_gemini as fg
 from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_gemini import FakeGemini, google_fault
 from massgen.testing.fake_openai_responses import FakeResponses
 from massgen.testing.fake_xai import FakeXai
+from massgen.testing.http_fake import stream_error
 
 Faults = tuple[tuple[Fault, type, int | None], ...]
 
@@ -48,6 +49,18 @@ def _bearer(fake: Any, n: int) -> str:
 
 def _temperature(body: dict[str, Any]) -> Any:
     return body.get("temperature")
+
+
+def _stream_error(message: str, at_chunk: int) -> Fault:
+    return stream_error(message, "server_error", at_chunk=at_chunk)
+
+
+def _google_error(status: int) -> Callable[[str, int], Fault]:
+    def fault(message: str, at_chunk: int) -> Fault:
+        sent = google_fault(status, message)
+        return Fault(sent.status, sent.body, at_chunk=at_chunk)
+
+    return fault
 
 
 # What a second request carried after a tool turn, read from the provider's own shape:
@@ -141,7 +154,8 @@ class WireFake:
     model: str
     key_names: str  # how a missing key is named, e.g. "GOOGLE_API_KEY or GEMINI_API_KEY"
     faults: Faults  # (fault, our error, its status); status None: the wire has none
-    drop_after_two_words: int  # chunks sent before a drop that leaves "one two "
+    # Chunks sent before a drop or an error that leaves "one two " of "one two three four".
+    drop_after_two_words: int
     malformed: Reply
     tool_turn: Callable[[dict[str, Any]], ToolTurn]  # as the fake recorded the body
     # The defaults are the OpenAI-style HTTP wires'.
@@ -152,6 +166,8 @@ class WireFake:
     # Each retry-after form the wire knows, as `form(seconds)`.
     rate_limits: tuple[Callable[[float], Fault], ...] = (Fault.rate_limited,)
     server_error: Callable[[], Fault] = Fault.server_error
+    # An error the provider reports inside the stream, as `fault(message, at_chunk)`.
+    stream_fault: Callable[[str, int], Fault] = _stream_error
     call_ids: tuple[str, str] = ("call_fake_0", "call_fake_1")
     drop_wording: str = ""  # what the error for that drop says
     drop_before_text: int = 0  # chunks sent before a drop that leaves no text
@@ -160,6 +176,13 @@ class WireFake:
     refused_wording: str = ""  # the error for a closed port
     exact_messages: bool = True  # False: the provider message ends the error's message
     estimates_usage: bool = True  # False: the wire always reports usage
+    # Usage the fake reports with cache reads and reasoning, and what we make of it.
+    usage_counted: tuple[FakeUsage, types.Usage] = (
+        FakeUsage(prompt_tokens=120, completion_tokens=30, cached_tokens=100, reasoning_tokens=12),
+        types.Usage(120, 30, reasoning_tokens=12, cached_input_tokens=100),
+    )
+    # Each way the fake may carry reasoning, as extra `Reply` fields.
+    reasoning_forms: tuple[dict[str, Any], ...] = ({},)
 
     @property
     def wire(self) -> Wire:
@@ -209,6 +232,8 @@ CHAT = WireFake(
     drop_after_two_words=3,
     malformed=Reply(text="x", fault=Fault(malformed_chunk=True)),
     stalled_text="slow ",
+    # Providers name the extra field either way.
+    reasoning_forms=({"reasoning_field": "reasoning_content"}, {"reasoning_field": "reasoning"}),
 )
 RESPONSES = WireFake(
     type="openai",
@@ -242,9 +267,18 @@ ANTHROPIC = WireFake(
     call_ids=("toolu_fake_0", "toolu_fake_1"),
     drop_after_two_words=5,
     drop_wording="interrupted",
+    stream_fault=lambda message, at_chunk: stream_error(
+        message, "overloaded_error", at_chunk=at_chunk
+    ),
     malformed=Reply(text="hello there", fault=Fault(malformed_chunk=True, at_chunk=2)),
     stall_wording="",
     estimates_usage=False,  # message_start carries the counts
+    # Anthropic counts cache reads apart from input_tokens; we add them back in. It
+    # reports no reasoning count.
+    usage_counted=(
+        FakeUsage(prompt_tokens=1200, completion_tokens=30, cached_tokens=1000),
+        types.Usage(input_tokens=1200, output_tokens=30, cached_input_tokens=1000),
+    ),
 )
 GEMINI = WireFake(
     type="gemini",
@@ -258,6 +292,7 @@ GEMINI = WireFake(
     unauthorized=fg.invalid_api_key,
     rate_limits=(lambda seconds: fg.rate_limited(retry_delay=seconds),),
     server_error=fg.server_error,
+    stream_fault=_google_error(503),
     faults=(
         (fg.invalid_api_key(), errors.AuthFailed, 400),
         (
@@ -307,6 +342,7 @@ GROK = WireFake(
         Fault.rate_limited,
     ),
     server_error=lambda: google_fault(503, "busy"),
+    stream_fault=_google_error(500),
     faults=(
         (Fault.unauthorized("Incorrect API key provided: xa***"), errors.AuthFailed, None),
         (
@@ -374,6 +410,32 @@ async def test_streams_text_word_by_word_then_usage_and_finish(wire, make):
     ]
     assert isinstance(events[-2], types.Usage) and not events[-2].estimated
     assert events[-1] == types.Finish("stop")
+
+
+async def test_reasoning_comes_before_the_text_and_usage_counts_cache_and_reasoning(wire, make):
+    # Gemini and xAI report reasoning apart from the output; our output counts both.
+    sent, counted = wire.usage_counted
+    for form in wire.reasoning_forms:
+        reply = Reply(text="The answer is 42.", reasoning="six times seven", usage=sent, **form)
+        with wire.fake(Scripted([reply])) as fake:
+            events = await collect(make(fake).stream(ask()))
+        assert events == [
+            types.ReasoningChunk("six "),
+            types.ReasoningChunk("times "),
+            types.ReasoningChunk("seven"),
+            types.TextChunk("The "),
+            types.TextChunk("answer "),
+            types.TextChunk("is "),
+            types.TextChunk("42."),
+            counted,
+            types.Finish("stop"),
+        ], form
+
+
+async def test_a_length_stop_is_a_length_finish(wire, make):
+    with wire.fake(Scripted([Reply(text="cut", finish_reason="length")])) as fake:
+        events = await collect(make(fake).stream(ask()))
+    assert events[-1] == types.Finish("length")
 
 
 async def test_tool_calls_come_whole_with_json_arguments(wire, make):
@@ -522,6 +584,17 @@ async def test_a_drop_after_text_is_raised_and_the_text_never_repeats(wire, make
     assert sleep.delays == []
 
 
+async def test_an_error_inside_the_stream_is_raised_after_the_text(wire, make):
+    fault = wire.stream_fault("The model crashed mid-way", wire.drop_after_two_words)
+    with wire.fake(Scripted([Reply(text="one two three four", fault=fault)])) as fake:
+        seen = []
+        with pytest.raises(errors.ProviderUnavailable, match="The model crashed mid-way"):
+            async for event in make(fake, max_retries=2).stream(ask()):
+                seen.append(event)
+        assert len(fake.requests) == 1
+    assert text_of(seen) == "one two "
+
+
 async def test_a_drop_before_any_text_is_retried(wire, make, sleep):
     lost = Reply(text="lost", fault=Fault(drop_after_chunks=wire.drop_before_text))
     with wire.fake(Scripted([lost, Reply(text="kept")])) as fake:
@@ -658,12 +731,6 @@ def test_the_shipped_preset_uses_this_type(wire):
     config = load_config(resolve_config_arg(f"@examples/providers/{wire.type}"))
     assert registry.check(config.agents[0].backend) is None
     assert config.agents[0].backend.type == wire.type
-
-
-@pytest.fixture
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 def test_a_team_answers_votes_presents_and_sends_the_config_temperature(wire, in_tmp):

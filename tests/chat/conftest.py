@@ -12,11 +12,8 @@ from massgen.testing.fake_provider import FakeProvider
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MASSGEN_LOG_BASE_DIR", raising=False)
-    return tmp_path
+def _in_tmp(in_tmp):
+    """Every chat test runs in a fresh folder and HOME."""
 
 
 @pytest.fixture

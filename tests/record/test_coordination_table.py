@@ -7,53 +7,42 @@ from pathlib import Path
 
 from recorded_run_script import QUESTION
 
-from massgen.core.events import (
-    ActionRejected,
-    AgentFailed,
-    AgentRestarted,
-    AgentStarted,
-    AnswerPublished,
-    AnyEvent,
-    CoordinationFinished,
-    PresentationStarted,
-    RunFinished,
-    RunStarted,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    VoteCast,
-    VoteInvalidated,
-    event_from_dict,
-)
+from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.record import Recorder, coordination_table, table_from_log
 
 
-def small_run() -> list[AnyEvent]:
+def small_run() -> list[ev.AnyEvent]:
     return [
-        RunStarted(
+        ev.RunStarted(
             question="q",
             agents=("a", "b", "c"),
             labels={"a": "agent1", "b": "agent2", "c": "agent3"},
         ),
-        AgentStarted(agent="a", run=1, answers_in_view=()),
-        AgentStarted(agent="b", run=1, answers_in_view=()),
-        AnswerPublished(agent="a", label="agent1.1", content="x"),
-        TextDelta(agent="b", text="ignored"),
-        VoteCast(agent="b", voter_label="agent2", target="a", target_label="agent1.1", reason="ok"),
-        AgentFailed(agent="c", error="AuthFailed: bad key"),
-        AnswerPublished(agent="a", label="agent1.2", content="y"),
-        VoteInvalidated(agent="b", target_label="agent1.1", newer_label="agent1.2"),
-        AgentRestarted(agent="b", reason="new answer"),
-        AgentStarted(agent="b", run=2, answers_in_view=("agent1.2",), vote_only=True),
-        ActionRejected(agent="b", reason="no such label", attempt=1),
-        VoteCast(agent="b", voter_label="agent2", target="a", target_label="agent1.2", reason="ok"),
-        VoteCast(agent="a", voter_label="agent1", target="a", target_label="agent1.2", reason="ok"),
-        CoordinationFinished(
+        ev.AgentStarted(agent="a", run=1, answers_in_view=()),
+        ev.AgentStarted(agent="b", run=1, answers_in_view=()),
+        ev.AnswerPublished(agent="a", label="agent1.1", content="x"),
+        ev.TextDelta(agent="b", text="ignored"),
+        ev.VoteCast(
+            agent="b", voter_label="agent2", target="a", target_label="agent1.1", reason="ok"
+        ),
+        ev.AgentFailed(agent="c", error="AuthFailed: bad key"),
+        ev.AnswerPublished(agent="a", label="agent1.2", content="y"),
+        ev.VoteInvalidated(agent="b", target_label="agent1.1", newer_label="agent1.2"),
+        ev.AgentRestarted(agent="b", reason="new answer"),
+        ev.AgentStarted(agent="b", run=2, answers_in_view=("agent1.2",), vote_only=True),
+        ev.ActionRejected(agent="b", reason="no such label", attempt=1),
+        ev.VoteCast(
+            agent="b", voter_label="agent2", target="a", target_label="agent1.2", reason="ok"
+        ),
+        ev.VoteCast(
+            agent="a", voter_label="agent1", target="a", target_label="agent1.2", reason="ok"
+        ),
+        ev.CoordinationFinished(
             winner="a", winner_label="agent1.2", tally={"agent1.2": 2}, reason="consensus"
         ),
-        PresentationStarted(agent="a", strategy="winner_present"),
-        RunFinished(
+        ev.PresentationStarted(agent="a", strategy="winner_present"),
+        ev.RunFinished(
             answer="y",
             status=Status.DEGRADED,
             reason="1 agent failed",
@@ -100,26 +89,26 @@ def test_small_run_exact_text() -> None:
     assert coordination_table(small_run(), width=60) == EXPECTED
 
 
-def big_team(n: int) -> list[AnyEvent]:
+def big_team(n: int) -> list[ev.AnyEvent]:
     ids = tuple(f"agent_with_a_long_name_{i}" for i in range(1, n + 1))
     labels = {a: f"agent{i}" for i, a in enumerate(ids, 1)}
-    events: list[AnyEvent] = [RunStarted(question="q", agents=ids, labels=labels)]
+    events: list[ev.AnyEvent] = [ev.RunStarted(question="q", agents=ids, labels=labels)]
     for i, a in enumerate(ids, 1):
         seen = tuple(f"agent{j}.1" for j in range(1, i))
-        events.append(AgentStarted(agent=a, run=1, answers_in_view=seen))
-        events.append(AnswerPublished(agent=a, label=f"agent{i}.1", content="x"))
+        events.append(ev.AgentStarted(agent=a, run=1, answers_in_view=seen))
+        events.append(ev.AnswerPublished(agent=a, label=f"agent{i}.1", content="x"))
     events.append(
-        AgentFailed(agent=ids[-1], error="ProviderUnavailable: " + "stream stopped " * 20)
+        ev.AgentFailed(agent=ids[-1], error="ProviderUnavailable: " + "stream stopped " * 20)
     )
     for i, a in enumerate(ids[:-1], 1):
         events.append(
-            VoteCast(
+            ev.VoteCast(
                 agent=a, voter_label=f"agent{i}", target=ids[0], target_label="agent1.1", reason=""
             )
         )
     tally = {"agent1.1": n - 1}
     events.append(
-        CoordinationFinished(
+        ev.CoordinationFinished(
             winner=ids[0],
             winner_label="agent1.1",
             tally=tally,
@@ -164,12 +153,12 @@ def test_table_from_log_skips_a_torn_last_line(tmp_path: Path) -> None:
 
 
 def test_a_tool_call_is_one_row_when_it_finishes() -> None:
-    def finished(name: str, **outcome) -> ToolCallFinished:
-        return ToolCallFinished(agent="a", call_id=name, name=name, result="r", **outcome)
+    def finished(name: str, **outcome) -> ev.ToolCallFinished:
+        return ev.ToolCallFinished(agent="a", call_id=name, name=name, result="r", **outcome)
 
     events = [
-        RunStarted(question="q", agents=("a", "b"), labels={"a": "agent1", "b": "agent2"}),
-        ToolCallStarted(agent="a", call_id="lookup", name="lookup", arguments="{}"),
+        ev.RunStarted(question="q", agents=("a", "b"), labels={"a": "agent1", "b": "agent2"}),
+        ev.ToolCallStarted(agent="a", call_id="lookup", name="lookup", arguments="{}"),
         finished("lookup", ok=True, duration_s=0.042),
         finished("fetch", ok=False, duration_s=60.0),
         finished("send_email", ok=True, held=True),
@@ -185,9 +174,9 @@ def test_a_tool_call_is_one_row_when_it_finishes() -> None:
 
 def test_a_tool_call_of_the_final_presentation_says_so() -> None:
     events = [
-        RunStarted(question="q", agents=("a", "b"), labels={"a": "agent1", "b": "agent2"}),
-        ToolCallFinished(agent="b", call_id="c", name="send", result="r", ok=True, duration_s=0.5),
-        ToolCallFinished(
+        ev.RunStarted(question="q", agents=("a", "b"), labels={"a": "agent1", "b": "agent2"}),
+        ev.ToolCallFinished(agent="b", call_id="c", name="send", result="r", ok=True, duration_s=0.5),
+        ev.ToolCallFinished(
             agent="b",
             call_id="c2",
             name="send",
@@ -204,4 +193,4 @@ def test_a_tool_call_of_the_final_presentation_says_so() -> None:
         "                             | tool send (final): ok 0.25s\n"
     )
     data = events[2].to_dict()
-    assert data["phase"] == "presentation" and event_from_dict(data) == events[2]
+    assert data["phase"] == "presentation" and ev.event_from_dict(data) == events[2]

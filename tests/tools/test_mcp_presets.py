@@ -15,11 +15,7 @@ from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent
 pytest.importorskip("mcp")
 
 
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MASSGEN_LOG_BASE_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("in_tmp")
 
 
 @pytest.mark.parametrize("preset", ["mcp_time", "mcp_custom", "mcp_two_servers"])
