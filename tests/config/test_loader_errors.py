@@ -259,8 +259,8 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
         ),
         ("      enable_web_search: true\n", "agents[0].backend.enable_web_search"),
         (
-            "orchestrator:\n  context_paths:\n    - {path: ., permission: read}\n",
-            "orchestrator.context_paths",
+            "orchestrator:\n  agent_temporary_workspace: temp\n",
+            "orchestrator.agent_temporary_workspace",
         ),
         ("orchestrator:\n  snapshot_storage: snaps\n", "orchestrator.snapshot_storage"),
         ("memory:\n  enabled: true\n", "memory"),
