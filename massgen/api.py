@@ -27,6 +27,7 @@ from massgen.core.usage import UsageLedger
 from massgen.loading import ConfigLike, LoadedConfig, load
 from massgen.tools.base import Toolbox, Toolboxes
 from massgen.tools.team import open_tools
+from massgen.workspace.context import ContextChanges, save_changes
 from massgen.workspace.team import Workspaces, run_name
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]
@@ -70,6 +71,8 @@ class RunResult:
     # Estimated dollars per agent from the shipped price table; None: the model has no price.
     cost_usd: dict[str, float | None] = field(default_factory=dict)
     rounds: tuple[RoundUsage, ...] = ()
+    # Files of the user's context paths this run created, modified or deleted.
+    context_changes: ContextChanges = field(default_factory=ContextChanges)
 
     @property
     def total_cost_usd(self) -> float | None:
@@ -124,6 +127,7 @@ class TeamRun:
         self.recorder: Any = None
         self.orchestrator: Orchestrator | None = None
         self.workspaces: Workspaces | None = None
+        self.context_changes = ContextChanges()
 
     def open_log(self) -> Path | None:
         """Create the log directory now (the CLI prints it before the run starts)."""
@@ -172,6 +176,7 @@ class TeamRun:
         finally:
             await _close_all(members)
             self._save_final_workspace()
+            self._list_context_changes()
             if self.recorder is not None:
                 with contextlib.suppress(OSError):
                     self.recorder.close(interrupted=self.outcome is None)
@@ -212,6 +217,19 @@ class TeamRun:
         except OSError as error:
             print(f"massgen: warning: final workspace not saved ({error})", file=sys.stderr)
 
+    def _list_context_changes(self) -> None:
+        """What the run changed in the user's context paths: on the result and in the
+        log directory (`context_changes.json`), also after an interruption."""
+        contexts = self.workspaces.contexts if self.workspaces else None
+        if not contexts:
+            return
+        try:
+            self.context_changes = contexts.changes()
+            if self.log_dir is not None:
+                save_changes(self.context_changes, self.log_dir)
+        except OSError as error:
+            print(f"massgen: warning: context path changes not listed ({error})", file=sys.stderr)
+
     def _emit(self, event: ev.AnyEvent) -> None:
         for sink in tuple(self.sinks):  # a sink may remove itself
             sink(event)
@@ -247,6 +265,7 @@ class TeamRun:
                 RoundUsage(r.agent, r.run, r.phase, r.spend.usage, r.spend.cost_usd)
                 for r in self.ledger.rounds
             ),
+            context_changes=self.context_changes,
         )
 
 

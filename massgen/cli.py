@@ -332,8 +332,14 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
         print(f"ANSWER: {result.answer}")
         if args.output_file:
             print(f"OUTPUT_FILE: {args.output_file}")
-    elif not args.stream_events and result.log_dir:
-        print(f"\nlogs: {result.log_dir}", file=sys.stderr)
+        for line in result.context_changes.lines():
+            print(f"CONTEXT_CHANGE: {line.strip()}")
+    elif not args.stream_events:
+        if result.context_changes:
+            lines = "\n".join(result.context_changes.lines())
+            print(f"\nchanged in your context paths:\n{lines}", file=sys.stderr)
+        if result.log_dir:
+            print(f"\nlogs: {result.log_dir}", file=sys.stderr)
     return result.status.exit_code()
 
 

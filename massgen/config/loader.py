@@ -212,7 +212,31 @@ def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfi
     if problem is not None:
         raise problem
     assert config is not None
+    _check_context_paths(config, source)
     return config
+
+
+def _check_context_paths(config: MassgenConfig, source: str) -> None:
+    """Every context path exists, and someone has the file tools to read it."""
+    entries = config.orchestrator.context_paths
+    for index, entry in enumerate(entries):
+        real = os.path.realpath(entry.path)
+        if not os.path.exists(real):
+            resolved = "" if real == entry.path else f" (resolved: {real})"
+            raise ConfigError(
+                f"context path `{entry.path}` does not exist{resolved}",
+                file=source,
+                path=f"orchestrator.context_paths[{index}].path",
+                fix="Create it or correct the path; a relative path is taken from the "
+                "directory massgen runs in",
+            )
+    if entries and not any(agent.backend.cwd for agent in config.agents):
+        raise ConfigError(
+            "context paths are read with the file tools, and no agent has them",
+            file=source,
+            path="orchestrator.context_paths",
+            fix="Give the agents a workspace with `cwd:` in their `backend:`",
+        )
 
 
 def _check_top_level(raw: Any, source: str) -> None:

@@ -132,6 +132,17 @@ class CoordinationConfig(Strict):
     planning_mode_instruction: str | None = None
 
 
+class ContextPathConfig(Strict):
+    """`orchestrator.context_paths[]`: a directory or file of the user's that every agent
+    may read. Only the final presenter may write, only under `permission: write`, and never
+    under `protected_paths` (relative to `path`, or absolute). A relative `path` is taken
+    from the directory massgen runs in; it must exist (checked at load)."""
+
+    path: str = Field(min_length=1)
+    permission: Literal["read", "write"] = "read"
+    protected_paths: tuple[str, ...] = ()
+
+
 class OrchestratorConfig(Strict):
     max_new_answers_per_agent: int = Field(default=3, ge=1)
     # None: twice the team size, at least 10.
@@ -156,6 +167,8 @@ class OrchestratorConfig(Strict):
     self_votes: Literal["tiebreak", "count", "exclude"] = "tiebreak"
     # Seed for the anonymous label assignment and answer shuffling; recorded in the logs.
     seed: int | None = None
+    # The user's directories the agents may read (and the final presenter may write).
+    context_paths: tuple[ContextPathConfig, ...] = ()
 
     def answer_limit(self, team_size: int) -> int:
         if self.max_new_answers_global is not None:
@@ -250,7 +263,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " permission_mode system_prompt append_system_prompt text"
     ),
     OrchestratorConfig: _keys(
-        "context_paths snapshot_storage agent_temporary_workspace dspy"
+        "snapshot_storage agent_temporary_workspace dspy"
         " skip_coordination_rounds debug_final_answer voting_threshold skip_voting"
         " disable_injection defer_voting_until_all_answered coordination_mode presenter_agent"
         " fairness_enabled fairness_lead_cap_answers max_midstream_injections_per_round"

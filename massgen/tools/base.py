@@ -14,11 +14,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from massgen.core.types import ToolCall, ToolSpec
 
+if TYPE_CHECKING:
+    from massgen.tools.effects import Effect
+
 Phase = Literal["coordination", "presentation"]
+# `External.server` for a tool whose box cannot say what a call does.
+UNKNOWN_SERVER = "<unknown>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +83,33 @@ class Toolboxes:
                     out.append(spec)
         return tuple(out)
 
-    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+    def _owner(self, name: str) -> Toolbox | None:
         for box in self._boxes:
-            if any(spec.name == call.name for spec in box.specs()):
-                return await box.call(call, ctx)
-        return await NoTools().call(call, ctx)
+            if any(spec.name == name for spec in box.specs()):
+                return box
+        return None
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        box = self._owner(call.name)
+        if box is None:
+            return await NoTools().call(call, ctx)
+        return await box.call(call, ctx)
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        """The effects of `call`, from the box that would run it, so that a composition is
+        as transparent to the permission engine as the box itself.
+
+        A box that cannot tell (it has no `effects`: an MCP toolbox) yields
+        `External(UNKNOWN_SERVER, name)`: unknown, never "no effect". A name no box offers
+        has none (the call is refused without running). A box's `ValueError` (malformed
+        arguments) propagates, as `EffectfulToolbox.effects` documents.
+        """
+        from massgen.tools.effects import External  # effects.py imports this module
+
+        box = self._owner(call.name)
+        if box is None:
+            return ()
+        effects = getattr(box, "effects", None)
+        if effects is None:
+            return (External(UNKNOWN_SERVER, call.name),)
+        return tuple(effects(call, ctx))

@@ -2,7 +2,8 @@
 
 Paths are relative to the calling agent's workspace (`ToolContext.workspace`); other
 answers' snapshots are read-only under `peers/<label>/` and are read from the store, never
-copied per viewer. Writes land only inside the workspace (`paths.own`). `delete_file`
+copied per viewer. Writes land only inside the workspace (`paths.own`), or, for the final presenter, in a
+context path the user made writable (`workspace/context.py`). `delete_file`
 refuses a file the agent has neither read nor created during this run.
 """
 
@@ -15,15 +16,16 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.tools.base import ToolContext, ToolResult
 from massgen.tools.effects import Delete, Effect, Read, Write
+from massgen.workspace.context import ContextPaths
 from massgen.workspace.ignore import _translate
-from massgen.workspace.paths import PEERS, Own, Peer, Refused, locate, own
+from massgen.workspace.paths import PEERS, Context, Own, Peer, Refused, locate, own
 from massgen.workspace.store import Entry, Manifest, Store, walk
 
 MAX_READ_LINES = 2000
@@ -116,6 +118,7 @@ class _Call:
     args: dict[str, Any]
     root: Path
     agent: str
+    phase: str
 
     def text(self, key: str, default: str | None = None) -> str:
         value = self.args.get(key, default)
@@ -128,12 +131,24 @@ class FileTools:
     """The file tools over `ctx.workspace` and `view`. One instance serves a whole team:
     what each agent read or created is remembered per agent (read-before-delete)."""
 
-    def __init__(self, view: PeerView) -> None:
+    def __init__(self, view: PeerView, contexts: ContextPaths | None = None) -> None:
         self.view = view
+        self.contexts = contexts or None
         self._touched: dict[str, set[Path]] = {}
+        self._specs = SPECS
+        if self.contexts is not None:
+            where = self.contexts.describe()
+            self._specs = tuple(replace(s, description=s.description + where) for s in SPECS)
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return SPECS
+        return self._specs
+
+    def _own(self, c: _Call, raw: str) -> Own:
+        """A path this call may change; a context path's content is journaled first."""
+        target = own(c.root, raw, self.contexts, c.phase)
+        if isinstance(target, Context) and self.contexts is not None:
+            self.contexts.journal(target.path)
+        return target
 
     def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
         c = self._parse(call, ctx)
@@ -173,7 +188,7 @@ class FileTools:
         missing = [k for k in spec.parameters["required"] if k not in args]
         if missing:
             raise ValueError(f"missing argument(s): {', '.join(missing)}.")
-        return _Call(call.name, args, ctx.workspace, ctx.agent)
+        return _Call(call.name, args, ctx.workspace, ctx.agent, ctx.phase)
 
     @staticmethod
     def _real(root: Path, raw: str) -> Path:
@@ -192,7 +207,7 @@ class FileTools:
     # --- the tools --------------------------------------------------------------------
 
     def _read_file(self, c: _Call) -> str:
-        target = locate(c.root, c.text("path"))
+        target = locate(c.root, c.text("path"), self.contexts)
         data = self._peer_bytes(target, c.text("path")) if isinstance(target, Peer) else None
         if isinstance(target, Own):
             data = target.path.read_bytes()
@@ -232,14 +247,14 @@ class FileTools:
         return manifest
 
     def _write_file(self, c: _Call) -> str:
-        target = own(c.root, c.text("path"))
+        target = self._own(c, c.text("path"))
         content = c.text("content")
         _atomic_write(target.path, content.encode("utf-8"))
         self._touch(c.agent, target.path)
         return f"Wrote {target.rel} ({len(content.encode('utf-8')):,} bytes)."
 
     def _edit_file(self, c: _Call) -> str:
-        target = own(c.root, c.text("path"))
+        target = self._own(c, c.text("path"))
         old, new = c.text("old"), c.text("new")
         if not old:
             raise ValueError("`old` must not be empty.")
@@ -257,7 +272,7 @@ class FileTools:
 
     def _list_dir(self, c: _Call) -> str:
         raw = c.text("path", ".")
-        target = locate(c.root, raw)
+        target = locate(c.root, raw, self.contexts)
         if isinstance(target, Peer):
             rows = self._peer_listing(target, raw)
         else:
@@ -308,7 +323,7 @@ class FileTools:
 
     def _files(self, root: Path, raw: str) -> Iterator[tuple[str, str, Callable[[], bytes | None]]]:
         """(path as the model writes it, path under `raw`, its bytes) for every file."""
-        target = locate(root, raw)
+        target = locate(root, raw, self.contexts)
         if isinstance(target, Peer):
             labels = [target.label] if target.label else sorted(self.view.snapshots())
             for label in labels:
@@ -332,7 +347,7 @@ class FileTools:
         return lambda: self.view.store.read(entry)
 
     def _delete_file(self, c: _Call) -> str:
-        target = own(c.root, c.text("path"))
+        target = self._own(c, c.text("path"))
         if not target.path.is_file() or target.path.is_symlink():
             raise ValueError(f"`{target.rel}` is not a file; delete_file removes one file.")
         if target.path not in self._touched.get(c.agent, set()):
@@ -349,7 +364,7 @@ class FileTools:
         if not isinstance(source, Peer) or not source.label:
             raise ValueError(f"`source` must be a path under `{PEERS}/<label>/`.")
         files = self._snapshot(source, source_raw).files
-        dest = own(c.root, c.text("dest", "") or source.rel or ".")
+        dest = self._own(c, c.text("dest", "") or source.rel or ".")
         if source.rel in files:
             picked = {"": files[source.rel]}
         else:
@@ -358,7 +373,7 @@ class FileTools:
         if not picked:
             raise ValueError(f"`{source_raw}` is not in that snapshot.")
         for rel, entry in picked.items():
-            target = own(c.root, f"{dest.rel}/{rel}" if rel else dest.rel)
+            target = self._own(c, f"{dest.rel}/{rel}" if rel else dest.rel)
             _atomic_write(target.path, self.view.store.read(entry), mode=entry.mode)
             self._touch(c.agent, target.path)
         return f"Copied {len(picked)} file(s) to {dest.rel}."

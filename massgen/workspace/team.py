@@ -20,6 +20,7 @@ from pathlib import Path
 
 from massgen.config.schema import MassgenConfig
 from massgen.log import logger
+from massgen.workspace.context import ContextPaths
 from massgen.workspace.files import FileTools
 from massgen.workspace.store import Limits, Manifest, Snapshotter, Store
 
@@ -37,7 +38,12 @@ class Workspaces:
     """The workspaces of one run. `dirs`: agent id -> its directory's name (`cwd`)."""
 
     def __init__(
-        self, base: Path, run: str, dirs: Mapping[str, str], limits: Limits | None = None
+        self,
+        base: Path,
+        run: str,
+        dirs: Mapping[str, str],
+        limits: Limits | None = None,
+        contexts: ContextPaths | None = None,
     ) -> None:
         self.root = base / "workspaces" / run
         self.store = Store(base / "snapshots" / run)
@@ -45,12 +51,18 @@ class Workspaces:
         self._dirs = dict(dirs)
         self._snapshotters: dict[str, Snapshotter] = {}
         self._published: dict[str, Manifest] = {}
-        self.files = FileTools(self)
+        self.contexts = contexts
+        self.files = FileTools(self, contexts)
 
     @classmethod
     def for_config(cls, config: MassgenConfig, base: Path, run: str) -> Workspaces | None:
+        """The run's workspaces; with context paths, their baseline is taken now."""
         dirs = {a.id: a.backend.cwd for a in config.agents if a.backend.cwd}
-        return cls(base, run, dirs) if dirs else None
+        if not dirs:
+            return None
+        contexts = ContextPaths.of(config.orchestrator.context_paths)
+        contexts.baseline()
+        return cls(base, run, dirs, contexts=contexts)
 
     @property
     def agents(self) -> tuple[str, ...]:

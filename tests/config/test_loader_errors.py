@@ -259,8 +259,8 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
         ),
         ("      enable_web_search: true\n", "agents[0].backend.enable_web_search"),
         (
-            "orchestrator:\n  context_paths:\n    - {path: ., permission: read}\n",
-            "orchestrator.context_paths",
+            "orchestrator:\n  agent_temporary_workspace: temp\n",
+            "orchestrator.agent_temporary_workspace",
         ),
         ("orchestrator:\n  snapshot_storage: snaps\n", "orchestrator.snapshot_storage"),
         ("memory:\n  enabled: true\n", "memory"),
@@ -351,8 +351,32 @@ def test_tool_settings_and_the_predecessors_planning_mode_load(dirs):
 
 
 def test_other_coordination_keys_of_the_predecessor_are_named_as_unsupported(dirs):
-    text = f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    max_orchestration_restarts: 2\n"
+    text = (
+        f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    max_orchestration_restarts: 2\n"
+    )
     assert error_for(dirs, text) == (
         "`orchestrator.coordination.max_orchestration_restarts` is not supported by this "
         "version of massgen yet. Remove it to run this config"
+    )
+
+
+# ---------------------------------------------------------------- context paths
+
+
+def test_a_context_path_that_does_not_exist_is_named(dirs):
+    agent = GOOD_AGENT + "      cwd: ws\n"
+    text = "agents:\n" + agent + "orchestrator:\n  context_paths:\n    - {path: missing/dir}\n"
+    assert error_for(dirs, text).startswith(
+        "orchestrator.context_paths[0].path: context path `missing/dir` does not exist (resolved: "
+    )
+    assert error_for(dirs, text).endswith(
+        "a relative path is taken from the directory massgen runs in"
+    )
+
+
+def test_context_paths_need_an_agent_with_file_tools(dirs):
+    text = "agents:\n" + GOOD_AGENT + "orchestrator:\n  context_paths:\n    - {path: .}\n"
+    assert error_for(dirs, text) == (
+        "orchestrator.context_paths: context paths are read with the file tools, and no agent "
+        "has them. Give the agents a workspace with `cwd:` in their `backend:`"
     )
