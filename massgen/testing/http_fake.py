@@ -250,6 +250,30 @@ class StreamingHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
 
+    def _json(
+        self,
+        status: int,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
+        """A whole JSON reply; `payload` a str is sent as it is (a malformed body)."""
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _start_stream(self) -> None:
+        """The head of a streamed (SSE, chunked) reply; `_chunk` sends its frames."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
@@ -305,21 +329,8 @@ class _Handler(StreamingHandler):
         else:
             self._json(200, wire.complete(body, view, reply))
 
-    def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
     def _stream(self, frames: list[bytes], fault: Fault) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         fake = self.fake
         for index, frame in enumerate(frames):
             if fault.drop_after_chunks == index:
