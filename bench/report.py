@@ -87,23 +87,17 @@ def _version() -> str:
 
 def _commit() -> str:
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        head = _git("rev-parse", "--short", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return done.stdout.strip() + (", with local changes" if dirty.stdout.strip() else "")
+    return head + (", with local changes" if dirty else "")
+
+
+def _git(*args: str) -> str:
+    """What `git ARGS` in this checkout prints, stripped."""
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
 
 def shown(argv: Sequence[str]) -> str:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from massgen.api import RunResult, TeamRun
+    from massgen.api import LoadedConfig, RunResult, TeamRun
     from massgen.core.events import AnyEvent
 
 
@@ -197,16 +197,23 @@ def _wizard(*, first_run: bool, offer_question: bool) -> Any:
 # --- running a team ------------------------------------------------------------------------
 
 
-def _run(args: argparse.Namespace, argv: list[str]) -> int:
-    from massgen.api import TeamRun, load
+def _load(args: argparse.Namespace) -> LoadedConfig:
+    """The config the arguments name, with their command-line overrides."""
+    from massgen.api import load
 
-    loaded = load(
+    return load(
         args.config,
         model=args.model,
         backend=args.backend,
         base_url=args.base_url,
         system_message=args.system_message,
     )
+
+
+def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    from massgen.api import TeamRun
+
+    loaded = _load(args)
     view = _view(args, loaded.config.ui.display_type)
     events: list[AnyEvent] = []
     turn = TeamRun(
@@ -284,16 +291,9 @@ def _print_final_answer(event: Any) -> None:
 
 def _chat(args: argparse.Namespace, argv: list[str]) -> int:
     """No question: the interactive chat. --continue/--session-id with one: one saved turn."""
-    from massgen.api import load
     from massgen.chat import run_chat
 
-    loaded = load(
-        args.config,
-        model=args.model,
-        backend=args.backend,
-        base_url=args.base_url,
-        system_message=args.system_message,
-    )
+    loaded = _load(args)
     return run_chat(
         loaded,
         live=_live(args, loaded.config.ui.display_type),

@@ -19,8 +19,13 @@ from typing import Any
 import anthropic
 import httpx2
 
-from massgen.backends import tls
-from massgen.backends.common import Endpoint, SdkBackend, endpoint_for, wire_params
+from massgen.backends.common import (
+    Endpoint,
+    HttpSdkBackend,
+    client_options,
+    endpoint_for,
+    wire_params,
+)
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -38,7 +43,7 @@ _STOP_REASONS["max_tokens"] = "length"
 _CONTEXT_WORDING = re.compile(r"prompt is too long|context (window|length)|too many tokens", re.I)
 
 
-class AnthropicBackend(SdkBackend):
+class AnthropicBackend(HttpSdkBackend):
     """One Claude model behind the Messages API (or a server that speaks it)."""
 
     def __init__(self, endpoint: Endpoint) -> None:
@@ -47,40 +52,30 @@ class AnthropicBackend(SdkBackend):
         # tool_use id of the turn (our `Message` has no place for provider signatures).
         self._thinking: dict[str, list[dict[str, Any]]] = {}
         self._client = anthropic.AsyncAnthropic(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,
-            max_retries=0,
-            # `read` bounds the gap between bytes, so a stalled stream fails in time.
-            timeout=anthropic.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0)),
-            http_client=anthropic.DefaultAsyncHttpxClient(verify=tls.context()),
+            base_url=endpoint.base_url, **client_options(endpoint, anthropic)
         )
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def map_error(self, exc: Exception) -> errors.BackendError | None:
+    def map_sdk_error(self, exc: Exception) -> errors.BackendError | None:
         if isinstance(exc, anthropic.AnthropicError):
             return _map_error(exc, self.name)
         if isinstance(exc, httpx2.TransportError):
             # The SDK does not wrap transport errors raised while a stream is being read.
             reason = str(exc) or type(exc).__name__
             return errors.ProviderUnavailable(f"stream interrupted: {reason}", provider=self.name)
-        if isinstance(exc, json.JSONDecodeError):
-            return errors.MalformedResponse(f"unparseable event: {exc}", provider=self.name)
         return None
 
     async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         stream = await self._client.messages.create(**self._payload(request))
         state = _StreamState(self.name)
-        async with stream:
-            async for event in stream:
-                for item in state.feed(event):
-                    yield item
+        async for item in self._relay(stream, state.feed, lambda: self._closed(state)):
+            yield item
+
+    def _closed(self, state: _StreamState) -> list[types.BackendEvent]:
+        """What the ended stream came to; its thinking kept for the turn its calls lead to."""
         events = state.close()
         if state.thinking and state.calls:
             self._thinking[state.calls[0].id] = state.thinking
-        for item in events:
-            yield item
+        return events
 
     def _payload(self, request: types.Request) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")

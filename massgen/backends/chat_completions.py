@@ -7,6 +7,7 @@ retries are bounded, jittered and never repeat streamed text.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import AsyncIterator
@@ -15,8 +16,15 @@ from typing import Any
 
 import openai
 
-from massgen.backends import tls, wires
-from massgen.backends.common import Endpoint, SdkBackend, StreamState, endpoint_for, wire_params
+from massgen.backends import wires
+from massgen.backends.common import (
+    Endpoint,
+    HttpSdkBackend,
+    StreamState,
+    client_options,
+    endpoint_for,
+    wire_params,
+)
 from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -34,38 +42,29 @@ _CONTEXT_WORDING = re.compile(
 )
 
 
-class ChatCompletionsBackend(SdkBackend):
+class OpenAiSdkBackend(HttpSdkBackend):
+    """What the two wires of the `openai` SDK (chat completions, responses) share: its errors."""
+
+    def map_sdk_error(self, exc: Exception) -> errors.BackendError | None:
+        if isinstance(exc, openai.OpenAIError):
+            return map_error(exc, self.name)
+        return None
+
+
+class ChatCompletionsBackend(OpenAiSdkBackend):
     """One model behind an OpenAI-compatible `/chat/completions` endpoint."""
 
     def __init__(self, endpoint: Endpoint) -> None:
         super().__init__(endpoint)
         self._client = openai.AsyncOpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,
-            max_retries=0,
-            # `read` bounds the gap between bytes, so a stalled stream fails in time.
-            timeout=openai.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0)),
-            http_client=openai.DefaultAsyncHttpxClient(verify=tls.context()),
+            base_url=endpoint.base_url, **client_options(endpoint, openai)
         )
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def map_error(self, exc: Exception) -> errors.BackendError | None:
-        if isinstance(exc, openai.OpenAIError):
-            return map_error(exc, self.name)
-        if isinstance(exc, json.JSONDecodeError):
-            return errors.MalformedResponse(f"unparseable chunk: {exc}", provider=self.name)
-        return None
 
     async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         stream = await self._client.chat.completions.create(**self._payload(request))
         state = _StreamState(self.name)
-        async with stream:
-            async for chunk in stream:
-                for event in state.feed(chunk):
-                    yield event
-        for event in state.close(prompt_chars(request)):
+        close = functools.partial(state.close, prompt_chars(request))
+        async for event in self._relay(stream, state.feed, close):
             yield event
 
     def _payload(self, request: types.Request) -> dict[str, Any]:

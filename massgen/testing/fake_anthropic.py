@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any, Unpack
+from typing import Any
 
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
-    Pacing,
+    Wire,
     fault_message,
     finish_of,
     pieces,
@@ -29,7 +29,7 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
-from massgen.testing.policy import Fault, Policy, Reply
+from massgen.testing.policy import Fault, Reply
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -44,22 +44,9 @@ _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_to
 SIGNATURE = "fake-signature"
 
 
-class FakeAnthropic(HttpFake):
-    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
-        super().__init__(AnthropicWire(), policy, **pacing)
-
-    @property
-    def base_url(self) -> str:
-        """For `anthropic.AsyncAnthropic(base_url=...)`: the SDK adds `/v1/messages`."""
-        return self.origin
-
-
-class AnthropicWire:
+class AnthropicWire(Wire):
+    path = "/v1/messages"
     malformed = b'event: content_block_delta\ndata: {"type": "content_block_delta", "index"\n\n'
-    done = b""
-
-    def accepts(self, path: str) -> bool:
-        return path.rstrip("/").endswith("/v1/messages")
 
     def view(self, body: Json) -> Json:
         messages: list[Json] = []
@@ -108,6 +95,13 @@ class AnthropicWire:
         message["content"] = [block for block, _ in frames.blocks()]
         message["stop_reason"] = _STOP_REASONS.get(finish_of(reply) or "stop", "end_turn")
         return message
+
+
+class FakeAnthropic(HttpFake):
+    """A Messages API server; `base_url` for `anthropic.AsyncAnthropic(base_url=...)`: the
+    SDK adds `/v1/messages`."""
+
+    wire = AnthropicWire()
 
 
 def _error_body(kind: str, message: str) -> Json:

@@ -213,21 +213,11 @@ class _Handler(StreamingHandler):
             self.close_connection = True  # the client went away (timeout, cancel)
 
     def _error(self, fault: Fault) -> None:
-        payload = fault.body
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        self.send_response(fault.status or 500)
-        self.send_header("content-type", "application/json; charset=UTF-8")
-        self.send_header("content-length", str(len(data)))
-        for name, value in fault.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        json_type = "application/json; charset=UTF-8"
+        self._json(fault.status or 500, fault.body, fault.headers, content_type=json_type)
 
     def _stream(self, events: list[Json], fault: Fault) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         fake: FakeGemini = self.server.fake
         for index, event in enumerate(events):
             if fault.drop_after_chunks == index:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any, Unpack
+from collections.abc import Iterator
+from typing import Any
 
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
-    Pacing,
+    Wire,
     fault_message,
     finish_of,
     pieces,
@@ -31,30 +31,13 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
-from massgen.testing.policy import FakeUsage, Fault, Policy, Reply
+from massgen.testing.policy import FakeUsage, Fault, Reply
 
 
-class FakeResponses(HttpFake):
-    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
-        super().__init__(ResponsesWire(), policy, **pacing)
-
-    @property
-    def base_url(self) -> str:
-        """For `openai.AsyncOpenAI(base_url=...)`."""
-        return f"{self.origin}/v1"
-
-    @property
-    def azure_endpoint(self) -> str:
-        """For `openai.AsyncAzureOpenAI(azure_endpoint=...)`: it adds `/openai/...` itself."""
-        return self.origin
-
-
-class ResponsesWire:
+class ResponsesWire(Wire):
+    path = "/responses"
     malformed = b'event: response.output_text.delta\ndata: {"type": "response.output_text.d\n\n'
-    done = b""  # the Responses API sends no [DONE]
-
-    def accepts(self, path: str) -> bool:
-        return path.rstrip("/").endswith("/responses")
+    # `done` stays empty: the Responses API sends no [DONE].
 
     def view(self, body: Json) -> Json:
         messages: list[Json] = []
@@ -77,9 +60,6 @@ class ResponsesWire:
             view["response_format"] = {"type": "json_schema", "json_schema": fmt}
         return view
 
-    def error(self, fault: Fault) -> tuple[int, Any, Mapping[str, str]]:
-        return fault.status or 500, fault.body, fault.headers
-
     def frames(self, body: Json, view: Json, reply: Reply) -> list[bytes]:
         return list(_Frames(body, view, reply).all())
 
@@ -92,6 +72,18 @@ class ResponsesWire:
         frames = _Frames(body, view, reply)
         list(frames.all())
         return frames.final
+
+
+class FakeResponses(HttpFake):
+    """A Responses API server; `base_url` for `openai.AsyncOpenAI(base_url=...)`."""
+
+    wire = ResponsesWire()
+    base_path = "/v1"
+
+    @property
+    def azure_endpoint(self) -> str:
+        """For `openai.AsyncAzureOpenAI(azure_endpoint=...)`: it adds `/openai/...` itself."""
+        return self.origin
 
 
 def _view_item(item: Json) -> Json:

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from typing import Any, Unpack
 
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
-    Pacing,
+    Wire,
     finish_of,
     pieces,
     sse,
@@ -52,44 +50,12 @@ __all__ = [
 ]
 
 
-class FakeProvider(HttpFake):
-    """A Chat Completions server on 127.0.0.1 in a daemon thread.
+class ChatWire(Wire):
+    """Chat Completions, the shape policies see every request in: `Wire`'s defaults."""
 
-    `latency` delays the first byte of every reply; `tokens_per_second` paces stream chunks
-    (one word per chunk). Every request body is kept in `requests`, in arrival order.
-    """
-
-    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
-        super().__init__(ChatWire(), policy, **pacing)
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.origin}/v1"
-
-    @property
-    def prompt_chars(self) -> int:
-        """Characters of message content sent so far, over all requests."""
-        return sum(prompt_chars(body) for body in self.requests)
-
-    def get(self, path: str) -> tuple[int, Json] | None:
-        if path.rstrip("/").endswith("/models"):
-            return 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-        return 404, {"error": {"message": f"no route {path}"}}
-
-
-class ChatWire:
+    path = "/chat/completions"
     malformed = b'data: {"id": "chatcmpl-fake", "choices": [{"delta": \n\n'
     done = b"data: [DONE]\n\n"
-
-    def accepts(self, path: str) -> bool:
-        return path.rstrip("/").endswith("/chat/completions")
-
-    def view(self, body: Json) -> Json:
-        return body
-
-    def error(self, fault: Fault) -> tuple[int, Any, Mapping[str, str]]:
-        assert fault.status is not None
-        return fault.status, fault.body, fault.headers
 
     def frames(self, body: Json, view: Json, reply: Reply) -> list[bytes]:
         return [sse(None, event) for event in _stream_events(body, reply)]
@@ -100,6 +66,27 @@ class ChatWire:
 
     def complete(self, body: Json, view: Json, reply: Reply) -> Json:
         return _completion(body, reply)
+
+
+class FakeProvider(HttpFake):
+    """A Chat Completions server on 127.0.0.1 in a daemon thread.
+
+    `latency` delays the first byte of every reply; `tokens_per_second` paces stream chunks
+    (one word per chunk). Every request body is kept in `requests`, in arrival order.
+    """
+
+    wire = ChatWire()
+    base_path = "/v1"
+
+    @property
+    def prompt_chars(self) -> int:
+        """Characters of message content sent so far, over all requests."""
+        return sum(prompt_chars(body) for body in self.requests)
+
+    def get(self, path: str) -> tuple[int, Json] | None:
+        if path.rstrip("/").endswith("/models"):
+            return 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+        return 404, {"error": {"message": f"no route {path}"}}
 
 
 def _stream_events(body: Json, reply: Reply) -> list[Json]:

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol, Self, TypedDict, Unpack
+from typing import Any, Self, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from massgen.testing.policy import (
@@ -35,35 +35,37 @@ from massgen.testing.policy import (
 Json = dict[str, Any]
 
 
-class Wire(Protocol):
-    """One provider API format, as the fake server speaks it."""
+class Wire:
+    """One provider API format, as the fake server speaks it: a subclass names the `path` it
+    serves and its frames; what it does not override is the way of Chat Completions."""
+
+    path: str  # what the path of a generation request ends with, e.g. "/chat/completions"
+    malformed: bytes  # a frame whose data is not valid JSON
+    done = b""  # sent after the last frame ("" when the format has no terminator)
 
     def accepts(self, path: str) -> bool:
         """Whether a POST to `path` (no query string) is a generation request."""
-        ...
+        return path.rstrip("/").endswith(self.path)
 
     def view(self, body: Json) -> Json:
         """The request as a Chat Completions body, for policies."""
-        ...
+        return body
 
     def error(self, fault: Fault) -> tuple[int, Any, Mapping[str, str]]:
         """Status, JSON body and headers of an HTTP error reply."""
-        ...
+        return fault.status or 500, fault.body, fault.headers
 
     def frames(self, body: Json, view: Json, reply: Reply) -> list[bytes]:
         """The SSE frames of a streamed reply, in order."""
-        ...
+        raise NotImplementedError
 
     def stream_error(self, fault: Fault) -> bytes:
         """An error event inside a stream."""
-        ...
+        raise NotImplementedError
 
     def complete(self, body: Json, view: Json, reply: Reply) -> Json:
         """A non-streaming reply."""
-        ...
-
-    malformed: bytes  # a frame whose data is not valid JSON
-    done: bytes  # sent after the last frame ("" when the format has no terminator)
+        raise NotImplementedError
 
 
 def stream_error(message: str, kind: str = "server_error", *, at_chunk: int = 1) -> Fault:
@@ -204,10 +206,17 @@ class HttpFake(LoopbackServer):
     """A fake provider server that speaks `wire`; policies see requests in
     Chat Completions shape (`Wire.view`)."""
 
-    def __init__(self, wire: Wire, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
+    wire: Wire  # the format it speaks, set by each subclass
+    base_path = ""  # what `base_url` adds to `origin`: where the provider's SDK wants it
+
+    def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
         super().__init__(policy or cooperative_agent, **pacing)
-        self.wire = wire
         self.handler = _Handler
+
+    @property
+    def base_url(self) -> str:
+        """For the provider's SDK client, as its `base_url`."""
+        return self.origin + self.base_path
 
     def get(self, path: str) -> tuple[int, Json] | None:
         """Status and JSON body for a GET of `path`; None: GET is not supported."""
@@ -240,6 +249,30 @@ class StreamingHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
+
+    def _json(
+        self,
+        status: int,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
+        """A whole JSON reply; `payload` a str is sent as it is (a malformed body)."""
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _start_stream(self) -> None:
+        """The head of a streamed (SSE, chunked) reply; `_chunk` sends its frames."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -296,21 +329,8 @@ class _Handler(StreamingHandler):
         else:
             self._json(200, wire.complete(body, view, reply))
 
-    def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
     def _stream(self, frames: list[bytes], fault: Fault) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         fake = self.fake
         for index, frame in enumerate(frames):
             if fault.drop_after_chunks == index:

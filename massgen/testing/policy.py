@@ -183,18 +183,19 @@ def _vote_target(schema: Json) -> bool:
 
 def _has_target(schema: Json) -> bool:
     """Whether some enum in the schema lists vote targets (not action names)."""
-    return any(values and not set(values) <= _ACTION_WORDS for values in _enums(schema))
+    return any(values and not set(values) <= _ACTION_WORDS for values in enums(schema))
 
 
-def _enums(node: Any) -> Iterator[list[Any]]:
+def enums(node: Any) -> Iterator[list[Any]]:
+    """Every `enum` list in a JSON schema, at any depth."""
     if isinstance(node, dict):
         if isinstance(node.get("enum"), list):
             yield node["enum"]
         for value in node.values():
-            yield from _enums(value)
+            yield from enums(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _enums(value)
+            yield from enums(value)
 
 
 def _sample(

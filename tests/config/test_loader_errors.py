@@ -144,14 +144,6 @@ def test_enum_value_lists_the_choices(dirs):
     )
 
 
-def test_unknown_key_suggests_the_close_one(dirs):
-    text = "agents:\n" + GOOD_AGENT + "      temprature: 0.3\n"
-    assert error_for(dirs, text) == (
-        "agents[0].backend.temprature: unknown key. Did you mean `temperature`? "
-        "Provider-specific parameters go under `extra_body`"
-    )
-
-
 OK_SERVER = "        - name: ok\n          command: python\n"
 
 
@@ -176,27 +168,40 @@ def test_an_unknown_key_in_an_mcp_server_is_named_without_the_union_tag(
     )
 
 
-def test_unknown_top_level_key(dirs):
-    text = "agents:\n" + GOOD_AGENT + "orchestator:\n  max_new_answers_per_agent: 2\n"
-    assert error_for(dirs, text) == "orchestator: unknown key. Did you mean `orchestrator`?"
-
-
-def test_unknown_key_without_a_close_match_lists_the_valid_ones(dirs):
-    text = "agents:\n" + GOOD_AGENT + "ui:\n  colour_scheme: dark\n"
-    assert error_for(dirs, text) == (
-        "ui.colour_scheme: unknown key. "
-        "Valid keys here: automation_mode, debug, display_type, logging_enabled."
-    )
-
-
-def test_renamed_predecessor_key_gets_a_suggestion(dirs):
-    text = "agents:\n  - agent_id: a\n    backend:\n      type: x\n"
-    assert error_for(dirs, text) == "agents[0].agent_id: unknown key. Did you mean `id`?"
-
-
-def test_misspelt_required_key_is_reported_as_the_typo_not_as_missing(dirs):
-    text = "agents:\n  - id: a\n    bakend:\n      type: x\n"
-    assert error_for(dirs, text) == "agents[0].bakend: unknown key. Did you mean `backend`?"
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "agents:\n" + GOOD_AGENT + "      temprature: 0.3\n",
+            "agents[0].backend.temprature: unknown key. Did you mean `temperature`? "
+            "Provider-specific parameters go under `extra_body`",
+            id="suggests-the-close-one",
+        ),
+        pytest.param(
+            "agents:\n" + GOOD_AGENT + "orchestator:\n  max_new_answers_per_agent: 2\n",
+            "orchestator: unknown key. Did you mean `orchestrator`?",
+            id="top-level",
+        ),
+        pytest.param(
+            "agents:\n" + GOOD_AGENT + "ui:\n  colour_scheme: dark\n",
+            "ui.colour_scheme: unknown key. "
+            "Valid keys here: automation_mode, debug, display_type, logging_enabled.",
+            id="without-a-close-match-lists-the-valid-ones",
+        ),
+        pytest.param(
+            "agents:\n  - agent_id: a\n    backend:\n      type: x\n",
+            "agents[0].agent_id: unknown key. Did you mean `id`?",
+            id="renamed-predecessor-key-gets-a-suggestion",
+        ),
+        pytest.param(
+            "agents:\n  - id: a\n    bakend:\n      type: x\n",
+            "agents[0].bakend: unknown key. Did you mean `backend`?",
+            id="misspelt-required-key-is-the-typo-not-missing",
+        ),
+    ],
+)
+def test_unknown_key(dirs, text, expected):
+    assert error_for(dirs, text) == expected
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,23 @@ async def echo(**kwargs) -> str:
     return json.dumps(kwargs, sort_keys=True)
 
 
+def waits_forever(cancelled: asyncio.Event, entered: asyncio.Event | None = None):
+    """A tool that sets `entered` when it starts, and returns only by being cancelled, which
+    sets `cancelled`."""
+
+    async def tool() -> str:
+        if entered is not None:
+            entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    return tool
+
+
 async def test_the_calls_of_one_turn_run_concurrently_and_their_results_come_back():
     both_started = asyncio.Event()
     started: list[str] = []
@@ -97,15 +114,7 @@ async def test_a_tool_that_raises_is_an_error_result_and_the_agent_goes_on():
 async def test_a_hanging_tool_is_cancelled_at_its_timeout():
     cancelled = asyncio.Event()
 
-    async def hang() -> str:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "never"
-
-    tools = InProcessTools().add("hang", hang)
+    tools = InProcessTools().add("hang", waits_forever(cancelled))
     backend = ScriptedBackend(calls(("hang", {})), answer("gave up on it"))
     outcome, events = await solo(backend, tools, tool_timeout_seconds=0.05)
 
@@ -220,16 +229,7 @@ async def test_max_concurrent_tools_bounds_the_calls_in_flight(limit, peak):
 async def test_the_deadline_cancels_a_tool_in_flight_and_says_so():
     entered, cancelled = asyncio.Event(), asyncio.Event()
 
-    async def slow() -> str:
-        entered.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "never"
-
-    tools = InProcessTools().add("slow", slow)
+    tools = InProcessTools().add("slow", waits_forever(cancelled, entered))
     backend = ScriptedBackend(calls(("slow", {})))
     outcome, events = await solo(backend, tools, deadline=0.2)
 
@@ -244,15 +244,7 @@ async def test_a_restart_cancels_the_tools_of_the_run_it_ends():
     peer_answered = cues.after(ev.AnswerPublished, 2)
     cancelled = asyncio.Event()
 
-    async def slow() -> str:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "never"
-
-    tools = InProcessTools().add("slow", slow)
+    tools = InProcessTools().add("slow", waits_forever(cancelled))
     a = ScriptedBackend(answer("alpha"), calls(("slow", {})), vote_for("bravo v2"), text("A final"))
     b = ScriptedBackend(
         answer("bravo"),

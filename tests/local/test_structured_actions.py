@@ -16,6 +16,7 @@ from massgen import team
 from massgen.api import load
 from massgen.core import events as ev
 from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent
+from massgen.testing.policy import enums
 
 
 def structured_team(base_url: str, models=("m-a", "m-b", "m-c")) -> dict:
@@ -102,24 +103,13 @@ def _bad_vote_once_all_answers_in(inner):
 
     def policy(request: dict) -> Reply:
         schema = (request.get("response_format") or {}).get("json_schema", {}).get("schema", {})
-        offered = next((len(v) for v in _enums(schema) if v != ["vote"]), 0)
+        offered = next((len(v) for v in enums(schema) if v != ["vote"]), 0)
         if offered == 3 and not done.is_set():
             done.set()
             return Reply(text='{"action": "vote", "agent_id": "agent9.9", "reason": "best"}')
         return inner(request)
 
     return policy
-
-
-def _enums(node):
-    if isinstance(node, dict):
-        if isinstance(node.get("enum"), list):
-            yield node["enum"]
-        for value in node.values():
-            yield from _enums(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _enums(value)
 
 
 def test_models_without_function_calling_always_use_structured_actions():

@@ -1,4 +1,4 @@
-"""Whether a process is gone: the check the runner's kill tests share."""
+"""Whether a process is gone: the check the kill tests (runner, commands, MCP servers) share."""
 
 from __future__ import annotations
 
