@@ -22,15 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from massgen.backends import wires
-from massgen.backends.common import (
-    Endpoint,
-    SdkBackend,
-    StreamState,
-    endpoint_for,
-    request_chars,
-    wire_params,
-)
+from massgen.backends import common, wires
 from massgen.backends.profiles import LOCAL_HOSTS, Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
@@ -120,10 +112,10 @@ def grpc_target(base_url: str) -> tuple[str, bool]:
     return (f"{host}:{port}" if port else host), plaintext
 
 
-class GrokBackend(SdkBackend):
+class GrokBackend(common.SdkBackend):
     """One Grok model behind xAI's gRPC API (or a server that speaks it)."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: common.Endpoint) -> None:
         """Raises:
         ConfigError: an unusable `base_url`."""
         super().__init__(endpoint)
@@ -168,7 +160,7 @@ class GrokBackend(SdkBackend):
         async for chunk in self._chunks(chat.stream()):
             for event in state.feed(chunk):
                 yield event
-        for event in state.close(request_chars(request)):
+        for event in state.close(common.request_chars(request)):
             yield event
 
     async def _chunks(self, stream: AsyncGenerator[tuple[Any, Any], None]) -> AsyncIterator[Any]:
@@ -211,7 +203,7 @@ def _create_args(request: types.Request) -> dict[str, Any]:
         args["response_format"] = chat_pb2.ResponseFormat(
             format_type=chat_pb2.FORMAT_TYPE_JSON_SCHEMA, schema=json.dumps(request.json_schema)
         )
-    args.update(wire_params(request.params, PARAMS))
+    args.update(common.wire_params(request.params, PARAMS))
     if "reasoning_effort" in args:
         args["reasoning_effort"] = _EFFORT[args["reasoning_effort"]]
     return args
@@ -254,7 +246,7 @@ def _tool(spec: types.ToolSpec) -> chat_pb2.Tool:
 # --- stream normalisation ---------------------------------------------------------------
 
 
-class _StreamState(StreamState):
+class _StreamState(common.StreamState):
     """What one streamed answer has said so far."""
 
     shape_errors = ()  # the SDK's chunks are typed protobuf messages
@@ -357,4 +349,4 @@ def _retry_delay(metadata: Iterable[tuple[str, Any]]) -> float | None:
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> GrokBackend:
     """The entry point of `wires.GROK`."""
-    return GrokBackend(endpoint_for(cfg, profile, api_key))
+    return GrokBackend(common.endpoint_for(cfg, profile, api_key))

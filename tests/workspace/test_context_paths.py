@@ -8,12 +8,13 @@ import hashlib
 import json
 
 import pytest
+from workspace_agents import presenter_writes, workspace_agents
 
 from massgen.api import TeamRun
 from massgen.config.schema import ContextPathConfig
 from massgen.core.types import ToolCall
 from massgen.loading import load
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import FakeProvider
 from massgen.tools.base import ToolContext
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.team import Workspaces
@@ -134,40 +135,16 @@ async def test_a_rewrite_with_the_same_bytes_is_no_change_and_a_delete_is_listed
 
 
 def presenter_writes_report(site):
-    def reply(request: dict) -> Reply:
-        offered = {t["function"]["name"] for t in request.get("tools") or []}
-        results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
-        if "new_answer" in offered and not results:  # try to write into the context path
-            return Reply(
-                tool_calls=[("write_file", {"path": str(site / "index.html"), "content": "x"})]
-            )
-        if "new_answer" in offered or "vote" in offered:
-            return cooperative_agent(request)
-        if "write_file" in offered and not results:
-            report = {"path": str(site / "REPORT.md"), "content": "# Report\n"}
-            return Reply(tool_calls=[("write_file", report)])
-        return Reply(text="Final: wrote REPORT.md.")
-
-    return reply
+    # Every agent first tries to write into the context path (refused while coordinating).
+    attempt = ("write_file", {"path": str(site / "index.html"), "content": "x"})
+    return presenter_writes(attempt, site / "REPORT.md", "# Report\n", "Final: wrote REPORT.md.")
 
 
 async def test_a_run_lists_exactly_what_it_changed(tmp_path, site, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = hashes(site)
     with FakeProvider(presenter_writes_report(site)) as fake:
-        agents = [
-            {
-                "id": agent,
-                "backend": {
-                    "type": "chatcompletion",
-                    "base_url": fake.base_url,
-                    "api_key": "k",
-                    "model": "m",
-                    "cwd": f"ws{n}",
-                },
-            }
-            for n, agent in enumerate(("alice", "bob"))
-        ]
+        agents = workspace_agents(fake.base_url, ("alice", "bob"))
         config = {
             "agents": agents,
             "orchestrator": {

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from workspace_agents import workspace_agents
+
 from massgen.api import TeamRun
 from massgen.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
@@ -42,19 +44,7 @@ async def test_the_winners_files_end_in_the_log_dir_and_peers_never_see_real_ids
 ):
     monkeypatch.chdir(tmp_path)
     with FakeProvider(builder) as fake:
-        agents = [
-            {
-                "id": agent,
-                "backend": {
-                    "type": "chatcompletion",
-                    "base_url": fake.base_url,
-                    "api_key": "k",
-                    "model": f"model-{n}",
-                    "cwd": f"ws{n}",
-                },
-            }
-            for n, agent in enumerate(IDS)
-        ]
+        agents = workspace_agents(fake.base_url, IDS, model="model-{n}")
         config = {"agents": agents, "orchestrator": {"seed": 5, "max_new_answers_per_agent": 1}}
         run = TeamRun(load(config), "Write a hello-world program.")
         result = await run.execute()

@@ -8,6 +8,7 @@ import json
 import sys
 
 import pytest
+from workspace_agents import presenter_writes
 
 from massgen import api
 from massgen.testing import FakeProvider, Reply, cooperative_agent
@@ -42,19 +43,10 @@ async def test_workspace_preset_writes_and_tests_a_program(monkeypatch):
 
 
 def reviewer(project):
-    def reply(request: dict) -> Reply:
-        offered = {t["function"]["name"] for t in request.get("tools") or []}
-        results = _results(request)
-        if "new_answer" in offered and not results:
-            return Reply(tool_calls=[("read_file", {"path": str(project / "app.py")})])
-        if "new_answer" in offered or "vote" in offered:
-            return cooperative_agent(request)
-        if "write_file" in offered and not results:
-            report = {"path": str(project / "REPORT.md"), "content": "# Review\nfine\n"}
-            return Reply(tool_calls=[("write_file", report)])
-        return Reply(text="Final: REPORT.md written.")
-
-    return reply
+    read = ("read_file", {"path": str(project / "app.py")})
+    return presenter_writes(
+        read, project / "REPORT.md", "# Review\nfine\n", "Final: REPORT.md written."
+    )
 
 
 async def test_context_path_preset_reads_and_the_presenter_reports(monkeypatch, tmp_path):
