@@ -23,7 +23,7 @@ from pathlib import Path
 from bench import report
 from bench.local_questions import FACTS, PROBLEMS
 from bench.proc import ROOT
-from massgen.backends import local, local_models
+from massgen.backends import local, local_models, local_pool
 from massgen.core.types import GenerationParams, Message, Request, TextChunk, Usage
 
 BEGIN, END = "<!-- local models: begin -->", "<!-- local models: end -->"
@@ -79,7 +79,7 @@ def kept_section(doc: Path, begin: str = BEGIN, end: str = END) -> str:
 
 def _section(model: local_models.PackagedModel, limit: int | None, team_limit: int) -> dict:
     path = local_models.built_path(model, report=print)
-    shared = local.shared_model(path, report=lambda _: None)
+    shared = local_pool.shared_model(path, report=lambda _: None)
     print(f"{model.name}: speed")
     speed = {n: asyncio.run(_speed(shared, n)) for n in (1, 2, 3)}
     two_threads = _two_thread_speed(path)
@@ -95,7 +95,7 @@ def _section(model: local_models.PackagedModel, limit: int | None, team_limit: i
     }
 
 
-async def _speed(model: local.LocalModel, agents: int) -> tuple[float, float]:
+async def _speed(model: local_pool.LocalModel, agents: int) -> tuple[float, float]:
     """(tokens/s per context, tokens/s in total) with `agents` generating at once."""
     params = GenerationParams(max_tokens=SPEED_TOKENS, temperature=0.8, seed=1)
     backends = [local.LocalBackend(model, params=params) for _ in range(agents)]
@@ -119,7 +119,7 @@ async def _speed(model: local.LocalModel, agents: int) -> tuple[float, float]:
 
 def _two_thread_speed(path: Path) -> float:
     """Tokens/s of one generation in one worker given two threads."""
-    worker = local.Worker(path, threads=2)
+    worker = local_pool.Worker(path, threads=2)
     try:
         kwargs = {
             "messages": [{"role": "user", "content": STORY}],
@@ -140,7 +140,7 @@ def _two_thread_speed(path: Path) -> float:
 
 
 async def _accuracy(
-    model: local.LocalModel, limit: int | None
+    model: local_pool.LocalModel, limit: int | None
 ) -> dict[str, tuple[int, int, float]]:
     params = GenerationParams(max_tokens=256, temperature=0, seed=1)
     backend = local.LocalBackend(model, params=params)

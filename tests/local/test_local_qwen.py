@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from massgen.backends import local, local_models
+from massgen.backends import local, local_models, local_pool
 from massgen.config.schema import BackendConfig
 from massgen.core.types import Message, Request, TextChunk
 
@@ -29,7 +29,7 @@ def cache(tmp_path_factory):
 
 async def test_the_1_5b_model_solves_a_two_step_word_problem_at_temperature_0(cache):
     cfg = BackendConfig(type="local", model=str(cache), temperature=0, max_tokens=200)
-    model = local.shared_model(cache, report=lambda _: None)
+    model = local_pool.shared_model(cache, report=lambda _: None)
     assert model.name == "qwen2.5-coder-1.5b"
     backend = local.LocalBackend(model, params=cfg.generation_params())
     events = [e async for e in backend.stream(Request((Message("user", PROBLEM),)))]

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import massgen
-from massgen.backends import local, local_worker
+from massgen.backends import local, local_pool, local_worker
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
 from massgen.core.types import GenerationParams, Message, Request, TextChunk
@@ -24,7 +24,7 @@ def test_models_load_without_the_repacked_buffers_that_crash_on_amx(model):
         assert worker.load_params == {"use_extra_bufts": False, "use_mmap": True}
 
 
-async def _kill_once_text_flows(model: local.LocalModel, backend: local.LocalBackend) -> Exception:
+async def _kill_once_text_flows(model: local_pool.LocalModel, backend: local.LocalBackend) -> Exception:
     try:
         async for event in backend.stream(STORY):
             if isinstance(event, TextChunk):
@@ -39,7 +39,7 @@ async def test_a_crash_in_llama_cpp_fails_that_generation_with_a_clear_message(m
     backend = local.LocalBackend(model, params=GenerationParams(max_tokens=400, seed=1))
     error = await _kill_once_text_flows(model, backend)
 
-    assert isinstance(error, local.WorkerDied)
+    assert isinstance(error, local_pool.WorkerDied)
     message = str(error)
     assert "local" in message and "crashed" in message and "SIGSEGV" in message
     assert "rest of the team goes on" in message and "GGML_NATIVE=OFF" in message
@@ -57,7 +57,7 @@ async def test_a_crash_in_llama_cpp_fails_that_generation_with_a_clear_message(m
 def test_a_worker_sees_no_api_keys_and_finds_this_massgen(model, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-456")
-    worker = local.Worker(model.path, threads=1)
+    worker = local_pool.Worker(model.path, threads=1)
     try:
         environ = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
         names = {item.split(b"=", 1)[0].decode() for item in environ if item}
@@ -71,7 +71,7 @@ def test_a_worker_sees_no_api_keys_and_finds_this_massgen(model, monkeypatch):
 
 
 def test_a_worker_leaves_when_its_parent_closes_the_pipe(model):
-    worker = local.Worker(model.path, threads=1)
+    worker = local_pool.Worker(model.path, threads=1)
     assert worker.proc.stdin is not None
     worker.proc.stdin.close()  # what the parent's death does to it
     assert worker.proc.wait(timeout=10) == 0
@@ -100,9 +100,9 @@ async def test_a_crash_fails_one_agent_and_the_team_finishes(model):
 
 
 def test_a_model_that_takes_too_long_to_load_is_a_config_error(model, monkeypatch):
-    monkeypatch.setattr(local, "LOAD_TIMEOUT_S", 0.001)
+    monkeypatch.setattr(local_pool, "LOAD_TIMEOUT_S", 0.001)
     try:
-        local.Worker(model.path, threads=1)
+        local_pool.Worker(model.path, threads=1)
     except ConfigError as error:
         assert "took over" in str(error) and "backend.model" in str(error)
     else:
@@ -110,7 +110,7 @@ def test_a_model_that_takes_too_long_to_load_is_a_config_error(model, monkeypatc
 
 
 async def test_closing_a_model_ends_a_stuck_generation_and_its_worker(model):
-    own = local.LocalModel(model.path, name="stuck-test", report=lambda _: None)
+    own = local_pool.LocalModel(model.path, name="stuck-test", report=lambda _: None)
     backend = local.LocalBackend(own, params=GenerationParams(max_tokens=400, seed=3))
     stream = backend.stream(STORY)
     async for event in stream:
