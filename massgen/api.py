@@ -108,11 +108,15 @@ class TeamRun:
         cli_args: list[str] | None = None,
         toolboxes: Mapping[str, Toolbox] | None = None,
         tool_failures: Sequence[ev.ToolSourceFailed] = (),
+        previous_workspace: Path | None = None,
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
         `tool_failures`: the servers that did not start when the caller opened them; like
-        the run's own, they follow `RunStarted` in the event stream."""
+        the run's own, they follow `RunStarted` in the event stream.
+        `previous_workspace`: in a chat, the previous turn's final workspace, which agents
+        with a workspace read under `previous/` (read-only). After the run,
+        `final_workspace` is where this run's final workspace lies (None without one)."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -127,6 +131,8 @@ class TeamRun:
         self.recorder: Any = None
         self.orchestrator: Orchestrator | None = None
         self.workspaces: Workspaces | None = None
+        self.previous_workspace = previous_workspace
+        self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
 
     def open_log(self) -> Path | None:
@@ -160,7 +166,7 @@ class TeamRun:
         )
         self.open_log()
         self.workspaces = Workspaces.for_config(
-            loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir)
+            loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace
         )
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -213,7 +219,9 @@ class TeamRun:
         if self.workspaces is None or self.outcome is None:
             return
         try:
-            self.workspaces.save_final(self.log_dir, self.outcome.winner_label)
+            self.final_workspace = self.workspaces.save_final(
+                self.log_dir, self.outcome.winner_label
+            )
         except OSError as error:
             print(f"massgen: warning: final workspace not saved ({error})", file=sys.stderr)
 

@@ -6,6 +6,7 @@
 
 Each turn is a fresh `TeamRun` whose agents read the earlier turns (questions and final
 answers, see `massgen.sessions` for turns that did not finish) in <CONVERSATION_HISTORY>.
+Agents with a workspace also read the previous turn's final workspace under `previous/`.
 Every turn is saved to the session before the next prompt. Ctrl-C during a turn cancels
 that turn only: what the team had decided is kept and saved, marked interrupted. Ctrl-C
 or Ctrl-D at the prompt ends the chat.
@@ -190,6 +191,7 @@ class Chat:
             cli_args=self.cli_args,
             toolboxes=self._toolboxes,
             tool_failures=self._tool_failures,
+            previous_workspace=self.session.previous_workspace(),
         )
         started = time.time()
         try:
@@ -197,7 +199,8 @@ class Chat:
         finally:
             view.close()
         saved = self.session.save(
-            _saved_turn(number, question, result, state, run.log_dir, started, time.time())
+            _saved_turn(number, question, result, state, run.log_dir, started, time.time()),
+            workspace=run.final_workspace,
         )
         self.history.append(saved.as_history())
         self.last = LastTurn(saved, state, events)

@@ -4,6 +4,7 @@
   session.json          id, created, updated, config (rewritten after each turn)
   SESSION_SUMMARY.txt   every turn, readable (rewritten after each turn)
   turn_<n>/             question.txt, answer.txt, metadata.json
+    workspace/          the turn's final workspace, if its agents had workspaces
 
 A turn directory is written under a temporary name and renamed into place, so a crash
 leaves either the whole turn or none of it; the two session files are replaced
@@ -12,6 +13,7 @@ atomically. Readers ignore anything that is not a complete `turn_<n>`.
 What the next turn sees: every saved turn, in order, as (question, answer). A turn that
 did not finish normally (interrupted, timed out, failed) is still there, its answer
 prefixed with a note saying so, so a follow-up like "no, I meant..." keeps its context.
+The latest saved turn workspace is the next turn's `previous/` (read-only).
 """
 
 from __future__ import annotations
@@ -154,8 +156,17 @@ class Session:
         turns = self.turns()
         return turns[-1].number + 1 if turns else 1
 
-    def save(self, turn: SavedTurn) -> SavedTurn:
-        """Write `turn` whole, under the next free number (which it returns it with)."""
+    def previous_workspace(self) -> Path | None:
+        """The final workspace of the latest turn that saved one, for the next turn."""
+        for turn in reversed(self.turns()):
+            folder = self.dir / f"turn_{turn.number}" / "workspace"
+            if folder.is_dir():
+                return folder
+        return None
+
+    def save(self, turn: SavedTurn, workspace: Path | None = None) -> SavedTurn:
+        """Write `turn` whole, under the next free number (which it returns it with);
+        `workspace`, the turn's final workspace, is copied into it as `workspace/`."""
         self.dir.mkdir(parents=True, exist_ok=True)
         number = max(turn.number, self.next_number())
         while True:
@@ -163,6 +174,8 @@ class Session:
             staging = Path(tempfile.mkdtemp(dir=self.dir, prefix=f".turn_{number}.", suffix=".tmp"))
             try:
                 _write_turn_files(staging, saved)
+                if workspace is not None and workspace.is_dir():
+                    shutil.copytree(workspace, staging / "workspace", symlinks=True)
                 os.rename(staging, self.dir / f"turn_{number}")
                 break
             except OSError:

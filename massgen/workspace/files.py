@@ -2,7 +2,7 @@
 
 Paths are relative to the calling agent's workspace (`ToolContext.workspace`); other
 answers' snapshots are read-only under `peers/<label>/` and are read from the store, never
-copied per viewer. Writes land only inside the workspace (`paths.own`), or, for the final presenter, in a
+copied per viewer; so is the previous chat turn's final workspace, under `previous/`. Writes land only inside the workspace (`paths.own`), or, for the final presenter, in a
 context path the user made writable (`workspace/context.py`). `delete_file`
 refuses a file the agent has neither read nor created during this run.
 """
@@ -25,7 +25,17 @@ from massgen.tools.base import ToolContext, ToolResult
 from massgen.tools.effects import Delete, Effect, Read, Write
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.ignore import _translate
-from massgen.workspace.paths import PEERS, Context, Own, Peer, Refused, locate, own
+from massgen.workspace.paths import (
+    PEERS,
+    PREVIOUS,
+    Context,
+    Own,
+    Peer,
+    Previous,
+    Refused,
+    locate,
+    own,
+)
 from massgen.workspace.store import Entry, Manifest, Store, walk
 
 MAX_READ_LINES = 2000
@@ -35,10 +45,14 @@ _SNIFF = 8192
 
 
 class PeerView(Protocol):
-    """The published snapshots, by label, and the store that holds their files."""
+    """The published snapshots, by label, the previous chat turn's final workspace (if
+    any), and the store that holds their files."""
 
     @property
     def store(self) -> Store: ...
+
+    @property
+    def previous(self) -> Manifest | None: ...
 
     def snapshots(self) -> Mapping[str, Manifest]: ...
 
@@ -110,6 +124,10 @@ SPECS = (
     ),
 )
 _NAMES = frozenset(spec.name for spec in SPECS)
+_PREVIOUS_NOTE = (
+    f" The previous turn's final workspace is read-only under `{PREVIOUS}/` (for example "
+    f"`{PREVIOUS}/main.py`); `copy_from_peer` copies from it too."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +153,11 @@ class FileTools:
         self.view = view
         self.contexts = contexts or None
         self._touched: dict[str, set[Path]] = {}
+        where = self.contexts.describe() if self.contexts is not None else ""
+        if view.previous is not None:
+            where += _PREVIOUS_NOTE
         self._specs = SPECS
-        if self.contexts is not None:
-            where = self.contexts.describe()
+        if where:
             self._specs = tuple(replace(s, description=s.description + where) for s in SPECS)
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -197,7 +217,7 @@ class FileTools:
     def _reads(self, root: Path, raw: str) -> tuple[Effect, ...]:
         target = _peer_or_none(root, raw)
         if target is not None:
-            manifest = self.view.snapshots().get(target.label)
+            manifest = self._manifest(target)
             entry = manifest.files.get(target.rel) if manifest else None
             if entry is not None:
                 return (Read(self.view.store.object_path(entry.hash)),)
@@ -239,8 +259,15 @@ class FileTools:
             raise ValueError(f"`{raw}` is not a file of that snapshot.")
         return self.view.store.read(entry)
 
+    def _manifest(self, target: Peer) -> Manifest | None:
+        if isinstance(target, Previous):
+            return self.view.previous
+        return self.view.snapshots().get(target.label)
+
     def _snapshot(self, target: Peer, raw: str) -> Manifest:
-        manifest = self.view.snapshots().get(target.label)
+        manifest = self._manifest(target)
+        if manifest is None and isinstance(target, Previous):
+            raise ValueError(f"`{raw}`: there is no previous turn's workspace in this chat.")
         if manifest is None:
             known = ", ".join(sorted(self.view.snapshots())) or "none yet"
             raise ValueError(f"`{raw}`: no snapshot of that name (published: {known}).")
@@ -279,6 +306,8 @@ class FileTools:
             if not target.path.is_dir():
                 raise ValueError(f"`{raw}` is not a directory.")
             rows = [_row(e.name, e) for e in sorted(os.scandir(target.path), key=lambda e: e.name)]
+            if not target.rel and self.view.previous is not None:
+                rows.insert(0, f"{PREVIOUS}/  (read-only: the previous turn's final workspace)")
             if not target.rel and self.view.snapshots():
                 rows.insert(0, f"{PEERS}/  (read-only: other answers' files)")
         return "\n".join(rows) or "(empty)"
@@ -325,14 +354,17 @@ class FileTools:
         """(path as the model writes it, path under `raw`, its bytes) for every file."""
         target = locate(root, raw, self.contexts)
         if isinstance(target, Peer):
-            labels = [target.label] if target.label else sorted(self.view.snapshots())
-            for label in labels:
-                files = self._snapshot(Peer(label, ""), raw).files
-                base = target.rel if target.label else ""
-                for path, entry in sorted(files.items()):
+            if isinstance(target, Previous):
+                views = [(PREVIOUS, self._snapshot(target, raw))]
+            else:
+                labels = [target.label] if target.label else sorted(self.view.snapshots())
+                views = [(f"{PEERS}/{x}", self._snapshot(Peer(x, ""), raw)) for x in labels]
+            base = target.rel if target.label else ""
+            for shown, manifest in views:
+                for path, entry in sorted(manifest.files.items()):
                     if not base or path.startswith(f"{base}/"):
                         rel = path[len(base) + 1 :] if base else path
-                        yield f"{PEERS}/{label}/{path}", rel, self._loader(entry)
+                        yield f"{shown}/{path}", rel, self._loader(entry)
             return
         if not target.path.is_dir():
             raise ValueError(f"`{raw}` is not a directory.")
@@ -362,7 +394,7 @@ class FileTools:
         source_raw = c.text("source")
         source = locate(c.root, source_raw)
         if not isinstance(source, Peer) or not source.label:
-            raise ValueError(f"`source` must be a path under `{PEERS}/<label>/`.")
+            raise ValueError(f"`source` must be a path under `{PEERS}/<label>/` or `{PREVIOUS}/`.")
         files = self._snapshot(source, source_raw).files
         dest = self._own(c, c.text("dest", "") or source.rel or ".")
         if source.rel in files:

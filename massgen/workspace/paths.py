@@ -2,6 +2,7 @@
 
     src/app.py               the agent's own workspace (writable)
     peers/agent2.3/src/a.py  the snapshot of answer agent2.3 (read-only, from the store)
+    previous/src/a.py        the previous chat turn's final workspace (read-only, likewise)
 
 A context path of the user's (`workspace/context.py`) is named by its absolute path:
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from massgen.workspace.context import ContextPaths
 
 PEERS = "peers"
+PREVIOUS = "previous"
 
 
 class Refused(Exception):
@@ -42,6 +44,11 @@ class Own:
 class Peer:
     label: str  # "" for `peers/` itself
     rel: str  # inside that snapshot; "" for its root
+
+
+@dataclass(frozen=True, slots=True)
+class Previous(Peer):
+    """The previous chat turn's final workspace: read like a snapshot labelled `previous`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +69,8 @@ def locate(root: Path, raw: str, contexts: ContextPaths | None = None) -> Target
         parts = posixpath.normpath(raw.replace("\\", "/")).split("/")
         if parts[0] == PEERS:
             return Peer(parts[1] if len(parts) > 1 else "", "/".join(parts[2:]))
+        if parts[0] == PREVIOUS:
+            return Previous(PREVIOUS, "/".join(parts[1:]))
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(os.path.join(root, raw)))
     if not real.is_relative_to(real_root):
@@ -87,6 +96,11 @@ def own(
         if refusal is not None:
             raise Refused(f"`{raw}`: {refusal}")
         return target
+    if isinstance(target, Previous):
+        raise Refused(
+            f"`{raw}` is the previous turn's final workspace, which is read-only. Use "
+            "`copy_from_peer` to copy it into your workspace first."
+        )
     if isinstance(target, Peer):
         raise Refused(
             f"`{raw}` is another answer's snapshot, which is read-only. Use "

@@ -8,7 +8,9 @@
 peers read it under the answer's label through the file tools. A restart leaves the
 workspace as the agent left it. `presenting` gives the final presenter a workspace that
 holds exactly the files its peers voted for; `save_final` copies the final workspace
-into the log directory (`final/workspace/`).
+into the log directory (`final/workspace/`). In a chat, `previous` (the last turn's
+final workspace, saved with the session) is recorded in the store as `previous` and
+read through the file tools under `previous/`, read-only.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from massgen.config.schema import MassgenConfig
 from massgen.log import logger
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.files import FileTools
+from massgen.workspace.paths import PREVIOUS
 from massgen.workspace.store import Limits, Manifest, Snapshotter, Store
 
 FINAL = ".final"
@@ -44,10 +47,15 @@ class Workspaces:
         dirs: Mapping[str, str],
         limits: Limits | None = None,
         contexts: ContextPaths | None = None,
+        previous: Path | None = None,
     ) -> None:
         self.root = base / "workspaces" / run
         self.store = Store(base / "snapshots" / run)
         self.limits = limits or Limits()
+        self.previous: Manifest | None = None
+        if previous is not None and previous.is_dir():
+            self.previous = Snapshotter(self.store, previous, self.limits).take()
+            self.store.save(PREVIOUS, self.previous)
         self._dirs = dict(dirs)
         self._snapshotters: dict[str, Snapshotter] = {}
         self._published: dict[str, Manifest] = {}
@@ -55,14 +63,17 @@ class Workspaces:
         self.files = FileTools(self, contexts)
 
     @classmethod
-    def for_config(cls, config: MassgenConfig, base: Path, run: str) -> Workspaces | None:
-        """The run's workspaces; with context paths, their baseline is taken now."""
+    def for_config(
+        cls, config: MassgenConfig, base: Path, run: str, previous: Path | None = None
+    ) -> Workspaces | None:
+        """The run's workspaces; with context paths, their baseline is taken now.
+        `previous`: the previous chat turn's final workspace, read-only under `previous/`."""
         dirs = {a.id: a.backend.cwd for a in config.agents if a.backend.cwd}
         if not dirs:
             return None
         contexts = ContextPaths.of(config.orchestrator.context_paths)
         contexts.baseline()
-        return cls(base, run, dirs, contexts=contexts)
+        return cls(base, run, dirs, contexts=contexts, previous=previous)
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -107,9 +118,10 @@ class Workspaces:
         self.store.restore(manifest, final)
         return final
 
-    def save_final(self, log_dir: Path | None, winner_label: str | None) -> Manifest | None:
+    def save_final(self, log_dir: Path | None, winner_label: str | None) -> Path | None:
         """Snapshot the final workspace (the presenter's, else the winner's snapshot) as
-        `final` in the store, and copy it to `<log_dir>/final/workspace/`."""
+        `final` in the store, and copy it to `<log_dir>/final/workspace/`. Returns where
+        the final workspace now lies (without a log dir, this run's `.final/`)."""
         final = self.root / FINAL
         if final.is_dir():
             manifest = Snapshotter(self.store, final, self.limits).take()
@@ -118,8 +130,12 @@ class Workspaces:
         else:
             return None
         self.store.save("final", manifest)
-        if log_dir is not None:
-            target = log_dir / "final" / "workspace"
-            target.mkdir(parents=True, exist_ok=True)
-            self.store.restore(manifest, target)
-        return manifest
+        if log_dir is None:
+            if not final.is_dir():
+                final.mkdir(parents=True)
+                self.store.restore(manifest, final)
+            return final
+        target = log_dir / "final" / "workspace"
+        target.mkdir(parents=True, exist_ok=True)
+        self.store.restore(manifest, target)
+        return target
