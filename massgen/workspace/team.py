@@ -56,6 +56,8 @@ class Workspaces:
         if previous is not None and previous.is_dir():
             self.previous = Snapshotter(self.store, previous, self.limits).take()
             self.store.save(PREVIOUS, self.previous)
+        # Turns of one chat share this root: an earlier turn's presentation is not ours.
+        shutil.rmtree(self.root / FINAL, ignore_errors=True)
         self._dirs = dict(dirs)
         self._snapshotters: dict[str, Snapshotter] = {}
         self._published: dict[str, Manifest] = {}

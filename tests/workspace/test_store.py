@@ -111,3 +111,17 @@ def test_the_presenter_starts_from_the_winners_snapshot_and_its_own_dir_is_kept(
         "report.md",
     ]
     assert "report.md" in ws.store.load("final").files
+
+
+def test_an_earlier_turns_presentation_is_not_this_runs_final_workspace(tmp_path):
+    from massgen.workspace.team import FINAL, Workspaces
+
+    stale = tmp_path / "workspaces" / "run" / FINAL
+    stale.mkdir(parents=True)
+    (stale / "old.txt").write_text("from the turn before")
+    ws = Workspaces(tmp_path, "run", {"a": "wa"})
+    (ws.path("a") / "new.txt").write_text("this turn")
+    ws.published("a", "agent1.1")
+    final = ws.save_final(None, "agent1.1")
+    assert final is not None
+    assert sorted(p.name for p in final.iterdir()) == ["new.txt"]
