@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Examples:\n"
         '  massgen --config @examples/three_agents "What is the capital of France?"\n'
         '  massgen --model llama3 --base-url http://localhost:11434/v1 "Explain RAFT"\n'
-        "  massgen --list-examples",
+        "  massgen --list-examples\n"
+        "  massgen serve --config @examples/three_agents   (an OpenAI-compatible endpoint)\n"
+        "  massgen batch TASKS.jsonl --out DIR             (a dataset, resumable)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("question", nargs="?", help="the question; omit for interactive chat")
@@ -65,7 +67,15 @@ def _version() -> str:
     return __version__
 
 
+# `massgen serve ...` and `massgen batch ...`: each module has `main(argv) -> int` and a
+# parser of its own, imported only when its word comes first.
+SUBCOMMANDS = {"serve": "massgen.serve.cli", "batch": "massgen.batch.cli"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if words and words[0] in SUBCOMMANDS:
+        return _subcommand(words[0], words[1:])
     args = build_parser().parse_args(argv)
     from massgen.core.errors import ConfigError
 
@@ -92,6 +102,20 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         _fail(error.render())
         return ExitCode.CONFIG
+
+
+def _subcommand(name: str, argv: list[str]) -> int:
+    import importlib
+
+    from massgen.core.errors import ConfigError
+
+    module = importlib.import_module(SUBCOMMANDS[name])
+    try:
+        code: int = module.main(argv)
+    except ConfigError as error:
+        _fail(error.render())
+        return ExitCode.CONFIG
+    return code
 
 
 def entry() -> None:
