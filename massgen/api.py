@@ -14,7 +14,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from massgen import team
 from massgen.config import loader
@@ -29,6 +29,9 @@ from massgen.tools.base import Toolbox, Toolboxes
 from massgen.tools.team import open_tools
 from massgen.workspace.context import ContextChanges, save_changes
 from massgen.workspace.team import Workspaces, run_name
+
+if TYPE_CHECKING:
+    from massgen.permissions.approval import Approver
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]
 
@@ -109,6 +112,7 @@ class TeamRun:
         toolboxes: Mapping[str, Toolbox] | None = None,
         tool_failures: Sequence[ev.ToolSourceFailed] = (),
         previous_workspace: Path | None = None,
+        approver: Approver | None = None,
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
@@ -116,7 +120,9 @@ class TeamRun:
         the run's own, they follow `RunStarted` in the event stream.
         `previous_workspace`: in a chat, the previous turn's final workspace, which agents
         with a workspace read under `previous/` (read-only). After the run,
-        `final_workspace` is where this run's final workspace lies (None without one)."""
+        `final_workspace` is where this run's final workspace lies (None without one).
+        `approver`: who answers the permission engine's asks (the live view's prompt);
+        without one, the config's headless policy answers."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -132,6 +138,7 @@ class TeamRun:
         self.orchestrator: Orchestrator | None = None
         self.workspaces: Workspaces | None = None
         self.previous_workspace = previous_workspace
+        self.approver = approver
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
 
