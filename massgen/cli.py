@@ -17,14 +17,25 @@ from massgen.core.status import ExitCode
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
+    from typing import Any, NoReturn
 
     from massgen.api import LoadedConfig, RunResult, TeamRun
     from massgen.core.events import AnyEvent
 
 
+class Parser(argparse.ArgumentParser):
+    """A wrong flag is the user's to fix: one line and exit 1 (`ExitCode.CONFIG`), not
+    argparse's usage block and exit 2, which the README gives to a failed run."""
+
+    def error(self, message: str) -> NoReturn:
+        from massgen.core.errors import one_line
+
+        line = one_line(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(ExitCode.CONFIG, line + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="massgen",
         description="A team of LLM agents answers in parallel, refines, votes; the winner presents.",
         epilog="Examples:\n"

@@ -46,7 +46,15 @@ class ConfigError(MassgenError):
         text = f"{where}: {self.message}" if where else self.message
         if self.fix:
             text = f"{text.rstrip('.')}. {self.fix}"
+        return one_line(text)
+
+
+def one_line(text: str) -> str:
+    """`text` with control characters shown as escapes (`\\n`, `\\x00`), so that a key or
+    value from a config file cannot break the one-line error or write to the terminal."""
+    if text.isprintable():
         return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class BackendError(MassgenError):
