@@ -349,10 +349,16 @@ def _print_event_json(event: Any) -> None:
 
 
 def _enable_debug_log(log_dir: Path) -> None:
+    import contextlib
+
     from massgen.log import logger
 
     logger.enable("massgen")
-    logger.add(log_dir / "massgen_debug.log", level="DEBUG", enqueue=False)
+    # Only the file: loguru's default sink would print the debug log on stderr. And no
+    # `diagnose`: it prints the values of local variables in tracebacks, API keys among them.
+    with contextlib.suppress(ValueError):
+        logger.remove(0)
+    logger.add(log_dir / "massgen_debug.log", level="DEBUG", enqueue=False, diagnose=False)
 
 
 def _report(result: RunResult, args: argparse.Namespace) -> int:
