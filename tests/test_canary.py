@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from massgen.testing.fake_provider import Fault, FakeProvider, Reply, cooperative_agent
+from massgen.testing.fake_provider import FakeProvider, Fault, Reply, cooperative_agent
 
 CANARY = {
     "env": "sk-canary-ENV-7f3a9c1e5b80d2",

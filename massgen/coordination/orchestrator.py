@@ -32,6 +32,7 @@ from massgen.coordination.presentation import present
 from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
+from massgen.core.errors import BackendError
 from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
@@ -166,6 +167,10 @@ class Orchestrator:
                 "deadline reached during the final presentation; the selected answer is shown as is"
             )
             return self._outcome(decision, decision.winner.content, Status.TIMEOUT, reason)
+        except BackendError as error:
+            # The team has decided: a presenter whose provider fails loses nothing of that.
+            reason = f"the final presentation failed ({error}); the selected answer is shown as is"
+            return self._outcome(decision, decision.winner.content, Status.DEGRADED, reason)
         status = Status.DEGRADED if self.state.failed else Status.OK
         return self._outcome(decision, answer, status, self._consensus_reason())
 
