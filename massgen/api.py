@@ -143,18 +143,25 @@ class TeamRun:
         self.context_changes = ContextChanges()
 
     def open_log(self) -> Path | None:
-        """Create the log directory now (the CLI prints it before the run starts)."""
+        """Create the log directory now (the CLI prints it before the run starts). One
+        that cannot be created (unwritable, disk full) is a warning: the run goes on
+        without a log, and returns None."""
         if self.logs and self.recorder is None:
             from massgen.record.recorder import Recorder, new_log_dir
 
-            self.log_dir = self.log_dir or new_log_dir()
-            self.recorder = Recorder(
-                self.log_dir,
-                question=self.question,
-                config_raw=loader.redact(self.loaded.raw) if self.loaded.raw else None,
-                config_path=self.loaded.source,
-                cli_args=self.cli_args,
-            )
+            try:
+                self.log_dir = self.log_dir or new_log_dir()
+                self.recorder = Recorder(
+                    self.log_dir,
+                    question=self.question,
+                    config_raw=loader.redact(self.loaded.raw) if self.loaded.raw else None,
+                    config_path=self.loaded.source,
+                    cli_args=self.cli_args,
+                )
+            except OSError as error:
+                _warn_unlogged(error)
+                self.logs, self.log_dir = False, None
+                return None
             self.sinks.insert(0, self._record)
         return self.log_dir
 
@@ -163,7 +170,7 @@ class TeamRun:
         try:
             self.recorder.handle(event)
         except OSError as error:
-            print(f"massgen: warning: run log not written ({error}); continuing", file=sys.stderr)
+            _warn_unlogged(error)
             self.sinks.remove(self._record)
 
     async def execute(self) -> RunResult:
@@ -282,6 +289,10 @@ class TeamRun:
             ),
             context_changes=self.context_changes,
         )
+
+
+def _warn_unlogged(error: OSError) -> None:
+    print(f"massgen: warning: run log not written ({error}); continuing", file=sys.stderr)
 
 
 async def _close_all(members: Sequence[Any]) -> None:
