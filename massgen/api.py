@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from massgen import team
 from massgen.config import loader
+from massgen.config.schema import MassgenConfig
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
@@ -178,6 +179,7 @@ class TeamRun:
         members = team.build(
             loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
+        _warn_unpriced(loaded.config, members)
         self.open_log()
         self.workspaces = Workspaces.for_config(
             loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace
@@ -288,6 +290,17 @@ class TeamRun:
                 for r in self.ledger.rounds
             ),
             context_changes=self.context_changes,
+        )
+
+
+def _warn_unpriced(config: MassgenConfig, members: Sequence[Any]) -> None:
+    """A cost budget cannot count what an unpriced model spends: say so before the run."""
+    unpriced = [member.id for member in members if member.price is None]
+    if config.orchestrator.max_cost is not None and unpriced:
+        print(
+            f"massgen: warning: the cost budget cannot count the calls of {', '.join(unpriced)} "
+            "(no known price); --max-tokens counts every call",
+            file=sys.stderr,
         )
 
 

@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--no-logs", action="store_true", help="do not write the run's log directory")
     add("--debug", action="store_true", help="write a debug log into the run's log directory")
     add("--orchestrator-timeout", type=float, metavar="SECONDS", help="deadline for the whole run")
+    add("--max-tokens", type=int, metavar="N", help="stop starting calls past N tokens (exit 5)")
+    add("--max-cost", type=float, metavar="USD", help="stop starting calls past USD (exit 5)")
     add("--output-file", metavar="PATH", help="also write the final answer to this file")
     add("--automation", action="store_true", help="no live view; LOG_DIR:/STATUS:/ANSWER: lines")
     add("--stream-events", action="store_true", help="print one JSON event per line on stdout")
@@ -236,13 +238,36 @@ def _load(args: argparse.Namespace) -> LoadedConfig:
     """The config the arguments name, with their command-line overrides."""
     from massgen.api import load
 
-    return load(
+    loaded = load(
         args.config,
         model=args.model,
         backend=args.backend,
         base_url=args.base_url,
         system_message=args.system_message,
     )
+    return _with_budget(loaded, args.max_tokens, args.max_cost)
+
+
+def _with_budget(loaded: LoadedConfig, tokens: int | None, cost: float | None) -> LoadedConfig:
+    """`--max-tokens` / `--max-cost` over the config's `orchestrator:` limits."""
+    if tokens is None and cost is None:
+        return loaded
+    import dataclasses
+
+    from massgen.core.errors import ConfigError
+
+    for flag, value in (("--max-tokens", tokens), ("--max-cost", cost)):
+        if value is not None and value <= 0:
+            raise ConfigError(f"{flag} must be more than 0, got {value}")
+    orchestrator = loaded.config.orchestrator
+    limits = {
+        "max_tokens": tokens or orchestrator.max_tokens,
+        "max_cost": cost or orchestrator.max_cost,
+    }
+    config = loaded.config.model_copy(
+        update={"orchestrator": orchestrator.model_copy(update=limits)}
+    )
+    return dataclasses.replace(loaded, config=config)
 
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:

@@ -156,6 +156,10 @@ class OrchestratorConfig(Strict):
     # Tool calls of one model turn run concurrently, at most this many at once (the
     # predecessor's name; it sat on each backend there).
     max_concurrent_tools: int = Field(default=10, ge=1)
+    # A spending limit for the run (`coordination/budget.py`): no call starts that would
+    # pass it; the run ends with its best answer so far, status `budget`.
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)  # US dollars, priced calls only
     coordination: CoordinationConfig = CoordinationConfig()
     max_invalid_action_retries: int = Field(default=3, ge=0)
     answer_novelty_requirement: Novelty = "lenient"

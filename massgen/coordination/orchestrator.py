@@ -11,7 +11,7 @@ import contextlib
 import random
 import zlib
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,6 +27,7 @@ from massgen.coordination.agent import (
     run_agent,
 )
 from massgen.coordination.board import Answer, Board, Vote
+from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
 from massgen.coordination.tool_round import ToolBounds, held_back
@@ -122,13 +123,19 @@ class Orchestrator:
     ) -> None:
         if not members:
             raise ValueError("a team needs at least one member")
-        self.members = list(members)
         self.settings = settings or OrchestratorConfig()
+        self.budget = Budget(self.settings.max_tokens, self.settings.max_cost)
+        self.members = [self._budgeted(m) for m in members] if self.budget else list(members)
         self.deadline_seconds = deadline_seconds
         self._sink = emit
         self.workspaces = workspaces
         self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
+
+    def _budgeted(self, member: Member) -> Member:
+        spent = lambda: self.state.ledger.total()  # noqa: E731 (the state of the run then)
+        backend = BudgetedBackend(member.backend, self.budget, spent, member.price)
+        return replace(member, backend=backend)
 
     # --- the run ----------------------------------------------------------------------
 
@@ -146,7 +153,15 @@ class Orchestrator:
         self.state = _RunState.begin(self.members, self.settings, question, history)
         labels = self.state.labels
         ids = tuple(m.id for m in self.members)
-        self.emit(ev.RunStarted(question=question, agents=ids, labels=labels.as_dict()))
+        self.emit(
+            ev.RunStarted(
+                question=question,
+                agents=ids,
+                labels=labels.as_dict(),
+                max_tokens=self.budget.max_tokens,
+                max_cost=self.budget.max_cost_usd,
+            )
+        )
 
     async def _run_until(self, deadline: float) -> TeamOutcome:
         try:
@@ -154,6 +169,8 @@ class Orchestrator:
                 await self._coordinate()
         except TimeoutError:
             return self._fallback(Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached")
+        except BudgetSpent as spent:
+            return self._fallback(Status.BUDGET, spent.reason)
         decision = decide(self.state.board, self.settings.self_votes)
         if decision.winner is None:
             self._announce(decision, "all agents failed")
@@ -167,6 +184,9 @@ class Orchestrator:
                 "deadline reached during the final presentation; the selected answer is shown as is"
             )
             return self._outcome(decision, decision.winner.content, Status.TIMEOUT, reason)
+        except BudgetSpent as spent:
+            reason = f"{spent.reason}; the selected answer is shown as is"
+            return self._outcome(decision, decision.winner.content, Status.BUDGET, reason)
         except BackendError as error:
             # The team has decided: a presenter whose provider fails loses nothing of that.
             reason = f"the final presentation failed ({error}); the selected answer is shown as is"
@@ -201,6 +221,8 @@ class Orchestrator:
             async with asyncio.TaskGroup() as group:
                 for member in self.members:
                     group.create_task(self._agent_loop(member))
+        except* BudgetSpent as spent:  # the whole team stops: no call may start
+            raise spent.exceptions[0] from None
         finally:
             self.state.done.set()
 
@@ -215,6 +237,8 @@ class Orchestrator:
                 continue
             try:
                 verdict = await self._one_run(member)
+            except BudgetSpent:
+                raise
             except Exception as error:  # one agent's failure must not end the team's run
                 self._fail(member.id, error)
                 return

@@ -39,6 +39,9 @@ class RunStarted(Event):
     labels: dict[str, str]  # agent id -> anonymous label stem ("agent2")
     log_dir: str | None = None
     turn: int = 1
+    # The run's spending limit, if it has one (`--max-tokens`, `--max-cost`).
+    max_tokens: int | None = None
+    max_cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
     EXECUTION = 2
     TIMEOUT = 3
     INTERRUPTED = 4
+    BUDGET = 5  # the --max-tokens / --max-cost budget ended the run
 
 
 class Status(StrEnum):
@@ -24,6 +25,7 @@ class Status(StrEnum):
     DEGRADED = "degraded"  # some agents failed; the others answered
     TIMEOUT = "timeout"
     INTERRUPTED = "interrupted"
+    BUDGET = "budget"  # the spending limit stopped it: the best answer so far
     FAILED = "failed"
 
     @property
@@ -39,5 +41,7 @@ class Status(StrEnum):
                 return ExitCode.TIMEOUT
             case Status.INTERRUPTED:
                 return ExitCode.INTERRUPTED
+            case Status.BUDGET:
+                return ExitCode.BUDGET
             case Status.FAILED:
                 return ExitCode.EXECUTION

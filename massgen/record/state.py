@@ -102,6 +102,8 @@ class RunState:
         self.final_parts: list[str] = []  # presentation text streamed so far
         self.ended: str | None = None  # "interrupted"/"incomplete" if closed without RunFinished
         self.usage = UsageLedger()
+        self.max_tokens: int | None = None  # the run's budget, if it has one
+        self.max_cost: float | None = None
 
     def agent(self, agent_id: str) -> AgentState:
         """The agent's state, created on first sight (an event may precede RunStarted)."""
@@ -190,6 +192,7 @@ class RunState:
 
     def _run_started(self, event: ev.RunStarted) -> None:
         self.question = event.question or self.question
+        self.max_tokens, self.max_cost = event.max_tokens, event.max_cost
         for agent_id in event.agents:
             self.agent(agent_id).label = event.labels.get(agent_id, agent_id)
 

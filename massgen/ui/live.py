@@ -291,7 +291,7 @@ def result_block(model: ViewModel, elapsed: float) -> RenderableType:
         summary.add_row(
             Text(display_name(model, agent), style="bold"), Text(text, STATE_STYLES[key])
         )
-    cut_short = finished is not None and finished.status in (Status.INTERRUPTED, Status.TIMEOUT)
+    cut_short = finished is not None and not finished.status.complete
     title = "best answer so far" if cut_short else "winner"
     winner = f"{title}: {state.winner} ({state.winner_label})" if state.winner else "no winner"
     lines = [f"votes: {tally_text(outcome.tally if outcome else {})}"]

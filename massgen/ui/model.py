@@ -252,16 +252,20 @@ def display_name(model: ViewModel, agent: str) -> str:
 
 
 def totals_text(model: ViewModel) -> str:
-    """answers 3 · votes 2/3 · tokens 1,801 · est. $0.0012"""
+    """answers 3 · votes 2/3 · tokens 1,801 · est. $0.0012; against the budget when the
+    run has one: tokens 1,801/50,000 · est. $0.0012/$0.50"""
     state = model.state
     answers = sum(len(a.answers) for a in state.agents.values())
     live = [a for a in state.agents.values() if a.status != "failed"]
     votes = sum(1 for a in live if a.vote is not None)
     spent = state.totals()
-    tokens = spent.usage.total_tokens
-    parts = [f"answers {answers}", f"votes {votes}/{len(live)}", f"tokens {_count(tokens)}"]
-    if spent.cost_usd is not None:
-        parts.append(f"est. ${spent.cost_usd:.4f}")
+    tokens = f"tokens {_count(spent.usage.total_tokens)}"
+    if state.max_tokens is not None:
+        tokens += f"/{_count(state.max_tokens)}"
+    parts = [f"answers {answers}", f"votes {votes}/{len(live)}", tokens]
+    if spent.cost_usd is not None or state.max_cost is not None:
+        cost = f"est. ${spent.cost_usd or 0.0:.4f}"
+        parts.append(cost if state.max_cost is None else f"{cost}/${state.max_cost:.2f}")
     return " · ".join(parts)
 
 
