@@ -236,6 +236,7 @@ def _load(args: argparse.Namespace) -> LoadedConfig:
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
     from massgen.api import TeamRun
+    from massgen.ui.choice import approver_for
 
     loaded = _load(args)
     view = _view(args, loaded.config.ui.display_type)
@@ -247,6 +248,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         logs=not args.no_logs or args.automation,
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
+        approver=approver_for(view),
     )
     log_dir = turn.open_log()
     if args.debug and log_dir:

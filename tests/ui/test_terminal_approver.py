@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +23,8 @@ from run_events import coordination
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.describe import effect_text
 from massgen.tools.effects import Delete, External, Net, Read, Run, Write
-from massgen.ui.approval import TerminalApprover, terminal_approver
+from massgen.ui.approval import TerminalApprover, _interrupt_run, terminal_approver
+from massgen.ui.choice import approver_for
 from massgen.ui.live import LiveView
 
 UP, ENTER, CTRL_C = "\x1b[A", "\r", "\x03"
@@ -167,7 +169,30 @@ def test_only_a_live_view_on_a_terminal_gets_one(monkeypatch):
     from massgen.ui.plain import PlainView
 
     assert terminal_approver(PlainView()) is None
+    assert approver_for(PlainView()) is None
     assert terminal_approver(LiveView(Console(file=io.StringIO()))) is None  # pytest's stdin
+    monkeypatch.setattr("sys.stdin", _Tty())
+    monkeypatch.setattr("sys.stdout", _Tty())
+    assert isinstance(approver_for(LiveView(Console(file=io.StringIO()))), TerminalApprover)
+    assert approver_for(PlainView()) is None
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_the_default_interrupt_is_the_sigint_a_run_handles():
+    """Ctrl-C at the prompt was a key, not a signal: the approver sends the SIGINT, so the
+    handler the run installed (a chat's turn, asyncio.run's) cancels as for any Ctrl-C."""
+    loop = asyncio.get_running_loop()
+    handled = asyncio.Event()
+    loop.add_signal_handler(signal.SIGINT, handled.set)
+    try:
+        _interrupt_run()
+        await asyncio.wait_for(handled.wait(), 5)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def test_effects_in_words():
