@@ -155,6 +155,24 @@ async def test_no_answer_in_time_is_a_deny(keys, screen):
     view.close()
 
 
+async def test_a_cancelled_ask_gives_the_panels_back(keys, screen):
+    """The engine's own timeout, or the run ending, cancels the ask: the prompt goes, the
+    panels come back, the next ask gets the terminal."""
+    view = live_view(screen)
+    approver = TerminalApprover(view)
+    asked = asyncio.create_task(approver.ask(PUSH))
+    await until(lambda: "permission asked" in screen.getvalue(), "the prompt")
+    asked.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asked
+    assert view._live is not None
+    again = asyncio.create_task(approver.ask(PUSH))
+    await until(lambda: screen.getvalue().count("permission asked") == 2, "the next prompt")
+    keys(UP + ENTER)
+    assert await again is Choice.ALWAYS
+    view.close()
+
+
 async def test_an_unknown_agent_gets_no_panel(keys, screen):
     view = live_view(screen)
     asked = asyncio.create_task(TerminalApprover(view).ask(_as(PUSH, agent="stranger")))
