@@ -192,7 +192,7 @@ def _write_atomically(path: Path, body: dict[str, Any]) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("w", encoding="utf-8") as file:
-            json.dump(body, file, ensure_ascii=False, indent=2)
+            json.dump(body, file, indent=2)  # ASCII: a lone surrogate in a path still writes
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)

@@ -14,7 +14,7 @@ import pytest
 from massgen.permissions import handshake
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.handshake import FileHandshake
-from massgen.tools.effects import External, Run
+from massgen.tools.effects import External, Run, Write
 
 PUSH = ApprovalRequest(
     agent="careful",
@@ -177,3 +177,21 @@ def test_from_config_resolves_the_folder(tmp_path):
     assert (shake.folder, shake.timeout) == (tmp_path / "asks", 12)
     assert handshake.from_config(tmp_path / "abs").folder == tmp_path / "abs"
     assert shake.operator == "human"
+
+
+async def test_a_path_no_encoding_can_write_still_asks(tmp_path):
+    odd = Path("/w/caf\udce9\n.txt")  # a file name that is not UTF-8, and a newline
+    request = ApprovalRequest(
+        agent="careful",
+        tool="write_file",
+        arguments="{}",
+        effects=(Write(odd),),
+        risk="medium",
+        reason="context path",
+    )
+    seen: list[dict] = []
+    thread = responder(tmp_path, [b'{"approved": true, "scope": "session"}'], seen)
+    assert await approver(tmp_path).ask(request) is Choice.SESSION
+    thread.join(5)
+    assert seen[0]["effects"] == ["write /w/caf\\udce9\\n.txt"]
+    assert seen[0]["pattern"] == f"write_file:{odd}"
