@@ -19,3 +19,10 @@ def test_keys_reach_the_program_and_its_status_comes_back(tmp_path):
         term.type("tmux")
         term.wait_for("hello tmux")
         assert term.exit_status() == 3
+        assert term.settings_restored()
+
+
+def test_a_program_that_leaves_raw_mode_on_is_caught(tmp_path):
+    with start_python(tmp_path, "-c", "import tty; tty.setraw(0)") as term:
+        assert term.exit_status() == 0
+        assert not term.settings_restored()

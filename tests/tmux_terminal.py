@@ -62,12 +62,17 @@ class TmuxTerminal:
             **(env or {}),
         }
         assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
-        # tmux 3.3 does not always know a dead pane's status: the shell writes it down.
-        # `trap true INT` keeps the shell through a Ctrl-C; the program gets the default.
-        self._status = Path(tempfile.mkdtemp(prefix="massgen-tmux-")) / "exit_status"
+        # tmux 3.3 does not always know a dead pane's status: the shell writes it down,
+        # with the terminal's settings before and after. `trap true INT` keeps the shell
+        # through a Ctrl-C; the program, started by it, gets the default handler.
+        self._files = Path(tempfile.mkdtemp(prefix="massgen-tmux-"))
+        files = {
+            name: shlex.quote(str(self._files / name)) for name in ("status", "before", "after")
+        }
         command = (
-            f"cd {shlex.quote(str(cwd))}; trap true INT; env -i {assignments} {shlex.join(argv)};"
-            f" echo $? > {shlex.quote(str(self._status))}"
+            f"cd {shlex.quote(str(cwd))}; trap true INT; stty -g > {files['before']};"
+            f" env -i {assignments} {shlex.join(argv)}; status=$?;"
+            f" stty -g > {files['after']}; echo $status > {files['status']}"
         )
         self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", str(width),
                    "-y", str(height), "sh", "-c", command)  # fmt: skip
@@ -133,14 +138,20 @@ class TmuxTerminal:
         deadline = time.monotonic() + timeout
         while True:
             with contextlib.suppress(FileNotFoundError, ValueError):
-                return int(self._status.read_text())
+                return int((self._files / "status").read_text())
             if time.monotonic() > deadline:
                 raise AssertionError(f"still running after {timeout}s; screen:\n{self.screen()}")
             time.sleep(0.05)
 
+    def settings_restored(self) -> bool:
+        """After `exit_status()`: whether the program left the terminal as it found it
+        (no raw mode, echo on)."""
+        before, after = ((self._files / name).read_text() for name in ("before", "after"))
+        return before.strip() != "" and before == after
+
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
-        shutil.rmtree(self._status.parent, ignore_errors=True)
+        shutil.rmtree(self._files, ignore_errors=True)
 
     def __enter__(self) -> TmuxTerminal:
         return self

@@ -56,6 +56,7 @@ def test_each_choice_in_a_real_terminal(tmp_path):
         term.wait_until(shows_prompt(len(ROUNDS) + 1), "the last prompt")
         term.keys("C-c")
         assert term.exit_status(timeout=30) == 130
+        assert term.settings_restored()  # the prompt left raw mode behind it
     assert choices(tmp_path)[-2:] == ["deny", "interrupted"]
 
 
@@ -74,3 +75,4 @@ def test_keys_typed_before_the_prompt_are_not_an_answer(tmp_path):
         (tmp_path / "go_1").touch()
         (tmp_path / "stop").touch()
         assert term.exit_status(timeout=30) == 0
+        assert term.settings_restored()
