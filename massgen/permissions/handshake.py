@@ -96,8 +96,9 @@ class FileHandshake:
         asked, answer = folder / f"req_{request_id}.json", folder / f"resp_{request_id}.json"
         folder.mkdir(parents=True, exist_ok=True)
         answer.unlink(missing_ok=True)
-        await asyncio.to_thread(_write_atomically, asked, request_json(request, request_id, answer))
         try:
+            # Here, not in a thread: a cancelled ask must not leave its request behind.
+            _write_atomically(asked, request_json(request, request_id, answer))
             return await self._wait(answer)
         finally:
             with contextlib.suppress(OSError):

@@ -195,3 +195,13 @@ async def test_a_path_no_encoding_can_write_still_asks(tmp_path):
     thread.join(5)
     assert seen[0]["effects"] == ["write /w/caf\\udce9\\n.txt"]
     assert seen[0]["pattern"] == f"write_file:{odd}"
+
+
+async def test_a_cancelled_ask_withdraws_its_request(tmp_path):
+    asked = asyncio.create_task(approver(tmp_path).ask(PUSH))
+    while not list(tmp_path.glob("*/req_*.json")):
+        await asyncio.sleep(0.01)
+    asked.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asked
+    assert list(tmp_path.glob("*/*.json")) == []
