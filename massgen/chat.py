@@ -35,6 +35,7 @@ from massgen.sessions import SavedTurn, Session
 from massgen.tools.base import Toolbox
 from massgen.tools.team import open_tools
 from massgen.ui import reports
+from massgen.ui.choice import approver_for
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -192,6 +193,7 @@ class Chat:
             toolboxes=self._toolboxes,
             tool_failures=self._tool_failures,
             previous_workspace=self.session.previous_workspace(),
+            approver=approver_for(view),
         )
         started = time.time()
         try:

@@ -272,6 +272,7 @@ def _with_budget(loaded: LoadedConfig, tokens: int | None, cost: float | None) -
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
     from massgen.api import TeamRun
+    from massgen.ui.choice import approver_for
 
     loaded = _load(args)
     view = _view(args, loaded.config.ui.display_type)
@@ -283,6 +284,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         logs=not args.no_logs or args.automation,
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
+        approver=approver_for(view),
     )
     log_dir = turn.open_log()
     if args.debug and log_dir:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from massgen.permissions.approval import Approver
 
 
 def wants_live(*, no_display: bool, stream: TextIO, env: Mapping[str, str] = os.environ) -> bool:
@@ -18,3 +22,16 @@ def wants_live(*, no_display: bool, stream: TextIO, env: Mapping[str, str] = os.
         return stream.isatty()
     except (AttributeError, ValueError):  # a replaced or closed stream
         return False
+
+
+def approver_for(view: object) -> Approver | None:
+    """Who answers the permission engine's asks: a person, at the prompt of a live view
+    on a terminal (stdin and stdout). None otherwise: the engine's headless policy answers.
+
+    Imports nothing heavy unless a live view was made (then rich is loaded already).
+    """
+    if "massgen.ui.live" not in sys.modules:
+        return None
+    from massgen.ui.approval import terminal_approver
+
+    return terminal_approver(view)

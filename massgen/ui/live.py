@@ -83,6 +83,7 @@ class LiveView:
         self._last_refresh = -math.inf
         self._pending: asyncio.TimerHandle | None = None
         self._tick: asyncio.TimerHandle | None = None
+        self._paused = False
         self.frames = 0  # how many times the screen was redrawn
 
     # --- the sink ---------------------------------------------------------------------
@@ -113,6 +114,24 @@ class LiveView:
 
     def close(self) -> None:
         """Stop drawing and give the terminal back as it was. Idempotent."""
+        self._paused = False
+        self._stop_drawing()
+
+    def pause(self) -> None:
+        """Stop drawing so that a prompt owns the terminal; events still fold into the
+        model. `resume()` draws again. No-op when nothing is drawn."""
+        if self._live is not None:
+            self._stop_drawing()
+            self._paused = True
+
+    def resume(self) -> None:
+        """Draw again after `pause()`, from a fresh `Live`: the old one would erase as many
+        lines as it last drew, which now hold the prompt. No-op after `close()`."""
+        if self._paused:
+            self._paused = False
+            self._start()
+
+    def _stop_drawing(self) -> None:
         for handle in (self._pending, self._tick):
             if handle is not None:
                 handle.cancel()

@@ -1,0 +1,141 @@
+"""The live view's approver: pause the panels, ask in the terminal, draw the panels again.
+
+    approver = terminal_approver(view)   # None unless `view` is a LiveView on a terminal
+    TeamRun(loaded, question, sinks=[view], approver=approver)
+
+One prompt at a time: asks from several agents wait their turn (an `asyncio.Lock`), each
+with the whole terminal. The pointer starts on "deny", so a stray Enter never allows, and
+keys typed before the prompt appeared are dropped. No answer within `timeout_seconds` is a
+deny; Ctrl-C at the prompt is a deny and then interrupts the run as any Ctrl-C does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable
+
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from massgen.permissions.approval import ApprovalRequest, Choice, Operator
+from massgen.permissions.describe import effects_text, visible
+from massgen.ui.live import LiveView
+from massgen.ui.model import display_name
+
+ANSWER_SECONDS = 300.0  # the predecessor's handshake waits as long
+INTERRUPT_DELAY = 0.05  # lets the engine record the deny before the run is cancelled
+CHOICES: tuple[tuple[str, Choice], ...] = (
+    ("allow once", Choice.ONCE),
+    ("allow for this session", Choice.SESSION),
+    ("always allow (saved in .massgen/settings.local.json)", Choice.ALWAYS),
+    ("deny", Choice.DENY),
+)
+RISK_STYLES = {"low": "green", "medium": "yellow", "high": "bold red"}
+
+
+def terminal_approver(view: object) -> TerminalApprover | None:
+    """An approver for `view` when a person can answer it: a live view, stdin and stdout
+    both terminals. Otherwise None, and the engine's headless policy answers."""
+    if not isinstance(view, LiveView):
+        return None
+    try:
+        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        interactive = False
+    return TerminalApprover(view) if interactive else None
+
+
+class TerminalApprover:
+    """Answers the permission engine's asks with a questionary prompt under the live view."""
+
+    operator: Operator = "human"
+
+    def __init__(
+        self,
+        view: LiveView,
+        *,
+        timeout_seconds: float = ANSWER_SECONDS,
+        on_interrupt: Callable[[], None] | None = None,
+    ) -> None:
+        """`on_interrupt`: what Ctrl-C at the prompt does after denying; by default it
+        raises SIGINT, so the run's own Ctrl-C handling proceeds (tests pass their own)."""
+        self.view = view
+        self.timeout = timeout_seconds
+        self._on_interrupt = on_interrupt or _interrupt_run
+        self._lock = asyncio.Lock()
+
+    async def ask(self, request: ApprovalRequest) -> Choice:
+        async with self._lock:
+            self.view.pause()
+            try:
+                self._show(request)
+                return await self._answer()
+            finally:
+                self.view.resume()
+
+    def _show(self, request: ApprovalRequest) -> None:
+        rows = Table.grid(padding=(0, 2))
+        rows.add_column(style="bold", no_wrap=True)
+        rows.add_column()
+        rows.add_row("agent", Text(visible(self._agent_name(request.agent), 120)))
+        rows.add_row("tool", Text(visible(request.tool, 120)))
+        for number, line in enumerate(effects_text(request)):
+            rows.add_row("effect" if number == 0 else "", Text(line))
+        rows.add_row("risk", Text(request.risk, style=RISK_STYLES.get(request.risk, "bold red")))
+        rows.add_row("reason", Text(visible(request.reason)))
+        if request.phase == "presentation":
+            rows.add_row("phase", Text("final presentation"))
+        self.view.console.print(Rule("permission asked", style="yellow", align="left"), rows)
+
+    def _agent_name(self, agent: str) -> str:
+        # display_name adds an agent it has not seen to the model: only ask about known ones.
+        if agent in self.view.model.state.agents:
+            return display_name(self.view.model, agent)
+        return agent
+
+    async def _answer(self) -> Choice:
+        import questionary
+
+        question = questionary.select(
+            "Allow this call?",
+            choices=[questionary.Choice(title, value=choice) for title, choice in CHOICES],
+            default=Choice.DENY,  # the value: a stray Enter denies
+            instruction="(↑/↓ then Enter; Ctrl-C denies and stops the run)",
+        )
+        _drop_typed_ahead()
+        try:
+            async with asyncio.timeout(self.timeout):
+                # A SIGINT from outside stays the run's (cli, chat), not the prompt's.
+                answer = await question.application.run_async(handle_sigint=False)
+        except KeyboardInterrupt:  # Ctrl-C is a key at the prompt (raw mode), not a signal
+            self._say("denied (Ctrl-C); stopping the run")
+            self._on_interrupt()
+            return Choice.DENY
+        except TimeoutError:
+            self._say(f"no answer within {self.timeout:g}s: denied")
+            return Choice.DENY
+        return answer if isinstance(answer, Choice) else Choice.DENY
+
+    def _say(self, text: str) -> None:
+        self.view.console.print(Text(text, style="yellow"))
+
+
+def _drop_typed_ahead() -> None:
+    """Keys pressed while the panels were drawing are not an answer to this prompt."""
+    with contextlib.suppress(ImportError, OSError, ValueError, AttributeError):
+        if sys.stdin.isatty():
+            import termios
+
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+
+def _interrupt_run() -> None:
+    """Send ourselves the SIGINT that Ctrl-C would have sent outside the prompt: the CLI's
+    `asyncio.run` cancels the run, a chat cancels the turn. A moment later, so that the
+    deny reaches the engine (and its ledger) before the cancellation does."""
+    loop = asyncio.get_running_loop()
+    loop.call_later(INTERRUPT_DELAY, signal.raise_signal, signal.SIGINT)
