@@ -160,6 +160,11 @@ class OrchestratorConfig(Strict):
     # pass it; the run ends with its best answer so far, status `budget`.
     max_tokens: int | None = Field(default=None, ge=1)
     max_cost: float | None = Field(default=None, gt=0)  # US dollars, priced calls only
+    # Runaway guards (`coordination/runaway.py`): one corrective message, then the agent
+    # fails for the turn.
+    max_reply_chars: int = Field(default=60_000, ge=1000)  # written without an action
+    max_identical_tool_calls: int = Field(default=3, ge=2)  # same tool, same arguments
+    max_repeated_lines: int = Field(default=10, ge=3)  # one line looped in a reply
     coordination: CoordinationConfig = CoordinationConfig()
     max_invalid_action_retries: int = Field(default=3, ge=0)
     answer_novelty_requirement: Novelty = "lenient"

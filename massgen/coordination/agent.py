@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -26,10 +26,12 @@ from pathlib import Path
 from massgen.backends.base import Backend
 from massgen.backends.common import estimated_usage, request_chars
 from massgen.coordination import actions
+from massgen.coordination.runaway import CallWatch, Guards, ReplyWatch, corrective
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
 from massgen.core.errors import MassgenError
 from massgen.core.types import (
+    BackendEvent,
     Finish,
     GenerationParams,
     Message,
@@ -90,6 +92,7 @@ class RunSetup:
     max_invalid_retries: int
     max_tool_iterations: int
     tools: ToolBounds = field(default_factory=ToolBounds)
+    guards: Guards = field(default_factory=Guards)
 
 
 @dataclass(slots=True)
@@ -99,6 +102,7 @@ class _Reply:
     usage: Usage = field(default_factory=Usage)
     streamed: bool = False  # the provider began answering (so it bills this call)
     reasoning_chars: int = 0
+    stopped: str | None = None  # a runaway guard ended it early: why
 
 
 async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
@@ -113,16 +117,29 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
     if structured:
         schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer, tools=own)
     ctx = ToolContext(agent=member.id, phase="coordination", workspace=member.workspace)
-    invalid, tool_rounds = 0, 0
+    invalid, tool_rounds, strikes = 0, 0, 0
+    same_calls = CallWatch(setup.guards.max_identical_tool_calls)
     while True:
-        reply = await _call(member, messages, () if schema else offered, schema, emit)
+        tools = () if schema else offered
+        reply = await _call(member, messages, tools, schema, emit, setup.guards)
+        if reply.stopped is not None:
+            strikes = _strike(member, reply.stopped, strikes, emit)
+            messages += [Message("assistant", reply.text[:_KEPT_CHARS]), _told(reply.stopped)]
+            continue
         action = _action_of(reply, structured=schema is not None, tools=bool(own))
         calls = _tool_calls(reply, action, {spec.name for spec in own})
         if calls:
             tool_rounds += 1
             if tool_rounds > setup.max_tool_iterations:
                 raise AgentGaveUp(f"no workflow action after {tool_rounds - 1} tool rounds")
-            results = await run_round(member.toolbox, calls, ctx, setup.tools, emit)
+            repeats = {call.id: why for call in calls if (why := same_calls.repeats(call))}
+            if repeats:
+                strikes = _strike(member, next(iter(repeats.values())), strikes, emit)
+            fresh = [call for call in calls if call.id not in repeats]
+            results = await run_round(member.toolbox, fresh, ctx, setup.tools, emit)
+            results += [
+                ToolResult.error(c, corrective(repeats[c.id])) for c in calls if c.id in repeats
+            ]
             messages += _tool_messages(reply, calls, results, structured=schema is not None)
             if tool_rounds == setup.max_tool_iterations and own:
                 # The last call allowed: only the workflow tools, so it answers or votes.
@@ -143,6 +160,24 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
         messages += _correction(reply, verdict.reason, structured=schema is not None)
 
 
+# Of a reply stopped by a guard, what the model reads back before the correction.
+_KEPT_CHARS = 2000
+
+
+def _strike(member: Member, reason: str, strikes: int, emit: Emit) -> int:
+    """A guard stopped the agent: the first time it is told why, the second it has failed
+    for this turn (AgentGaveUp)."""
+    strikes += 1
+    emit(ev.ActionRejected(agent=member.id, reason=f"stopped: {reason}", attempt=strikes))
+    if strikes > 1:
+        raise AgentGaveUp(f"stopped: {reason}")
+    return strikes
+
+
+def _told(reason: str) -> Message:
+    return Message("user", corrective(reason))
+
+
 def member_tools(member: Member) -> tuple[ToolSpec, ...]:
     """The member's own tools; a tool named like a workflow tool is never offered."""
     return tuple(s for s in member.toolbox.specs() if s.name not in actions.WORKFLOW_TOOLS)
@@ -154,33 +189,53 @@ async def _call(
     tools: tuple[ToolSpec, ...],
     schema: dict | None,
     emit: Emit,
+    guards: Guards | None = None,
 ) -> _Reply:
     request = Request(tuple(messages), tools, member.params, schema)
     reply = _Reply()
+    watch = ReplyWatch(guards or Guards())
     try:
-        async for item in member.backend.stream(request):
-            reply.streamed = True
-            match item:
-                case TextChunk(text=text):
-                    reply.text += text
-                    emit(ev.TextDelta(agent=member.id, text=text))
-                case ReasoningChunk(text=text):
-                    reply.reasoning_chars += len(text)
-                    emit(ev.ReasoningDelta(agent=member.id, text=text))
-                case ToolCall():
-                    reply.calls.append(item)
-                case Usage():
-                    reply.usage = reply.usage + item
-                case Finish():
-                    pass
+        await _read(member.backend.stream(request), reply, watch, member.id, emit)
     except asyncio.CancelledError:
         # Restarted (or stopped) mid-stream: providers bill what they read and wrote so far,
         # and report usage only at the end of a stream, so estimate it from the text.
         if reply.streamed and reply.usage == Usage():
             emit(usage_event(member, _partial_usage(request, reply)))
         raise
+    if reply.stopped is not None and reply.usage == Usage():  # cut before the provider's count
+        reply.usage = _partial_usage(request, reply)
     emit(usage_event(member, reply.usage))
     return reply
+
+
+async def _read(
+    stream: AsyncIterator[BackendEvent], reply: _Reply, watch: ReplyWatch, agent: str, emit: Emit
+) -> None:
+    """Fold `stream` into `reply` until it ends, or until a runaway guard stops it (then
+    the stream is closed at once, so the provider stops writing)."""
+    try:
+        async for item in stream:
+            reply.streamed = True
+            match item:
+                case TextChunk(text=text):
+                    reply.text += text
+                    emit(ev.TextDelta(agent=agent, text=text))
+                case ReasoningChunk(text=text):
+                    reply.reasoning_chars += len(text)
+                    emit(ev.ReasoningDelta(agent=agent, text=text))
+                case ToolCall():
+                    reply.calls.append(item)
+                case Usage():
+                    reply.usage = reply.usage + item
+                case Finish():
+                    pass
+            reply.stopped = watch.stop(reply.text, reply.reasoning_chars, bool(reply.calls))
+            if reply.stopped is not None:
+                return
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def _partial_usage(request: Request, reply: _Reply) -> Usage:

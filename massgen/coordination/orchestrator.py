@@ -30,6 +30,7 @@ from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
+from massgen.coordination.runaway import Guards
 from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
@@ -316,6 +317,11 @@ class Orchestrator:
             max_invalid_retries=self.settings.max_invalid_action_retries,
             max_tool_iterations=self.settings.max_tool_iterations,
             tools=self._tool_bounds(),
+            guards=Guards(
+                max_reply_chars=self.settings.max_reply_chars,
+                max_identical_tool_calls=self.settings.max_identical_tool_calls,
+                max_repeated_lines=self.settings.max_repeated_lines,
+            ),
         )
 
     def _tool_bounds(self) -> ToolBounds:
