@@ -28,13 +28,17 @@ from massgen.backends.common import estimated_usage, request_chars
 from massgen.coordination import actions
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
+from massgen.core.citations import with_sources
 from massgen.core.errors import MassgenError
 from massgen.core.types import (
     Finish,
     GenerationParams,
+    HostedActivity,
+    HostedTool,
     Message,
     ReasoningChunk,
     Request,
+    Source,
     TextChunk,
     ToolCall,
     ToolSpec,
@@ -62,6 +66,8 @@ class Member:
     toolbox: Toolbox = field(default_factory=NoTools)
     # Its working directory (`massgen/workspace/`), handed to its tools; None: it has none.
     workspace: Path | None = None
+    # Provider-hosted tools (web search, code execution) switched on for every call.
+    hosted: tuple[HostedTool, ...] = ()
 
 
 class Verdict(Enum):
@@ -99,6 +105,7 @@ class _Reply:
     usage: Usage = field(default_factory=Usage)
     streamed: bool = False  # the provider began answering (so it bills this call)
     reasoning_chars: int = 0
+    sources: list[Source] = field(default_factory=list)  # what hosted searches found
 
 
 async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
@@ -114,8 +121,10 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
         schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer, tools=own)
     ctx = ToolContext(agent=member.id, phase="coordination", workspace=member.workspace)
     invalid, tool_rounds = 0, 0
+    sources: list[Source] = []  # what this run's hosted searches found
     while True:
         reply = await _call(member, messages, () if schema else offered, schema, emit)
+        sources += reply.sources
         action = _action_of(reply, structured=schema is not None, tools=bool(own))
         calls = _tool_calls(reply, action, {spec.name for spec in own})
         if calls:
@@ -133,6 +142,9 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
                 messages.append(Message("user", LAST_ROUND.format(n=tool_rounds)))
             continue
         assert not isinstance(action, actions.UseTool)  # it ran as a tool call above
+        if isinstance(action, actions.NewAnswer) and sources:
+            # Written as a tool argument, where providers put no citations.
+            action = actions.NewAnswer(with_sources(action.content, sources))
         verdict = action if isinstance(action, actions.Invalid) else submit(action)
         if isinstance(verdict, Verdict):
             return verdict
@@ -155,7 +167,7 @@ async def _call(
     schema: dict | None,
     emit: Emit,
 ) -> _Reply:
-    request = Request(tuple(messages), tools, member.params, schema)
+    request = Request(tuple(messages), tools, member.params, schema, member.hosted)
     reply = _Reply()
     try:
         async for item in member.backend.stream(request):
@@ -169,6 +181,9 @@ async def _call(
                     emit(ev.ReasoningDelta(agent=member.id, text=text))
                 case ToolCall():
                     reply.calls.append(item)
+                case HostedActivity():
+                    reply.sources += item.sources
+                    emit(hosted_event(member, item))
                 case Usage():
                     reply.usage = reply.usage + item
                 case Finish():
@@ -181,6 +196,22 @@ async def _call(
         raise
     emit(usage_event(member, reply.usage))
     return reply
+
+
+def hosted_event(
+    member: Member, activity: HostedActivity, phase: str = "coordination"
+) -> ev.HostedToolUsed:
+    return ev.HostedToolUsed(
+        agent=member.id,
+        call_id=activity.id,
+        tool=activity.tool,
+        query=activity.query,
+        sources=activity.sources,
+        code=activity.code,
+        output=activity.output,
+        ok=activity.ok,
+        phase=phase,
+    )
 
 
 def _partial_usage(request: Request, reply: _Reply) -> Usage:
