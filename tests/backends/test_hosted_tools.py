@@ -5,9 +5,13 @@ switches the provider's own tool on, the stream's activity becomes `HostedActivi
 import pytest
 from backend_support import ask, collect, text_of
 
+from massgen.backends.anthropic_messages import CODE_EXECUTION_BETA, AnthropicBackend
+from massgen.backends.gemini import GeminiBackend
 from massgen.backends.responses import ResponsesBackend
 from massgen.core import types
 from massgen.testing import Reply, Scripted
+from massgen.testing.fake_anthropic import FakeAnthropic
+from massgen.testing.fake_gemini import FakeGemini
 from massgen.testing.fake_openai_responses import FakeResponses
 from massgen.testing.policy import FakeCode, FakeSearch
 
@@ -63,6 +67,74 @@ async def test_responses_search_streams_query_sources_and_cited_answer(responses
     assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
     assert [s.url for s in search.sources] == [url for url, _ in SEARCH.sources]
     assert (code.tool, code.code, code.output) == ("code_execution", CODE.code, CODE.output)
+    text = text_of(events)
+    assert text.startswith(ANSWER)
+    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+
+
+# --- Anthropic Messages ------------------------------------------------------------------
+
+
+@pytest.fixture
+def claude(backends):
+    return backends(AnthropicBackend, provider="claude", model="claude-fake", api_key="k")
+
+
+async def test_anthropic_sends_server_tools_and_code_execution_beta(claude):
+    with FakeAnthropic(Scripted([Reply(text="ok")])) as fake:
+        await collect(claude(fake).stream(ask(hosted=("web_search", "code_execution"))))
+        body, headers = fake.requests[0], fake.headers[0]
+    assert {"type": "web_search_20250305", "name": "web_search", "max_uses": 5} in body["tools"]
+    assert {"type": "code_execution_20250825", "name": "code_execution"} in body["tools"]
+    assert headers["anthropic-beta"] == CODE_EXECUTION_BETA
+
+
+async def test_anthropic_search_streams_query_sources_and_cited_answer(claude):
+    with FakeAnthropic(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
+        events = await collect(claude(fake).stream(ask(hosted=("web_search",))))
+    search, code = hosted(events)
+    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
+    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
+    assert (code.tool, code.code, code.output, code.ok) == (
+        "code_execution",
+        CODE.code,
+        CODE.output,
+        True,
+    )
+    text = text_of(events)
+    # The cited block ends with its markers; the message ends with the numbered list.
+    assert text.startswith(f"{ANSWER} [1][2]")
+    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+
+
+# --- Gemini ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def gemini(backends):
+    return backends(GeminiBackend, provider="gemini", model="gemini-2.5-flash", api_key="k")
+
+
+async def test_gemini_sends_google_search_and_code_execution(gemini):
+    with FakeGemini(Scripted([Reply(text="ok")])) as fake:
+        await collect(gemini(fake).stream(ask(hosted=("web_search", "code_execution"))))
+        body = fake.requests[0]
+    tools = body["tools"]
+    assert {"googleSearch": {}} in tools and {"codeExecution": {}} in tools
+
+
+async def test_gemini_grounding_streams_queries_sources_and_cited_answer(gemini):
+    with FakeGemini(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
+        events = await collect(gemini(fake).stream(ask(hosted=("web_search",))))
+    code, search = hosted(events)
+    assert (code.tool, code.code, code.output, code.ok) == (
+        "code_execution",
+        CODE.code,
+        CODE.output,
+        True,
+    )
+    assert (search.tool, search.query) == ("web_search", SEARCH.query)
+    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
     text = text_of(events)
     assert text.startswith(ANSWER)
     assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
