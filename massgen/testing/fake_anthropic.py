@@ -168,18 +168,20 @@ class _Frames:
         """(complete block, its deltas) for thinking, text and each tool call."""
         reply = self.reply
         if reply.reasoning:
-            deltas = [{"type": "thinking_delta", "thinking": w} for w in words(reply.reasoning)]
+            deltas: list[Json] = [
+                {"type": "thinking_delta", "thinking": w} for w in words(reply.reasoning)
+            ]
             deltas.append({"type": "signature_delta", "signature": SIGNATURE})
-            block = {"type": "thinking", "thinking": reply.reasoning, "signature": SIGNATURE}
-            yield block, deltas
+            block: Json = {"type": "thinking", "thinking": reply.reasoning}
+            yield {**block, "signature": SIGNATURE}, deltas
         for index, use in enumerate(reply.hosted):
             yield from _server_tool(index, use)
         if reply.text:
             citations = [_citation(url, title) for url, title in _cited(reply)]
             deltas = [{"type": "citations_delta", "citation": c} for c in citations]
             deltas += [{"type": "text_delta", "text": w} for w in words(reply.text)]
-            block: Json = {"type": "text", "text": reply.text}
-            yield ({**block, "citations": citations} if citations else block), deltas
+            text_block: Json = {"type": "text", "text": reply.text}
+            yield ({**text_block, "citations": citations} if citations else text_block), deltas
         for index, (name, arguments) in enumerate(reply.tool_calls):
             text = json.dumps(arguments)
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(text)]

@@ -27,8 +27,8 @@ from urllib.parse import unquote, urlparse
 
 from massgen.testing import fake_provider
 from massgen.testing.fake_provider import Fault, Reply
-from massgen.testing.policy import FakeCode, FakeSearch
 from massgen.testing.http_fake import LoopbackServer, Pacing, StreamingHandler, usage_of, words
+from massgen.testing.policy import FakeCode, FakeSearch
 
 Json = dict[str, Any]
 Policy = Callable[[Json], Reply]

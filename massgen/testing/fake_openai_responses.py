@@ -189,9 +189,9 @@ class _Frames:
                 annotation=annotation,
             )
         yield self.event("response.output_text.done", **ids, text=text, logprobs=[])
-        part = {**part, "text": text, "annotations": annotations}
-        yield self.event("response.content_part.done", **ids, part=part)
-        yield self.finish_item(at, {**item, "status": "completed", "content": [part]})
+        done: Json = {**part, "text": text, "annotations": annotations}
+        yield self.event("response.content_part.done", **ids, part=done)
+        yield self.finish_item(at, {**item, "status": "completed", "content": [done]})
 
     def web_search(self, at: int, index: int, search: FakeSearch) -> Iterator[bytes]:
         item: Json = {"type": "web_search_call", "id": f"ws_fake_{index}", "status": "in_progress"}

@@ -7,12 +7,14 @@ from backend_support import ask, collect, text_of
 
 from massgen.backends.anthropic_messages import CODE_EXECUTION_BETA, AnthropicBackend
 from massgen.backends.gemini import GeminiBackend
+from massgen.backends.grok import GrokBackend
 from massgen.backends.responses import ResponsesBackend
 from massgen.core import types
 from massgen.testing import Reply, Scripted
 from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_gemini import FakeGemini
 from massgen.testing.fake_openai_responses import FakeResponses
+from massgen.testing.fake_xai import FakeXai
 from massgen.testing.policy import FakeCode, FakeSearch
 
 SEARCH = FakeSearch(
@@ -138,3 +140,40 @@ async def test_gemini_grounding_streams_queries_sources_and_cited_answer(gemini)
     text = text_of(events)
     assert text.startswith(ANSWER)
     assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+
+
+# --- xAI ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def grok(backends):
+    return backends(GrokBackend, provider="grok", model="grok-4", api_key="xai-test")
+
+
+async def test_grok_sends_server_side_tools(grok):
+    with FakeXai(Scripted([Reply(text="ok")])) as fake:
+        request = ask(hosted=("web_search", "x_search", "code_execution"))
+        await collect(grok(fake).stream(request))
+        body = fake.requests[0]
+    kinds = [next(iter(tool)) for tool in body["tools"]]
+    assert kinds == ["web_search", "x_search", "code_execution"]
+
+
+async def test_grok_search_streams_query_citations_and_cited_answer(grok):
+    x_post = FakeSearch("xai news", (("https://x.com/xai/status/1", ""),), tool="x_search")
+    reply = Reply(text=ANSWER, hosted=[x_post, CODE, SEARCH])
+    with FakeXai(Scripted([reply])) as fake:
+        events = await collect(grok(fake).stream(ask(hosted=("web_search", "x_search"))))
+    x_search, code, search = hosted(events)
+    assert (x_search.tool, x_search.query, x_search.sources) == ("x_search", "xai news", ())
+    assert (code.tool, code.code, code.output) == ("code_execution", CODE.code, CODE.output)
+    # xAI cites for the whole answer: the citations go with the last search.
+    assert (search.tool, search.query) == ("web_search", SEARCH.query)
+    assert [s.url for s in search.sources] == [
+        "https://x.com/xai/status/1",
+        "https://example.org/burj",
+        "https://example.com/list",
+    ]
+    text = text_of(events)
+    assert text.startswith(ANSWER)
+    assert "Sources:\n[1] <https://x.com/xai/status/1>\n[2] <https://example.org/burj>" in text
