@@ -263,6 +263,7 @@ class _StreamState(StreamState):
         self._finish_message: str | None = None
         self._code: list[gt.ExecutableCode] = []  # code awaiting its result part
         self._grounding: gt.GroundingMetadata | None = None
+        self._wrote = False  # whether the answer has text for its sources to follow
 
     @property
     def signatures(self) -> dict[str, bytes]:
@@ -300,6 +301,7 @@ class _StreamState(StreamState):
             elif part.code_execution_result is not None:
                 events.append(self._code_run(part.code_execution_result))
             elif part.text:
+                self._wrote = self._wrote or not part.thought
                 self._output_chars += len(part.text)
                 events.append(
                     types.ReasoningChunk(part.text) if part.thought else types.TextChunk(part.text)
@@ -332,7 +334,7 @@ class _StreamState(StreamState):
                 page = found[index] if 0 <= index < len(found) else None
                 if page is not None:
                     citations.number(page)
-        block = citations.block()
+        block = citations.block() if self._wrote else ""
         return [search, types.TextChunk(block)] if block else [search]
 
     def _tool_call(self, call: gt.FunctionCall) -> types.ToolCall:

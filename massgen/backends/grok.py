@@ -281,6 +281,7 @@ class _StreamState(common.StreamState):
         self._hosted: list[types.HostedActivity] = []
         self._outputs: list[str] = []  # tool outputs, in the order of the code runs
         self._cited: list[str] = []
+        self._wrote = False  # whether the answer has text for its sources to follow
 
     def _feed(self, chunk: Any) -> list[types.BackendEvent]:
         """Events for one `xai_sdk.chat.Chunk` (its assistant outputs at index 0)."""
@@ -296,6 +297,7 @@ class _StreamState(common.StreamState):
                 self._output_chars += len(choice.reasoning_content)
                 events.append(types.ReasoningChunk(choice.reasoning_content))
             if choice.content:
+                self._wrote = True
                 self._output_chars += len(choice.content)
                 events.append(types.TextChunk(choice.content))
             for call in choice.tool_calls:
@@ -337,7 +339,7 @@ class _StreamState(common.StreamState):
         if searches and citations.sources:
             last = searches[-1]
             uses[last] = dataclasses.replace(uses[last], sources=citations.sources)
-        block = citations.block()
+        block = citations.block() if self._wrote else ""
         return [*uses, *([types.TextChunk(block)] if block else []), *events]
 
     def _finish_reason(self, finish: str) -> str:

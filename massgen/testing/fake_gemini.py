@@ -293,7 +293,7 @@ def _grounding(reply: Reply) -> Json | None:
     return {
         "webSearchQueries": [s.query for s in searches],
         "groundingChunks": pages,
-        "groundingSupports": [support] if pages else [],
+        "groundingSupports": [support] if pages and reply.text else [],
         "searchEntryPoint": {"renderedContent": "<div>Google Search suggestions</div>"},
     }
 
