@@ -123,9 +123,7 @@ _RESPONSES_PARAMS = frozenset(
 
 CHAT_COMPLETIONS = Wire("chatcompletion", _entry("chat_completions"), check_http, _CHAT_PARAMS)
 _SEARCH_AND_CODE: frozenset[HostedTool] = frozenset({"web_search", "code_execution"})
-RESPONSES = Wire(
-    "responses", _entry("responses"), check_http, _RESPONSES_PARAMS, _SEARCH_AND_CODE
-)
+RESPONSES = Wire("responses", _entry("responses"), check_http, _RESPONSES_PARAMS, _SEARCH_AND_CODE)
 # Azure OpenAI's Responses API hosts the code interpreter but not OpenAI's web search.
 AZURE_RESPONSES = Wire(
     "azure_responses",

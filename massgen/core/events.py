@@ -262,8 +262,10 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     for key in ("agents", "answers_in_view"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
-    if isinstance(kwargs.get("sources"), list):
-        kwargs["sources"] = tuple(Source(**source) for source in kwargs["sources"])
+    if isinstance(kwargs.get("sources"), (list, tuple)):
+        kwargs["sources"] = tuple(
+            s if isinstance(s, Source) else Source(**s) for s in kwargs["sources"]
+        )
     if "status" in kwargs:
         kwargs["status"] = Status(kwargs["status"])
     if cls is UsageReported:
