@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -203,3 +204,12 @@ def test_each_hosting_provider_accepts_its_keys(kind):
     config = {"agents": [{"id": "a", "backend": {"type": kind, "model": "m", **keys}}]}
     loaded = load(config)
     assert loaded.config.agents[0].backend.hosted_tools()
+
+
+def test_the_readme_example_validates():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("### Provider-hosted tools", 1)[1]
+    snippet = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    loaded = load(yaml.safe_load(snippet))
+    hosted = [agent.backend.hosted_tools() for agent in loaded.config.agents]
+    assert hosted == [("web_search", "code_execution"), ("web_search", "x_search")]
