@@ -20,13 +20,21 @@ def hosted_run() -> list[ev.AnyEvent]:
         ev.RunStarted(question="Tallest?", agents=("scout",), labels={"scout": "agent1"}, at=0),
         ev.AgentStarted(agent="scout", run=1, answers_in_view=(), at=0),
         ev.HostedToolUsed(
-            agent="scout", call_id="ws1", tool="web_search", query="tallest tower", at=1,
+            agent="scout",
+            call_id="ws1",
+            tool="web_search",
+            query="tallest tower",
+            at=1,
             sources=SOURCES,
-        ),  # fmt: skip
+        ),
         ev.HostedToolUsed(
-            agent="scout", call_id="ci1", tool="code_execution", code="print(828 * 3.28)",
-            output="2715.84\n", at=1,
-        ),  # fmt: skip
+            agent="scout",
+            call_id="ci1",
+            tool="code_execution",
+            code="print(828 * 3.28)",
+            output="2715.84\n",
+            at=1,
+        ),
         ev.HostedToolUsed(
             agent="scout", call_id="ws2", tool="web_search", query="", ok=False, at=2
         ),
