@@ -99,6 +99,7 @@ async def test_web_search_on_every_hosting_provider_shows_searches_and_sources(
     assert isinstance(finished, ev.RunFinished) and finished.status == "ok", finished.reason
     used = [e for e in events if isinstance(e, ev.HostedToolUsed)]
     assert {e.agent for e in used} == set(PROVIDERS)
+    assert [e.agent for e in used if e.phase == "presentation"] == [finished.winner]
     for event in used:
         assert event.query == search_of(event.agent).query
         assert [s.url for s in event.sources] == [f"https://{event.agent}.example/paris"]

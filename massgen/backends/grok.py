@@ -364,7 +364,8 @@ def _server_call(call: Any, tool: types.HostedTool) -> types.HostedActivity:
         arguments = {}
     if not isinstance(arguments, dict):
         arguments = {}
-    ok = not call.error_message
+    failed = 3  # chat_pb2.TOOL_CALL_STATUS_FAILED
+    ok = not call.error_message and call.status != failed
     call_id = call.id or f"{tool}_{call.function.name}"
     if tool == "code_execution":
         code = str(arguments.get("code", "") or call.function.arguments)
