@@ -93,6 +93,7 @@ async def test_web_search_on_every_hosting_provider_shows_searches_and_sources(
     assert {"type": "web_search"} in requests["openai"]["tools"]
     assert any(t.get("type") == "web_search_20250305" for t in requests["claude"]["tools"])
     assert {"googleSearch": {}} in requests["gemini"]["tools"]
+    assert requests["gemini"]["toolConfig"] == {"includeServerSideToolInvocations": True}
     assert any("web_search" in t for t in requests["grok"]["tools"])
 
     finished = events[-1]

@@ -153,6 +153,10 @@ class GeminiBackend(SdkBackend):
             tools.insert(0, gt.Tool(function_declarations=[_declaration(t) for t in request.tools]))
         if tools:
             config["tools"] = tools
+        if request.tools and request.hosted:
+            # Gemini combines built-in tools with function calling only when asked to, and
+            # then reports the built-in calls as `tool_call` / `tool_response` parts.
+            config["tool_config"] = gt.ToolConfig(include_server_side_tool_invocations=True)
         if request.json_schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = request.json_schema

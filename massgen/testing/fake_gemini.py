@@ -254,7 +254,13 @@ def stream_events(request: Json, reply: Reply) -> list[Json]:
     """The `GenerateContentResponse` objects streamed for `reply`: one per word of
     thoughts and text, the function calls together, then finish reason and usage."""
     parts: list[Json] = [{"text": w, "thought": True} for w in words(reply.reasoning)]
-    for use in reply.hosted:
+    shown = (request.get("toolConfig") or {}).get("includeServerSideToolInvocations")
+    for index, use in enumerate(reply.hosted):
+        if isinstance(use, FakeSearch) and shown:
+            # Combined with function calling, Gemini shows its own calls as parts.
+            call = {"id": f"tc_{index}", "toolType": "GOOGLE_SEARCH_WEB"}
+            parts.append({"toolCall": {**call, "args": {"queries": [use.query]}}})
+            parts.append({"toolResponse": {**call, "response": {"results": len(use.sources)}}})
         if isinstance(use, FakeCode):
             parts.append({"executableCode": {"language": "PYTHON", "code": use.code}})
             parts.append({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": use.output}})
