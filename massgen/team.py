@@ -61,6 +61,7 @@ def _member(
         system_message=agent.system_message,
         voting_sensitivity=agent.voting_sensitivity,
         price=_price(agent),
+        hosted=agent.backend.hosted_tools(),
         # A model without function calling (profile.tools false) always answers in JSON.
         structured_actions=agent.backend.structured_actions
         or not registry.PROFILES[agent.backend.type].tools,

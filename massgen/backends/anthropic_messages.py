@@ -30,6 +30,7 @@ from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
+from massgen.core.citations import Citations
 
 # The API requires max_tokens; this is what we ask for when the config does not say.
 DEFAULT_MAX_TOKENS = 8192
@@ -41,6 +42,21 @@ _IN_BODY = {"temperature": "temperature", "top_p": "top_p"}
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls"}
 _STOP_REASONS["max_tokens"] = "length"
 _CONTEXT_WORDING = re.compile(r"prompt is too long|context (window|length)|too many tokens", re.I)
+# The server tools behind `wires.ANTHROPIC_MESSAGES.hosted`. Code execution 20250825 runs
+# bash and edits files (`bash_code_execution`, `text_editor_code_execution` blocks).
+_HOSTED: dict[types.HostedTool, dict[str, Any]] = {
+    "web_search": {"type": "web_search_20250305", "name": "web_search", "max_uses": 5},
+    "code_execution": {"type": "code_execution_20250825", "name": "code_execution"},
+}
+CODE_EXECUTION_BETA = "code-execution-2025-08-25"
+_RESULT_BLOCKS = frozenset(
+    {
+        "web_search_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+    }
+)
 
 
 class AnthropicBackend(HttpSdkBackend):
@@ -86,8 +102,11 @@ class AnthropicBackend(HttpSdkBackend):
         }
         if system:
             payload["system"] = system
-        if request.tools:
-            payload["tools"] = [_tool(t) for t in request.tools]
+        tools = [_tool(t) for t in request.tools] + [_HOSTED[h] for h in request.hosted]
+        if tools:
+            payload["tools"] = tools
+        if "code_execution" in request.hosted:
+            payload["extra_headers"] = {"anthropic-beta": CODE_EXECUTION_BETA}
         payload.update(_params(request.params))
         if request.json_schema is not None:
             schema = {"type": "json_schema", "schema": request.json_schema}
@@ -173,6 +192,8 @@ class _Block:
     text: str = ""
     signature: str = ""
     data: str = ""
+    content: Any = None  # a server tool's result, whole in its start event
+    cited: list[types.Source] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -186,6 +207,7 @@ class _StreamState:
     stopped: bool = False
     calls: list[types.ToolCall] = field(default_factory=list)
     thinking: list[dict[str, Any]] = field(default_factory=list)
+    citations: Citations = field(default_factory=Citations)
 
     def feed(self, event: Any) -> list[types.BackendEvent]:
         try:
@@ -203,6 +225,8 @@ class _StreamState:
             self._start(event.index, event.content_block)
         elif kind == "content_block_delta":
             return self._delta(self.blocks[event.index], event.delta)
+        elif kind == "content_block_stop":
+            return self._stop(self.blocks[event.index])
         elif kind == "message_delta":
             self.stop = event.delta.stop_reason or self.stop
             self._count(event.usage)
@@ -213,10 +237,25 @@ class _StreamState:
     def _start(self, index: int, block: Any) -> None:
         self.blocks[index] = _Block(
             kind=block.type,
-            id=getattr(block, "id", "") or "",
+            # A server tool's result names its `server_tool_use` block by `tool_use_id`.
+            id=getattr(block, "id", "") or getattr(block, "tool_use_id", "") or "",
             name=getattr(block, "name", "") or "",
             data=getattr(block, "data", "") or "",  # redacted_thinking
+            content=getattr(block, "content", None) if block.type in _RESULT_BLOCKS else None,
         )
+        if block.type == "server_tool_use" and block.input:  # whole in a non-streamed start
+            self.blocks[index].text = json.dumps(block.input)
+
+    def _stop(self, block: _Block) -> list[types.BackendEvent]:
+        """A cited text block ends with its `[n]` markers; a server tool's result block
+        is the tool's use, with the query or code its `server_tool_use` block sent."""
+        if block.kind == "text" and block.cited:
+            return [types.TextChunk(self.citations.marker(block.cited))]
+        if block.kind not in _RESULT_BLOCKS:
+            return []
+        uses = (b for b in self.blocks.values() if b.kind == "server_tool_use")
+        use = next((b for b in uses if b.id == block.id), _Block("server_tool_use"))
+        return [_hosted(use, block)]
 
     def _delta(self, block: _Block, delta: Any) -> list[types.BackendEvent]:
         kind = delta.type
@@ -230,6 +269,9 @@ class _StreamState:
             block.text += delta.partial_json
         elif kind == "signature_delta":
             block.signature += delta.signature
+        elif kind == "citations_delta" and delta.citation.type == "web_search_result_location":
+            citation = delta.citation
+            block.cited.append(types.Source(citation.url, citation.title or ""))
         return []
 
     def _count(self, usage: Any) -> None:
@@ -264,6 +306,8 @@ class _StreamState:
             elif block.kind == "redacted_thinking":
                 self.thinking.append({"type": "redacted_thinking", "data": block.data})
         events: list[types.BackendEvent] = [*self.calls, self._usage()]
+        if self.citations.sources:
+            events.insert(0, types.TextChunk(self.citations.block()))
         events.append(types.Finish(_STOP_REASONS.get(self.stop, self.stop)))
         return events
 
@@ -275,6 +319,27 @@ class _StreamState:
             output_tokens=self.usage.get("output_tokens", 0),
             cached_input_tokens=read,
         )
+
+
+def _hosted(use: _Block, result: _Block) -> types.HostedActivity:
+    """A server tool's use (`server_tool_use`) and its result block, as one activity."""
+    arguments = _arguments(use.text)
+    content = result.content
+    if result.kind == "web_search_tool_result":
+        found = content if isinstance(content, list) else []
+        sources = tuple(types.Source(r.url, r.title or "") for r in found)
+        query = str(arguments.get("query", ""))
+        return types.HostedActivity(
+            result.id, "web_search", query=query, sources=sources, ok=isinstance(content, list)
+        )
+    code = arguments.get("code") or arguments.get("command") or ""
+    if use.name == "text_editor_code_execution":
+        code = f"{arguments.get('command', 'edit')} {arguments.get('path', '')}".strip()
+    error = getattr(content, "error_code", None)
+    stdout, stderr = getattr(content, "stdout", "") or "", getattr(content, "stderr", "") or ""
+    output = f"error: {error}" if error else stdout + stderr
+    ok = error is None and not getattr(content, "return_code", 0)
+    return types.HostedActivity(result.id, "code_execution", code=str(code), output=output, ok=ok)
 
 
 # --- errors -----------------------------------------------------------------------------

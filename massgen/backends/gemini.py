@@ -36,6 +36,7 @@ from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
+from massgen.core.citations import Citations
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 # Ours -> GenerateContentConfig's, for what `wires.GEMINI` accepts; reasoning effort and
@@ -65,6 +66,12 @@ _FILTERED = frozenset(
 )
 # A whole answer may take this long; `timeout` bounds the gap between bytes.
 _CALL_DEADLINE = 27 * 60.0
+# The provider-hosted tools of `wires.GEMINI.hosted`: Google Search grounding and the
+# code execution tool.
+_HOSTED: dict[types.HostedTool, Callable[[], gt.Tool]] = {
+    "web_search": lambda: gt.Tool(google_search=gt.GoogleSearch()),
+    "code_execution": lambda: gt.Tool(code_execution=gt.ToolCodeExecution()),
+}
 
 
 class GeminiBackend(SdkBackend):
@@ -141,10 +148,15 @@ class GeminiBackend(SdkBackend):
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         if system:
             config["system_instruction"] = system
+        tools = [_HOSTED[h]() for h in request.hosted]
         if request.tools:
-            config["tools"] = [
-                gt.Tool(function_declarations=[_declaration(t) for t in request.tools])
-            ]
+            tools.insert(0, gt.Tool(function_declarations=[_declaration(t) for t in request.tools]))
+        if tools:
+            config["tools"] = tools
+        if request.tools and request.hosted:
+            # Gemini combines built-in tools with function calling only when asked to, and
+            # then reports the built-in calls as `tool_call` / `tool_response` parts.
+            config["tool_config"] = gt.ToolConfig(include_server_side_tool_invocations=True)
         if request.json_schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = request.json_schema
@@ -253,6 +265,9 @@ class _StreamState(StreamState):
         self._new_id = new_id
         self._calls: list[tuple[types.ToolCall, bytes | None]] = []
         self._finish_message: str | None = None
+        self._code: list[gt.ExecutableCode] = []  # code awaiting its result part
+        self._grounding: gt.GroundingMetadata | None = None
+        self._wrote = False  # whether the answer has text for its sources to follow
 
     @property
     def signatures(self) -> dict[str, bytes]:
@@ -272,6 +287,8 @@ class _StreamState(StreamState):
         if not chunk.candidates:
             return []
         candidate = chunk.candidates[0]
+        if candidate.grounding_metadata is not None:
+            self._grounding = candidate.grounding_metadata  # the latest is the whole of it
         events = self._parts(candidate.content.parts if candidate.content else None)
         if candidate.finish_reason is not None:
             self._finish = _enum_name(candidate.finish_reason)
@@ -283,12 +300,46 @@ class _StreamState(StreamState):
         for part in parts or ():
             if part.function_call is not None:
                 self._calls.append((self._tool_call(part.function_call), part.thought_signature))
+            elif part.executable_code is not None:
+                self._code.append(part.executable_code)
+            elif part.code_execution_result is not None:
+                events.append(self._code_run(part.code_execution_result))
             elif part.text:
+                self._wrote = self._wrote or not part.thought
                 self._output_chars += len(part.text)
                 events.append(
                     types.ReasoningChunk(part.text) if part.thought else types.TextChunk(part.text)
                 )
         return events
+
+    def _code_run(self, result: gt.CodeExecutionResult) -> types.HostedActivity:
+        """The code execution tool's result, with the code part that came before it."""
+        code = self._code.pop(0) if self._code else gt.ExecutableCode()
+        ok = _enum_name(result.outcome) == "OUTCOME_OK"
+        run_id = result.id or code.id or f"code_{self._new_id()}"
+        return types.HostedActivity(
+            run_id, "code_execution", code=code.code or "", output=result.output or "", ok=ok
+        )
+
+    def _grounded(self) -> list[types.BackendEvent]:
+        """Google Search grounding, reported once the answer is complete: the searches
+        with the pages they found, and the `Sources:` list of the pages the text cites."""
+        meta = self._grounding
+        if meta is None or not (meta.web_search_queries or meta.grounding_chunks):
+            return []
+        pages = [c.web for c in meta.grounding_chunks or ()]
+        found = tuple(types.Source(p.uri, p.title or "") if p and p.uri else None for p in pages)
+        sources = tuple(s for s in found if s is not None)
+        query = " | ".join(meta.web_search_queries or ())
+        search = types.HostedActivity(f"search_{self._new_id()}", "web_search", query, sources)
+        citations = Citations()
+        for support in meta.grounding_supports or ():
+            for index in support.grounding_chunk_indices or ():
+                page = found[index] if 0 <= index < len(found) else None
+                if page is not None:
+                    citations.number(page)
+        block = citations.block() if self._wrote else ""
+        return [search, types.TextChunk(block)] if block else [search]
 
     def _tool_call(self, call: gt.FunctionCall) -> types.ToolCall:
         if not call.name:
@@ -308,7 +359,7 @@ class _StreamState(StreamState):
             raise errors.MalformedResponse(
                 f"the model wrote a malformed function call{detail}", provider=self._provider
             )
-        return super().close(prompt_chars)
+        return [*self._grounded(), *super().close(prompt_chars)]
 
     def _tool_calls(self) -> list[types.ToolCall]:
         return [call for call, _ in self._calls]

@@ -15,6 +15,7 @@ xai_sdk and grpc are imported by the backend, not by this module, so the registr
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import re
@@ -27,6 +28,7 @@ from massgen.backends.profiles import LOCAL_HOSTS, Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
+from massgen.core.citations import Citations
 
 if TYPE_CHECKING:
     import grpc
@@ -46,6 +48,12 @@ _FINISH = {
     "REASON_MAX_LEN": "length",
     "REASON_MAX_CONTEXT": "length",
     "REASON_TIME_LIMIT": "time_limit",
+}
+# Server-side tool call types (xai_sdk's `chat_pb2.ToolCallType` values) and our names.
+_SERVER_TOOLS: dict[int, types.HostedTool] = {
+    2: "web_search",  # TOOL_CALL_TYPE_WEB_SEARCH_TOOL
+    3: "x_search",  # TOOL_CALL_TYPE_X_SEARCH_TOOL
+    4: "code_execution",  # TOOL_CALL_TYPE_CODE_EXECUTION_TOOL
 }
 _CONTEXT_WORDING = re.compile(
     r"maximum (prompt|context) length|context[ _-]?(length|window)|too many tokens|"
@@ -197,8 +205,9 @@ def _create_args(request: types.Request) -> dict[str, Any]:
     from xai_sdk.proto import chat_pb2
 
     args: dict[str, Any] = {"messages": _messages(request.messages)}
-    if request.tools:
-        args["tools"] = [_tool(t) for t in request.tools]
+    tools = [_tool(t) for t in request.tools] + [_hosted_tool(h) for h in request.hosted]
+    if tools:
+        args["tools"] = tools
     if request.json_schema is not None:
         args["response_format"] = chat_pb2.ResponseFormat(
             format_type=chat_pb2.FORMAT_TYPE_JSON_SCHEMA, schema=json.dumps(request.json_schema)
@@ -243,6 +252,18 @@ def _tool(spec: types.ToolSpec) -> chat_pb2.Tool:
     return tool(spec.name, spec.description, spec.parameters)
 
 
+def _hosted_tool(tool: types.HostedTool) -> chat_pb2.Tool:
+    """xAI's server-side tool for one of `wires.GROK.hosted`."""
+    from xai_sdk import tools
+
+    made: dict[types.HostedTool, Callable[[], chat_pb2.Tool]] = {
+        "web_search": tools.web_search,
+        "x_search": tools.x_search,
+        "code_execution": tools.code_execution,
+    }
+    return made[tool]()
+
+
 # --- stream normalisation ---------------------------------------------------------------
 
 
@@ -255,6 +276,12 @@ class _StreamState(common.StreamState):
         super().__init__(provider)
         self._new_id = new_id
         self._calls: dict[str, types.ToolCall] = {}
+        # Server-side tool uses, reported at the end: xAI gives one list of citations for
+        # the whole answer, not per search, and a run's output arrives after its call.
+        self._hosted: list[types.HostedActivity] = []
+        self._outputs: list[str] = []  # tool outputs, in the order of the code runs
+        self._cited: list[str] = []
+        self._wrote = False  # whether the answer has text for its sources to follow
 
     def _feed(self, chunk: Any) -> list[types.BackendEvent]:
         """Events for one `xai_sdk.chat.Chunk` (its assistant outputs at index 0)."""
@@ -262,17 +289,22 @@ class _StreamState(common.StreamState):
 
         if chunk.proto.HasField("usage"):
             self._usage = chunk.proto.usage  # a running total: the last one counts
+        self._cited.extend(chunk.citations)
+        self._outputs.extend(o.content for o in chunk.tool_outputs if o.content)
         events: list[types.BackendEvent] = []
         for choice in chunk.choices:
             if choice.reasoning_content:
                 self._output_chars += len(choice.reasoning_content)
                 events.append(types.ReasoningChunk(choice.reasoning_content))
             if choice.content:
+                self._wrote = True
                 self._output_chars += len(choice.content)
                 events.append(types.TextChunk(choice.content))
             for call in choice.tool_calls:
                 if call.type in (0, chat_pb2.TOOL_CALL_TYPE_CLIENT_SIDE_TOOL):
                     self._add_call(call)
+                elif call.type in _SERVER_TOOLS:
+                    self._hosted.append(_server_call(call, _SERVER_TOOLS[call.type]))
             if choice.finish_reason:
                 self._finish = sample_pb2.FinishReason.Name(choice.finish_reason)
         return events
@@ -289,6 +321,27 @@ class _StreamState(common.StreamState):
     def _tool_calls(self) -> list[types.ToolCall]:
         return list(self._calls.values())
 
+    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
+        """As `StreamState.close`, after the server-side tool uses and the answer's
+        `Sources:` list (its citations go with the last search)."""
+        events = super().close(prompt_chars)
+        outputs = iter(self._outputs)
+        citations = Citations()
+        for url in dict.fromkeys(self._cited):
+            citations.number(types.Source(url))
+        uses = [
+            dataclasses.replace(use, output=next(outputs, ""))
+            if use.tool == "code_execution"
+            else use
+            for use in self._hosted
+        ]
+        searches = [i for i, use in enumerate(uses) if use.tool != "code_execution"]
+        if searches and citations.sources:
+            last = searches[-1]
+            uses[last] = dataclasses.replace(uses[last], sources=citations.sources)
+        block = citations.block() if self._wrote else ""
+        return [*uses, *([types.TextChunk(block)] if block else []), *events]
+
     def _finish_reason(self, finish: str) -> str:
         return "tool_calls" if self._calls else _FINISH.get(finish, finish.lower())
 
@@ -301,6 +354,24 @@ class _StreamState(common.StreamState):
             reasoning_tokens=raw.reasoning_tokens,
             cached_input_tokens=raw.cached_prompt_text_tokens,
         )
+
+
+def _server_call(call: Any, tool: types.HostedTool) -> types.HostedActivity:
+    """A server-side tool call (whole, in one chunk): its query or its code."""
+    try:
+        arguments = json.loads(call.function.arguments or "{}")
+    except json.JSONDecodeError:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        arguments = {}
+    failed = 3  # chat_pb2.TOOL_CALL_STATUS_FAILED
+    ok = not call.error_message and call.status != failed
+    call_id = call.id or f"{tool}_{call.function.name}"
+    if tool == "code_execution":
+        code = str(arguments.get("code", "") or call.function.arguments)
+        return types.HostedActivity(call_id, tool, code=code, ok=ok)
+    query = str(arguments.get("query", "") or arguments.get("url", "") or call.function.name)
+    return types.HostedActivity(call_id, tool, query=query, ok=ok)
 
 
 # --- errors -----------------------------------------------------------------------------

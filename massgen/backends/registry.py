@@ -20,7 +20,7 @@ from massgen.backends.profiles import (
     key_required,
 )
 from massgen.backends.wires import Problem, Wire
-from massgen.config.schema import BackendConfig
+from massgen.config.schema import HOSTED_KEYS, BackendConfig
 from massgen.core.errors import ConfigError
 from massgen.core.types import TYPED_PARAMS
 
@@ -54,7 +54,11 @@ def check(cfg: BackendConfig) -> Problem | None:
     profile = PROFILES.get(cfg.type)
     if profile is None:
         return _unknown_type(cfg.type)
-    return profile.wire.check(cfg, profile) or _unsupported_param(cfg, profile.wire)
+    return (
+        profile.wire.check(cfg, profile)
+        or _unsupported_param(cfg, profile.wire)
+        or _unsupported_hosted(cfg, profile.wire)
+    )
 
 
 def _unsupported_param(cfg: BackendConfig, wire: Wire) -> Problem | None:
@@ -66,6 +70,27 @@ def _unsupported_param(cfg: BackendConfig, wire: Wire) -> Problem | None:
                 f"remove it (it takes {', '.join(sorted(wire.params))}), or put it under "
                 "extra_body if the provider accepts it",
             )
+    return None
+
+
+_HOSTED_NAMES = {"web_search": "web search", "code_execution": "code execution"}
+_HOSTED_NAMES["x_search"] = "X search"
+
+
+def _unsupported_hosted(cfg: BackendConfig, wire: Wire) -> Problem | None:
+    """A hosted-tool key the backend's provider has no tool for, naming what it offers."""
+    for key, tool in cfg.hosted_keys():
+        if tool in wire.hosted:
+            continue
+        offered = [k for k, t in HOSTED_KEYS if t in wire.hosted]
+        hosts = sorted(t for t, p in PROFILES.items() if tool in p.wire.hosted)
+        fix = f"remove {key}: backend type {cfg.type!r} "
+        fix += f"offers {', '.join(offered)}" if offered else "offers no hosted tools"
+        fix += f"; the backend types that host {_HOSTED_NAMES[tool]} are {', '.join(hosts)}"
+        if tool != "x_search":
+            fix += ", or give the agent an MCP server that does it (mcp_servers)"
+        message = f"backend type {cfg.type!r} has no provider-hosted {_HOSTED_NAMES[tool]}"
+        return (key, message, fix)
     return None
 
 

@@ -29,6 +29,7 @@ from massgen.backends.common import (
 from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
+from massgen.core.citations import Citations
 
 # Azure's Responses API needs a recent api-version unless the endpoint is the v1 API.
 DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
@@ -36,6 +37,16 @@ DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
 # does not accept them); reasoning effort and summary go in the `reasoning` object.
 PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"}
 _REASONING = {"reasoning_effort": "effort", "reasoning_summary": "summary"}
+# The provider-hosted tools (`wires.RESPONSES.hosted`) as Responses tools, and what to
+# `include` so the stream carries a search's sources and the code's output.
+_HOSTED: dict[types.HostedTool, dict[str, Any]] = {
+    "web_search": {"type": "web_search"},
+    "code_execution": {"type": "code_interpreter", "container": {"type": "auto"}},
+}
+_INCLUDE = {
+    "web_search": "web_search_call.action.sources",
+    "code_execution": "code_interpreter_call.outputs",
+}
 
 
 class ResponsesBackend(OpenAiSdkBackend):
@@ -67,8 +78,11 @@ class ResponsesBackend(OpenAiSdkBackend):
         }
         if instructions:
             payload["instructions"] = instructions
-        if request.tools:
-            payload["tools"] = [_tool(t) for t in request.tools]
+        tools = [_tool(t) for t in request.tools] + [_HOSTED[h] for h in request.hosted]
+        if tools:
+            payload["tools"] = tools
+        if request.hosted:
+            payload["include"] = [_INCLUDE[h] for h in request.hosted]
         if request.json_schema is not None:
             payload["text"] = {"format": _text_format(request.json_schema)}
         payload.update(_params(request.params))
@@ -160,6 +174,7 @@ class _StreamState(StreamState):
     def __init__(self, provider: str) -> None:
         super().__init__(provider)
         self._calls: dict[str, _PendingCall] = {}  # by output item id, in output order
+        self._citations = Citations()
 
     def _feed(self, event: Any) -> list[types.BackendEvent]:
         kind = event.type
@@ -169,13 +184,18 @@ class _StreamState(StreamState):
             return self._text(types.ReasoningChunk(event.delta))
         if kind == "response.reasoning_summary_part.added" and event.summary_index > 0:
             return [types.ReasoningChunk("\n\n")]  # keep summary paragraphs apart
+        if kind == "response.output_item.done" and event.item.type in _HOSTED_ITEMS:
+            return [_hosted(event.item)]
         if kind in ("response.output_item.added", "response.output_item.done"):
             self._item(event.item)
+        elif kind == "response.output_text.annotation.added":
+            self._cite(event.annotation)
         elif kind == "response.function_call_arguments.delta":
             self._calls[event.item_id].arguments += event.delta
             self._output_chars += len(event.delta)
         elif kind in ("response.completed", "response.incomplete"):
             self._end(event.response)
+            return self._text(types.TextChunk(self._citations.block()))
         elif kind == "response.failed":
             raise _failure(event.response.error, self._provider)
         elif kind == "error":
@@ -185,6 +205,13 @@ class _StreamState(StreamState):
     def _text(self, chunk: types.TextChunk | types.ReasoningChunk) -> list[types.BackendEvent]:
         self._output_chars += len(chunk.text)
         return [chunk] if chunk.text else []
+
+    def _cite(self, annotation: Any) -> None:
+        # The SDK leaves an added annotation a plain dict; the text already links it
+        # inline, so it is numbered for the `Sources:` list that ends the answer.
+        if _field(annotation, "type") == "url_citation":
+            url, title = _field(annotation, "url"), _field(annotation, "title")
+            self._citations.number(types.Source(str(url or ""), str(title or "")))
 
     def _item(self, item: Any) -> None:
         if item.type != "function_call":
@@ -218,6 +245,30 @@ class _StreamState(StreamState):
             reasoning_tokens=getattr(raw.output_tokens_details, "reasoning_tokens", 0) or 0,
             cached_input_tokens=getattr(raw.input_tokens_details, "cached_tokens", 0) or 0,
         )
+
+
+_HOSTED_ITEMS = frozenset({"web_search_call", "code_interpreter_call"})
+
+
+def _hosted(item: Any) -> types.HostedActivity:
+    """A finished `web_search_call` or `code_interpreter_call` output item."""
+    ok = item.status == "completed"
+    if item.type == "code_interpreter_call":
+        logs = [o.logs for o in item.outputs or () if getattr(o, "type", "") == "logs"]
+        output = "".join(logs)
+        return types.HostedActivity(
+            item.id, "code_execution", code=item.code or "", output=output, ok=ok
+        )
+    action = item.action
+    query = getattr(action, "query", None) or " | ".join(getattr(action, "queries", None) or ())
+    query = query or getattr(action, "url", None) or ""  # open_page / find_in_page
+    found = getattr(action, "sources", None) or ()
+    sources = tuple(types.Source(s.url) for s in found if getattr(s, "url", None))
+    return types.HostedActivity(item.id, "web_search", query=query, sources=sources, ok=ok)
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
 
 
 _CONTEXT_CODES = {"context_length_exceeded", "string_above_max_length"}

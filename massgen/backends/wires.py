@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from massgen.core.types import HostedTool
+
 if TYPE_CHECKING:
     from massgen.backends.base import Backend
     from massgen.backends.profiles import Profile
@@ -33,6 +35,9 @@ class Wire:
     # The `GenerationParams` names this format can send; a config that sets another one is
     # refused rather than silently dropped. The module maps each one onto the wire.
     params: frozenset[str]
+    # The provider-hosted tools the format can switch on (`enable_web_search`, ...); a
+    # config that asks for another is refused, naming these.
+    hosted: frozenset[HostedTool] = frozenset()
 
     def create(self, cfg: BackendConfig, profile: Profile, api_key: str) -> Backend:
         return self.load()(cfg, profile, api_key)
@@ -117,9 +122,15 @@ _RESPONSES_PARAMS = frozenset(
 )
 
 CHAT_COMPLETIONS = Wire("chatcompletion", _entry("chat_completions"), check_http, _CHAT_PARAMS)
-RESPONSES = Wire("responses", _entry("responses"), check_http, _RESPONSES_PARAMS)
+_SEARCH_AND_CODE: frozenset[HostedTool] = frozenset({"web_search", "code_execution"})
+RESPONSES = Wire("responses", _entry("responses"), check_http, _RESPONSES_PARAMS, _SEARCH_AND_CODE)
+# Azure OpenAI's Responses API hosts the code interpreter but not OpenAI's web search.
 AZURE_RESPONSES = Wire(
-    "azure_responses", _entry("responses", "create_azure"), check_http, _RESPONSES_PARAMS
+    "azure_responses",
+    _entry("responses", "create_azure"),
+    check_http,
+    _RESPONSES_PARAMS,
+    frozenset({"code_execution"}),
 )
 ANTHROPIC_MESSAGES = Wire(
     "anthropic",
@@ -128,9 +139,12 @@ ANTHROPIC_MESSAGES = Wire(
     frozenset(
         {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
     ),
+    _SEARCH_AND_CODE,
 )
-GEMINI = Wire("gemini", _entry("gemini"), check_http, _CHAT_PARAMS | {"thinking_budget"})
-GROK = Wire("grok", _entry("grok"), _check_grok, _CHAT_PARAMS)
+GEMINI = Wire(
+    "gemini", _entry("gemini"), check_http, _CHAT_PARAMS | {"thinking_budget"}, _SEARCH_AND_CODE
+)
+GROK = Wire("grok", _entry("grok"), _check_grok, _CHAT_PARAMS, _SEARCH_AND_CODE | {"x_search"})
 LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
 
 WIRES: tuple[Wire, ...] = (

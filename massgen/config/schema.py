@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
-from massgen.core.types import GenerationParams
+from massgen.core.types import GenerationParams, HostedTool
 
 
 class Strict(BaseModel):
@@ -38,6 +38,15 @@ def _regex(pattern: str) -> str:
 
 
 Regex = Annotated[str, AfterValidator(_regex)]
+
+
+# The config keys that switch on a provider-hosted tool, and the tool each one names.
+HOSTED_KEYS: tuple[tuple[str, HostedTool], ...] = (
+    ("enable_web_search", "web_search"),
+    ("enable_code_interpreter", "code_execution"),
+    ("enable_code_execution", "code_execution"),
+    ("enable_x_search", "x_search"),
+)
 
 
 class BackendConfig(Strict):
@@ -96,6 +105,20 @@ class BackendConfig(Strict):
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
     # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
     cwd: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    # Provider-hosted tools (the predecessor's keys): the provider runs them on its own
+    # servers, outside our toolboxes and permission engine; the key is the permission.
+    # Checked against what the backend's wire offers (`Wire.hosted`).
+    enable_web_search: bool = False
+    enable_code_interpreter: bool = False  # OpenAI's name for code execution
+    enable_code_execution: bool = False
+    enable_x_search: bool = False
+
+    def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
+        """(config key, hosted tool) for each hosted-tool key this config switches on."""
+        return tuple((key, tool) for key, tool in HOSTED_KEYS if getattr(self, key))
+
+    def hosted_tools(self) -> tuple[HostedTool, ...]:
+        return tuple(dict.fromkeys(tool for _, tool in self.hosted_keys()))
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
@@ -257,7 +280,6 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
         # provider built-in tools
-        " enable_web_search enable_code_execution enable_code_interpreter enable_x_search"
         " enable_programmatic_flow enable_tool_search enable_strict_tool_use output_schema"
         " upload_files"
         # command-line execution in a container

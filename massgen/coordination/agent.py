@@ -29,14 +29,18 @@ from massgen.coordination import actions
 from massgen.coordination.runaway import CallWatch, Guards, ReplyWatch, corrective
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
+from massgen.core.citations import with_sources
 from massgen.core.errors import MassgenError
 from massgen.core.types import (
     BackendEvent,
     Finish,
     GenerationParams,
+    HostedActivity,
+    HostedTool,
     Message,
     ReasoningChunk,
     Request,
+    Source,
     TextChunk,
     ToolCall,
     ToolSpec,
@@ -64,6 +68,8 @@ class Member:
     toolbox: Toolbox = field(default_factory=NoTools)
     # Its working directory (`massgen/workspace/`), handed to its tools; None: it has none.
     workspace: Path | None = None
+    # Provider-hosted tools (web search, code execution) switched on for every call.
+    hosted: tuple[HostedTool, ...] = ()
 
 
 class Verdict(Enum):
@@ -103,6 +109,7 @@ class _Reply:
     streamed: bool = False  # the provider began answering (so it bills this call)
     reasoning_chars: int = 0
     stopped: str | None = None  # a runaway guard ended it early: why
+    sources: list[Source] = field(default_factory=list)  # what hosted searches found
 
 
 async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
@@ -119,9 +126,11 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
     ctx = ToolContext(agent=member.id, phase="coordination", workspace=member.workspace)
     invalid, tool_rounds, strikes = 0, 0, 0
     same_calls = CallWatch(setup.guards.max_identical_tool_calls)
+    sources: list[Source] = []  # what this run's hosted searches found
     while True:
         tools = () if schema else offered
         reply = await _call(member, messages, tools, schema, emit, setup.guards)
+        sources += reply.sources
         if reply.stopped is not None:
             strikes = _strike(member, reply.stopped, strikes, emit)
             messages += [Message("assistant", reply.text[:_KEPT_CHARS]), _told(reply.stopped)]
@@ -150,6 +159,9 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
                 messages.append(Message("user", LAST_ROUND.format(n=tool_rounds)))
             continue
         assert not isinstance(action, actions.UseTool)  # it ran as a tool call above
+        if isinstance(action, actions.NewAnswer) and sources:
+            # Written as a tool argument, where providers put no citations.
+            action = actions.NewAnswer(with_sources(action.content, sources))
         verdict = action if isinstance(action, actions.Invalid) else submit(action)
         if isinstance(verdict, Verdict):
             return verdict
@@ -191,11 +203,11 @@ async def _call(
     emit: Emit,
     guards: Guards | None = None,
 ) -> _Reply:
-    request = Request(tuple(messages), tools, member.params, schema)
+    request = Request(tuple(messages), tools, member.params, schema, member.hosted)
     reply = _Reply()
     watch = ReplyWatch(guards or Guards())
     try:
-        await _read(member.backend.stream(request), reply, watch, member.id, emit)
+        await _read(member.backend.stream(request), reply, watch, member, emit)
     except asyncio.CancelledError:
         # Restarted (or stopped) mid-stream: providers bill what they read and wrote so far,
         # and report usage only at the end of a stream, so estimate it from the text.
@@ -209,7 +221,11 @@ async def _call(
 
 
 async def _read(
-    stream: AsyncIterator[BackendEvent], reply: _Reply, watch: ReplyWatch, agent: str, emit: Emit
+    stream: AsyncIterator[BackendEvent],
+    reply: _Reply,
+    watch: ReplyWatch,
+    member: Member,
+    emit: Emit,
 ) -> None:
     """Fold `stream` into `reply` until it ends, or until a runaway guard stops it (then
     the stream is closed at once, so the provider stops writing)."""
@@ -219,12 +235,15 @@ async def _read(
             match item:
                 case TextChunk(text=text):
                     reply.text += text
-                    emit(ev.TextDelta(agent=agent, text=text))
+                    emit(ev.TextDelta(agent=member.id, text=text))
                 case ReasoningChunk(text=text):
                     reply.reasoning_chars += len(text)
-                    emit(ev.ReasoningDelta(agent=agent, text=text))
+                    emit(ev.ReasoningDelta(agent=member.id, text=text))
                 case ToolCall():
                     reply.calls.append(item)
+                case HostedActivity():
+                    reply.sources += item.sources
+                    emit(hosted_event(member, item))
                 case Usage():
                     reply.usage = reply.usage + item
                 case Finish():
@@ -236,6 +255,22 @@ async def _read(
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+def hosted_event(
+    member: Member, activity: HostedActivity, phase: str = "coordination"
+) -> ev.HostedToolUsed:
+    return ev.HostedToolUsed(
+        agent=member.id,
+        call_id=activity.id,
+        tool=activity.tool,
+        query=activity.query,
+        sources=activity.sources,
+        code=activity.code,
+        output=activity.output,
+        ok=activity.ok,
+        phase=phase,
+    )
 
 
 def _partial_usage(request: Request, reply: _Reply) -> Usage:

@@ -12,13 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from massgen.coordination.agent import Emit, Member, member_tools, usage_event
+from massgen.coordination.agent import Emit, Member, hosted_event, member_tools, usage_event
 from massgen.coordination.board import Answer
 from massgen.coordination.prompts import PRESENTING_WITH_TOOLS, Turn, presentation_messages
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.coordination.winner import Decision
 from massgen.core import events as ev
-from massgen.core.types import Message, Request, TextChunk, ToolCall, ToolSpec, Usage
+from massgen.core.types import (
+    HostedActivity,
+    Message,
+    Request,
+    TextChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from massgen.tools.base import ToolContext
 
 
@@ -71,7 +79,7 @@ async def _stream(
     member: Member, messages: list[Message], tools: tuple[ToolSpec, ...], emit: Emit
 ) -> tuple[str, list[ToolCall]]:
     """One model call: its text (streamed as final text) and the tool calls it made."""
-    request = Request(tuple(messages), tools, member.params)
+    request = Request(tuple(messages), tools, member.params, hosted=member.hosted)
     text, calls, usage = "", [], Usage()
     async for item in member.backend.stream(request):
         if isinstance(item, TextChunk):
@@ -79,6 +87,8 @@ async def _stream(
             emit(ev.FinalTextDelta(agent=member.id, text=item.text))
         elif isinstance(item, ToolCall):
             calls.append(item)
+        elif isinstance(item, HostedActivity):
+            emit(hosted_event(member, item, phase="presentation"))
         elif isinstance(item, Usage):
             usage = usage + item
     emit(usage_event(member, usage, phase="presentation"))

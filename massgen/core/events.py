@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, get_args
 
 from massgen.core.status import Status
-from massgen.core.types import Usage
+from massgen.core.types import HostedTool, Source, Usage
 
 
 def _now() -> float:
@@ -94,6 +94,24 @@ class ToolCallFinished(Event):
     ok: bool
     duration_s: float = 0.0
     held: bool = False
+    phase: str = "coordination"  # or "presentation"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostedToolUsed(Event):
+    """The provider ran one of its own tools for the agent (`enable_web_search`, ...): a
+    search with its query and sources, or code with its output. Not one of our tool calls:
+    it went through no toolbox and no permission check, only the config key enabling it."""
+
+    kind: ClassVar[str] = "hosted_tool_used"
+    agent: str
+    call_id: str
+    tool: HostedTool
+    query: str = ""
+    sources: tuple[Source, ...] = ()
+    code: str = ""
+    output: str = ""
+    ok: bool = True
     phase: str = "coordination"  # or "presentation"
 
 
@@ -220,6 +238,7 @@ AnyEvent = (
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallFinished
+    | HostedToolUsed
     | ToolSourceFailed
     | AnswerPublished
     | VoteCast
@@ -246,6 +265,10 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     for key in ("agents", "answers_in_view"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
+    if isinstance(kwargs.get("sources"), (list, tuple)):
+        kwargs["sources"] = tuple(
+            s if isinstance(s, Source) else Source(**s) for s in kwargs["sources"]
+        )
     if "status" in kwargs:
         kwargs["status"] = Status(kwargs["status"])
     if cls is UsageReported:

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
+# A tool the provider runs on its own servers, switched on by a config key
+# (`enable_web_search`, ...); it never passes through our toolboxes.
+HostedTool = Literal["web_search", "code_execution", "x_search"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,8 @@ class Request:
     # Ask for a JSON object matching this schema instead of (or besides) tools; used by
     # models without function calling.
     json_schema: dict[str, Any] | None = None
+    # Provider-hosted tools to switch on for this call (the wire must offer them).
+    hosted: tuple[HostedTool, ...] = ()
 
 
 # --- what a backend yields -------------------------------------------------------------
@@ -128,8 +133,31 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class Source:
+    """A page a hosted search read or an answer cites."""
+
+    url: str
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HostedActivity:
+    """One use of a provider-hosted tool during a call, as the provider reported it: a
+    search (its query and the sources it found) or a run of code (the code, its output).
+    Reported when complete; the provider ran it, so there is nothing for us to answer."""
+
+    id: str
+    tool: HostedTool
+    query: str = ""
+    sources: tuple[Source, ...] = ()
+    code: str = ""
+    output: str = ""
+    ok: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     reason: str = "stop"
 
 
-BackendEvent = TextChunk | ReasoningChunk | ToolCall | Usage | Finish
+BackendEvent = TextChunk | ReasoningChunk | ToolCall | HostedActivity | Usage | Finish

@@ -33,7 +33,12 @@ _DECISIONS = (
 
 # What a reader of the coordination log cares about: the decisions, and each tool call
 # (one entry when it finishes: name, ok, how long).
-COORDINATION_EVENTS = (*_DECISIONS, ev.ToolCallFinished, ev.ToolSourceFailed)
+COORDINATION_EVENTS = (
+    *_DECISIONS,
+    ev.ToolCallFinished,
+    ev.HostedToolUsed,
+    ev.ToolSourceFailed,
+)
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
 STATUS_EVENTS = (*_DECISIONS, ev.UsageReported)
@@ -155,7 +160,11 @@ class RunState:
         self.usage(event)
         match event:
             case (
-                ev.TextDelta() | ev.ReasoningDelta() | ev.ToolCallStarted() | ev.ToolCallFinished()
+                ev.TextDelta()
+                | ev.ReasoningDelta()
+                | ev.ToolCallStarted()
+                | ev.ToolCallFinished()
+                | ev.HostedToolUsed()
             ):
                 pass
             case ev.ToolSourceFailed():

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+
+from massgen.core.types import Source
 
 
 def preview(text: str | None, limit: int = 200) -> str | None:
@@ -36,3 +39,29 @@ def tool_outcome(ok: bool, held: bool) -> tuple[str, str]:
     if held:
         return "⏸", "held"
     return ("✓", "ok") if ok else ("✗", "error")
+
+
+# A view lists at most this many of one search's sources; the log keeps them all.
+SHOWN_SOURCES = 5
+_HOSTED_TITLES = {"web_search": "web search", "code_execution": "code", "x_search": "X search"}
+
+
+def hosted_lines(
+    tool: str, query: str, sources: Sequence[Source], code: str, output: str, ok: bool
+) -> list[str]:
+    """A provider-hosted tool's use as a view shows it: the search and its query, then a
+    line per source (at most `SHOWN_SOURCES`); or the code and what it printed."""
+    mark = "⌕" if tool != "code_execution" else "▶"
+    title = _HOSTED_TITLES.get(tool, tool)
+    if tool == "code_execution":
+        head = f"{mark} {title} (hosted): {preview(code, 80)}"
+        tail = f"  {'→' if ok else '✗'} {preview(output, 100) or '(no output)'}"
+        return [head, tail]
+    found = f" · {len(sources)} source{'s' if len(sources) != 1 else ''}"
+    lines = [f"{mark} {title} (hosted): {preview(query, 80) or '…'}{found}"]
+    for n, source in enumerate(sources[:SHOWN_SOURCES], 1):
+        name = f"{preview(source.title, 60)} " if source.title else ""
+        lines.append(f"  [{n}] {name}<{source.url}>")
+    if len(sources) > SHOWN_SOURCES:
+        lines.append(f"  … {len(sources) - SHOWN_SOURCES} more")
+    return lines

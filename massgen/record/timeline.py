@@ -8,7 +8,7 @@ from massgen.core.events import AnyEvent
 from massgen.record.text import iso, preview
 
 # Full texts live in agent_<id>/answer_<n>.txt and final/answer.txt; here a glimpse is enough.
-_LONG_FIELDS = ("content", "answer", "result")
+_LONG_FIELDS = ("content", "answer", "result", "code", "output")
 _LONG_PREVIEW = 200
 
 

@@ -29,7 +29,7 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
-from massgen.testing.policy import Fault, Reply
+from massgen.testing.policy import FakeCode, FakeSearch, Fault, Reply
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -168,13 +168,20 @@ class _Frames:
         """(complete block, its deltas) for thinking, text and each tool call."""
         reply = self.reply
         if reply.reasoning:
-            deltas = [{"type": "thinking_delta", "thinking": w} for w in words(reply.reasoning)]
+            deltas: list[Json] = [
+                {"type": "thinking_delta", "thinking": w} for w in words(reply.reasoning)
+            ]
             deltas.append({"type": "signature_delta", "signature": SIGNATURE})
-            block = {"type": "thinking", "thinking": reply.reasoning, "signature": SIGNATURE}
-            yield block, deltas
+            block: Json = {"type": "thinking", "thinking": reply.reasoning}
+            yield {**block, "signature": SIGNATURE}, deltas
+        for index, use in enumerate(reply.hosted):
+            yield from _server_tool(index, use)
         if reply.text:
-            deltas = [{"type": "text_delta", "text": w} for w in words(reply.text)]
-            yield {"type": "text", "text": reply.text}, deltas
+            citations = [_citation(url, title) for url, title in _cited(reply)]
+            deltas = [{"type": "citations_delta", "citation": c} for c in citations]
+            deltas += [{"type": "text_delta", "text": w} for w in words(reply.text)]
+            text_block: Json = {"type": "text", "text": reply.text}
+            yield ({**text_block, "citations": citations} if citations else text_block), deltas
         for index, (name, arguments) in enumerate(reply.tool_calls):
             text = json.dumps(arguments)
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(text)]
@@ -199,7 +206,46 @@ class _Frames:
         yield sse("message_stop", {"type": "message_stop"})
 
 
+def _server_tool(index: int, use: FakeSearch | FakeCode) -> Iterator[tuple[Json, list[Json]]]:
+    """A server tool's `server_tool_use` block (its input streamed) and its result block
+    (whole in its start event), as the Messages API streams web search and code execution."""
+    tool_id = f"srvtoolu_fake_{index}"
+    if isinstance(use, FakeSearch):
+        name, arguments = "web_search", {"query": use.query}
+        results = [
+            {"type": "web_search_result", "url": url, "title": title, "encrypted_content": "enc"}
+            for url, title in use.sources
+        ]
+        result: Json = {"type": "web_search_tool_result", "content": results}
+    else:
+        name, arguments = "bash_code_execution", {"command": use.code}
+        output = {"stdout": use.output, "stderr": "", "return_code": 0, "content": []}
+        content = {"type": "bash_code_execution_result", **output}
+        result = {"type": "bash_code_execution_tool_result", "content": content}
+    text = json.dumps(arguments)
+    deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(text)]
+    yield {"type": "server_tool_use", "id": tool_id, "name": name, "input": arguments}, deltas
+    yield {**result, "tool_use_id": tool_id}, []
+
+
+def _cited(reply: Reply) -> list[tuple[str, str]]:
+    """Every source of the reply's searches: the fake cites them all in its text."""
+    return [s for use in reply.hosted if isinstance(use, FakeSearch) for s in use.sources]
+
+
+def _citation(url: str, title: str) -> Json:
+    return {
+        "type": "web_search_result_location",
+        "url": url,
+        "title": title,
+        "cited_text": "cited text",
+        "encrypted_index": "enc",
+    }
+
+
 def _block_start(index: int, block: Json) -> Json:
+    if block["type"].endswith("_tool_result"):
+        return {"type": "content_block_start", "index": index, "content_block": block}
     empty = {
         "thinking": {"type": "thinking", "thinking": "", "signature": ""},
         "text": {"type": "text", "text": ""},

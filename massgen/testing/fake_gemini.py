@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlparse
 from massgen.testing import fake_provider
 from massgen.testing.fake_provider import Fault, Reply
 from massgen.testing.http_fake import LoopbackServer, Pacing, StreamingHandler, usage_of, words
+from massgen.testing.policy import FakeCode, FakeSearch
 
 Json = dict[str, Any]
 Policy = Callable[[Json], Reply]
@@ -253,6 +254,16 @@ def stream_events(request: Json, reply: Reply) -> list[Json]:
     """The `GenerateContentResponse` objects streamed for `reply`: one per word of
     thoughts and text, the function calls together, then finish reason and usage."""
     parts: list[Json] = [{"text": w, "thought": True} for w in words(reply.reasoning)]
+    shown = (request.get("toolConfig") or {}).get("includeServerSideToolInvocations")
+    for index, use in enumerate(reply.hosted):
+        if isinstance(use, FakeSearch) and shown:
+            # Combined with function calling, Gemini shows its own calls as parts.
+            call = {"id": f"tc_{index}", "toolType": "GOOGLE_SEARCH_WEB"}
+            parts.append({"toolCall": {**call, "args": {"queries": [use.query]}}})
+            parts.append({"toolResponse": {**call, "response": {"results": len(use.sources)}}})
+        if isinstance(use, FakeCode):
+            parts.append({"executableCode": {"language": "PYTHON", "code": use.code}})
+            parts.append({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": use.output}})
     parts += [{"text": w} for w in words(reply.text)]
     events = [_response(request, [part]) for part in parts]
     if reply.tool_calls:
@@ -270,7 +281,27 @@ def stream_events(request: Json, reply: Reply) -> list[Json]:
         if usage is not None:
             last["usageMetadata"] = usage
         events.append(last)
+    grounding = _grounding(reply)
+    if grounding and events:
+        events[-1]["candidates"][0]["groundingMetadata"] = grounding
     return events
+
+
+def _grounding(reply: Reply) -> Json | None:
+    """Google Search grounding as Gemini reports it with the last chunk: the queries, a
+    chunk per page, and supports tying the text to them (the fake's text cites them all)."""
+    searches = [use for use in reply.hosted if isinstance(use, FakeSearch)]
+    if not searches:
+        return None
+    pages = [{"web": {"uri": url, "title": title}} for s in searches for url, title in s.sources]
+    segment = {"startIndex": 0, "endIndex": len(reply.text), "text": reply.text}
+    support = {"segment": segment, "groundingChunkIndices": list(range(len(pages)))}
+    return {
+        "webSearchQueries": [s.query for s in searches],
+        "groundingChunks": pages,
+        "groundingSupports": [support] if pages and reply.text else [],
+        "searchEntryPoint": {"renderedContent": "<div>Google Search suggestions</div>"},
+    }
 
 
 def _response(request: Json, parts: list[Json]) -> Json:

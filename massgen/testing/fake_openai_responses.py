@@ -31,7 +31,7 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
-from massgen.testing.policy import FakeUsage, Fault, Reply
+from massgen.testing.policy import FakeCode, FakeSearch, FakeUsage, Fault, Reply
 
 
 class ResponsesWire(Wire):
@@ -138,6 +138,11 @@ class _Frames:
         yield self.event("response.in_progress", response=_response("in_progress", self.model, []))
         if self.reply.reasoning:
             yield from self.reasoning(len(self.output))
+        for index, use in enumerate(self.reply.hosted):
+            if isinstance(use, FakeSearch):
+                yield from self.web_search(len(self.output), index, use)
+            else:
+                yield from self.code_interpreter(len(self.output), index, use)
         if self.reply.text:
             yield from self.message(len(self.output))
         for index, (name, arguments) in enumerate(self.reply.tool_calls):
@@ -173,11 +178,52 @@ class _Frames:
         for word in words(self.reply.text):
             yield self.event("response.output_text.delta", **ids, delta=word, logprobs=[])
         text = self.reply.text
+        # Every source of the reply's searches cites the whole text.
+        cited = [s for use in self.reply.hosted if isinstance(use, FakeSearch) for s in use.sources]
+        annotations = [_url_citation(url, title, len(text)) for url, title in cited]
+        for n, annotation in enumerate(annotations):
+            yield self.event(
+                "response.output_text.annotation.added",
+                **ids,
+                annotation_index=n,
+                annotation=annotation,
+            )
         yield self.event("response.output_text.done", **ids, text=text, logprobs=[])
-        yield self.event("response.content_part.done", **ids, part={**part, "text": text})
-        yield self.finish_item(
-            at, {**item, "status": "completed", "content": [{**part, "text": text}]}
-        )
+        done: Json = {**part, "text": text, "annotations": annotations}
+        yield self.event("response.content_part.done", **ids, part=done)
+        yield self.finish_item(at, {**item, "status": "completed", "content": [done]})
+
+    def web_search(self, at: int, index: int, search: FakeSearch) -> Iterator[bytes]:
+        item: Json = {"type": "web_search_call", "id": f"ws_fake_{index}", "status": "in_progress"}
+        item["action"] = {"type": "search", "query": search.query}
+        yield self.event("response.output_item.added", output_index=at, item=item)
+        ids = {"item_id": item["id"], "output_index": at}
+        for phase in ("in_progress", "searching", "completed"):
+            yield self.event(f"response.web_search_call.{phase}", **ids)
+        sources = [{"type": "url", "url": url} for url, _ in search.sources]
+        action = {**item["action"], "sources": sources}
+        yield self.finish_item(at, {**item, "status": "completed", "action": action})
+
+    def code_interpreter(self, at: int, index: int, run: FakeCode) -> Iterator[bytes]:
+        item: Json = {
+            "type": "code_interpreter_call",
+            "id": f"ci_fake_{index}",
+            "status": "in_progress",
+            "code": "",
+            "container_id": "cntr_fake",
+            "outputs": None,
+        }
+        yield self.event("response.output_item.added", output_index=at, item=item)
+        ids = {"item_id": item["id"], "output_index": at}
+        yield self.event("response.code_interpreter_call.in_progress", **ids)
+        for piece in pieces(run.code):
+            yield self.event("response.code_interpreter_call_code.delta", **ids, delta=piece)
+        yield self.event("response.code_interpreter_call_code.done", **ids, code=run.code)
+        yield self.event("response.code_interpreter_call.interpreting", **ids)
+        yield self.event("response.code_interpreter_call.completed", **ids)
+        outputs = [{"type": "logs", "logs": run.output}]
+        done = {**item, "status": "completed", "code": run.code, "outputs": outputs}
+        yield self.finish_item(at, done)
 
     def function_call(self, at: int, index: int, name: str, arguments: str) -> Iterator[bytes]:
         item = {
@@ -213,6 +259,10 @@ class _Frames:
             return
         self.final = _response("completed", self.model, self.output, wire_usage)
         yield self.event("response.completed", response=self.final)
+
+
+def _url_citation(url: str, title: str, end: int) -> Json:
+    return {"type": "url_citation", "start_index": 0, "end_index": end, "url": url, "title": title}
 
 
 def _usage(usage: FakeUsage) -> Json:

@@ -42,6 +42,7 @@ from massgen.testing import fake_provider
 from massgen.testing.fake_gemini import STATUS_NAMES
 from massgen.testing.fake_provider import FakeUsage, Fault, Reply
 from massgen.testing.http_fake import Pacing
+from massgen.testing.policy import FakeCode, FakeSearch
 
 Json = dict[str, Any]
 Policy = Callable[[Json], Reply]
@@ -75,6 +76,8 @@ def openai_view(request: Json) -> Json:
     ]
     tools = []
     for tool in request.get("tools") or []:
+        if "function" not in tool:
+            continue  # a server-side tool (web_search, x_search, code_execution)
         function = tool.get("function") or {}
         parameters = json.loads(function.get("parameters") or "{}")
         tools.append({"type": "function", "function": {**function, "parameters": parameters}})
@@ -251,12 +254,14 @@ def _retry_delay(error: Json, fault: Fault) -> float | None:
 def stream_chunks(request: Json, reply: Reply) -> list[chat_pb2.GetChatCompletionChunk]:
     """The chunks streamed for `reply`: one per word of reasoning and text, the tool
     calls whole in one chunk (as xAI sends them), then the finish reason with usage."""
-    deltas = [chat_pb2.Delta(reasoning_content=w) for w in _WORDS.findall(reply.reasoning)]
-    deltas += [chat_pb2.Delta(content=w) for w in _WORDS.findall(reply.text)]
+    reasoning = [chat_pb2.Delta(reasoning_content=w) for w in _WORDS.findall(reply.reasoning)]
+    chunks = [_chunk(request, delta) for delta in reasoning]
+    for index, use in enumerate(reply.hosted):
+        chunks += _server_chunks(request, index, use)
+    chunks += [_chunk(request, chat_pb2.Delta(content=w)) for w in _WORDS.findall(reply.text)]
     if reply.tool_calls:
         calls = [_tool_call(i, name, args) for i, (name, args) in enumerate(reply.tool_calls)]
-        deltas.append(chat_pb2.Delta(tool_calls=calls))
-    chunks = [_chunk(request, delta) for delta in deltas]
+        chunks.append(_chunk(request, chat_pb2.Delta(tool_calls=calls)))
     if reply.finish_reason is not None:
         finish = _FINISH.get(reply.finish_reason, reply.finish_reason)
         if finish == "REASON_STOP" and reply.tool_calls:
@@ -265,7 +270,46 @@ def stream_chunks(request: Json, reply: Reply) -> list[chat_pb2.GetChatCompletio
         usage = _usage(request, reply)
         if usage is not None:
             last.usage.CopyFrom(usage)
+        # xAI sends the answer's citations, the URLs its searches drew on, at the end.
+        searches = [use for use in reply.hosted if isinstance(use, FakeSearch)]
+        last.citations.extend(url for use in searches for url, _ in use.sources)
         chunks.append(last)
+    return chunks
+
+
+_SERVER_TYPES = {
+    "web_search": (chat_pb2.TOOL_CALL_TYPE_WEB_SEARCH_TOOL, "web_search"),
+    "x_search": (chat_pb2.TOOL_CALL_TYPE_X_SEARCH_TOOL, "x_keyword_search"),
+}
+
+
+def _server_chunks(
+    request: Json, index: int, use: FakeSearch | FakeCode
+) -> list[chat_pb2.GetChatCompletionChunk]:
+    """A server-side tool call, whole in one assistant chunk, and for code its output in
+    a tool-role chunk."""
+    if isinstance(use, FakeSearch):
+        kind, name = _SERVER_TYPES[use.tool]
+        arguments: Json = {"query": use.query}
+    else:
+        kind, name = chat_pb2.TOOL_CALL_TYPE_CODE_EXECUTION_TOOL, "code_execution"
+        arguments = {"code": use.code}
+    call = chat_pb2.ToolCall(
+        id=f"srv_fake_{index}",
+        type=kind,
+        status=chat_pb2.TOOL_CALL_STATUS_COMPLETED,
+        function=chat_pb2.FunctionCall(name=name, arguments=json.dumps(arguments)),
+    )
+    chunks = [_chunk(request, chat_pb2.Delta(tool_calls=[call]))]
+    if isinstance(use, FakeCode):
+        output = chat_pb2.CompletionOutputChunk(
+            delta=chat_pb2.Delta(role=chat_pb2.ROLE_TOOL, content=use.output), index=0
+        )
+        chunks.append(
+            chat_pb2.GetChatCompletionChunk(
+                id="fake-chunk", model=request.get("model", "fake"), outputs=[output]
+            )
+        )
     return chunks
 
 

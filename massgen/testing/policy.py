@@ -77,6 +77,25 @@ class Fault:
 
 
 @dataclass(frozen=True, slots=True)
+class FakeSearch:
+    """A provider-hosted web search in a reply: its query and the (url, title) pairs it
+    found. Each fake streams it in its provider's shapes and cites every source in the
+    reply's text."""
+
+    query: str
+    sources: Sequence[tuple[str, str]] = ()
+    tool: Literal["web_search", "x_search"] = "web_search"
+
+
+@dataclass(frozen=True, slots=True)
+class FakeCode:
+    """A provider-hosted run of code in a reply, and what it printed."""
+
+    code: str
+    output: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """One completion. `tool_calls` are (name, arguments) pairs. `usage="auto"` derives
     counts from the text; None sends no usage. `finish_reason="auto"` is "tool_calls" or
@@ -90,6 +109,8 @@ class Reply:
     finish_reason: str | None = "auto"
     # vLLM/DeepSeek say `reasoning_content`; OpenRouter/Ollama say `reasoning`.
     reasoning_field: str = "reasoning_content"
+    # Provider-hosted tool uses, streamed before the text (the fakes that host tools).
+    hosted: Sequence[FakeSearch | FakeCode] = ()
 
 
 Policy = Callable[[Json], Reply]

@@ -14,7 +14,7 @@ from typing import Literal, assert_never
 
 from massgen.core import events as ev
 from massgen.record.state import RunState
-from massgen.record.text import preview, seconds_text, tool_outcome
+from massgen.record.text import hosted_lines, preview, seconds_text, tool_outcome
 from massgen.ui.action_text import RunText
 
 # A panel shows only the tail; keep a little more than any screen can hold.
@@ -112,6 +112,8 @@ class ViewModel:
                 self._stream(event)
             case ev.ToolCallStarted() | ev.ToolCallFinished():
                 self._tool(event)
+            case ev.HostedToolUsed():
+                self._hosted(event)
             case (
                 ev.AnswerPublished()
                 | ev.VoteCast()
@@ -156,6 +158,14 @@ class ViewModel:
                 took = seconds_text(event.duration_s)
                 text = f"{mark} {event.name} {took}: {preview(event.result, 80)}"
             pane.line("tool" if event.ok else "failed", text)
+
+    def _hosted(self, event: ev.HostedToolUsed) -> None:
+        pane = self.pane(event.agent)
+        lines = hosted_lines(
+            event.tool, event.query, event.sources, event.code, event.output, event.ok
+        )
+        for line in lines:
+            pane.line("tool" if event.ok else "failed", line)
 
     def _marker(self, event: _Marker) -> None:
         match event:

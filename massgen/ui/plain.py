@@ -13,7 +13,7 @@ from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.core.usage import Spend, UsageLedger
-from massgen.record.text import preview, seconds_text, tool_outcome
+from massgen.record.text import hosted_lines, preview, seconds_text, tool_outcome
 from massgen.ui.action_text import RunText
 
 _ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
@@ -59,6 +59,11 @@ class PlainView:
                 mark, _ = tool_outcome(ok, held=False)
                 took = seconds_text(done.duration_s)
                 return f"[{agent}] {mark} {name} {took}: {preview(result, 120)}"
+            case ev.HostedToolUsed(agent=agent) as used:
+                lines = hosted_lines(
+                    used.tool, used.query, used.sources, used.code, used.output, used.ok
+                )
+                return "\n".join(f"[{agent}] {line}" for line in lines)
             case ev.ToolSourceFailed(agent=agent, error=error):
                 return f"[{agent}] ✗ tools unavailable: {error}"
             case ev.AnswerPublished(agent=agent, label=label, content=content):

@@ -262,7 +262,6 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
             "      custom_tools:\n        - {name: [w], path: tools.py}\n",
             "agents[0].backend.custom_tools",
         ),
-        ("      enable_web_search: true\n", "agents[0].backend.enable_web_search"),
         (
             "orchestrator:\n  agent_temporary_workspace: temp\n",
             "orchestrator.agent_temporary_workspace",

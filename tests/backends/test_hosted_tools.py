@@ -1,0 +1,179 @@
+"""Provider-hosted tools through each real SDK against its loopback fake: the request
+switches the provider's own tool on, the stream's activity becomes `HostedActivity`
+(query, sources, code, output), and the answer text carries its citations."""
+
+import pytest
+from backend_support import ask, collect, text_of
+
+from massgen.backends.anthropic_messages import CODE_EXECUTION_BETA, AnthropicBackend
+from massgen.backends.gemini import GeminiBackend
+from massgen.backends.grok import GrokBackend
+from massgen.backends.responses import ResponsesBackend
+from massgen.core import types
+from massgen.testing import Reply, Scripted
+from massgen.testing.fake_anthropic import FakeAnthropic
+from massgen.testing.fake_gemini import FakeGemini
+from massgen.testing.fake_openai_responses import FakeResponses
+from massgen.testing.fake_xai import FakeXai
+from massgen.testing.policy import FakeCode, FakeSearch
+
+SEARCH = FakeSearch(
+    "tallest building 2026",
+    (("https://example.org/burj", "Burj Khalifa"), ("https://example.com/list", "Tall list")),
+)
+CODE = FakeCode("print(6 * 7)", "42\n")
+ANSWER = "The Burj Khalifa is the tallest building."
+
+
+def hosted(events: list[types.BackendEvent]) -> list[types.HostedActivity]:
+    return [e for e in events if isinstance(e, types.HostedActivity)]
+
+
+def sources_of(activity: types.HostedActivity) -> list[tuple[str, str]]:
+    return [(s.url, s.title) for s in activity.sources]
+
+
+# --- OpenAI Responses --------------------------------------------------------------------
+
+
+@pytest.fixture
+def responses(backends):
+    return backends(ResponsesBackend, provider="openai", model="gpt-5", api_key="sk-test")
+
+
+async def test_responses_sends_web_search_and_code_interpreter(responses):
+    reply = Reply(text="ok")
+    with FakeResponses(Scripted([reply])) as fake:
+        request = ask(hosted=("web_search", "code_execution"))
+        await collect(responses(fake).stream(request))
+        body = fake.requests[0]
+    assert {"type": "web_search"} in body["tools"]
+    assert {"type": "code_interpreter", "container": {"type": "auto"}} in body["tools"]
+    assert set(body["include"]) == {
+        "web_search_call.action.sources",
+        "code_interpreter_call.outputs",
+    }
+
+
+async def test_responses_without_hosted_tools_sends_none(responses):
+    with FakeResponses(Scripted([Reply(text="ok")])) as fake:
+        await collect(responses(fake).stream(ask()))
+        body = fake.requests[0]
+    assert "tools" not in body and "include" not in body
+
+
+async def test_responses_search_streams_query_sources_and_cited_answer(responses):
+    with FakeResponses(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
+        events = await collect(responses(fake).stream(ask(hosted=("web_search",))))
+    search, code = hosted(events)
+    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
+    assert [s.url for s in search.sources] == [url for url, _ in SEARCH.sources]
+    assert (code.tool, code.code, code.output) == ("code_execution", CODE.code, CODE.output)
+    text = text_of(events)
+    assert text.startswith(ANSWER)
+    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+
+
+# --- Anthropic Messages ------------------------------------------------------------------
+
+
+@pytest.fixture
+def claude(backends):
+    return backends(AnthropicBackend, provider="claude", model="claude-fake", api_key="k")
+
+
+async def test_anthropic_sends_server_tools_and_code_execution_beta(claude):
+    with FakeAnthropic(Scripted([Reply(text="ok")])) as fake:
+        await collect(claude(fake).stream(ask(hosted=("web_search", "code_execution"))))
+        body, headers = fake.requests[0], fake.headers[0]
+    assert {"type": "web_search_20250305", "name": "web_search", "max_uses": 5} in body["tools"]
+    assert {"type": "code_execution_20250825", "name": "code_execution"} in body["tools"]
+    assert headers["anthropic-beta"] == CODE_EXECUTION_BETA
+
+
+async def test_anthropic_search_streams_query_sources_and_cited_answer(claude):
+    with FakeAnthropic(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
+        events = await collect(claude(fake).stream(ask(hosted=("web_search",))))
+    search, code = hosted(events)
+    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
+    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
+    assert (code.tool, code.code, code.output, code.ok) == (
+        "code_execution",
+        CODE.code,
+        CODE.output,
+        True,
+    )
+    text = text_of(events)
+    # The cited block ends with its markers; the message ends with the numbered list.
+    assert text.startswith(f"{ANSWER} [1][2]")
+    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+
+
+# --- Gemini ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def gemini(backends):
+    return backends(GeminiBackend, provider="gemini", model="gemini-2.5-flash", api_key="k")
+
+
+async def test_gemini_sends_google_search_and_code_execution(gemini):
+    with FakeGemini(Scripted([Reply(text="ok")])) as fake:
+        await collect(gemini(fake).stream(ask(hosted=("web_search", "code_execution"))))
+        body = fake.requests[0]
+    tools = body["tools"]
+    assert {"googleSearch": {}} in tools and {"codeExecution": {}} in tools
+
+
+async def test_gemini_grounding_streams_queries_sources_and_cited_answer(gemini):
+    with FakeGemini(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
+        events = await collect(gemini(fake).stream(ask(hosted=("web_search",))))
+    code, search = hosted(events)
+    assert (code.tool, code.code, code.output, code.ok) == (
+        "code_execution",
+        CODE.code,
+        CODE.output,
+        True,
+    )
+    assert (search.tool, search.query) == ("web_search", SEARCH.query)
+    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
+    text = text_of(events)
+    assert text.startswith(ANSWER)
+    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+
+
+# --- xAI ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def grok(backends):
+    return backends(GrokBackend, provider="grok", model="grok-4", api_key="xai-test")
+
+
+async def test_grok_sends_server_side_tools(grok):
+    with FakeXai(Scripted([Reply(text="ok")])) as fake:
+        request = ask(hosted=("web_search", "x_search", "code_execution"))
+        await collect(grok(fake).stream(request))
+        body = fake.requests[0]
+    kinds = [next(iter(tool)) for tool in body["tools"]]
+    assert kinds == ["web_search", "x_search", "code_execution"]
+
+
+async def test_grok_search_streams_query_citations_and_cited_answer(grok):
+    x_post = FakeSearch("xai news", (("https://x.com/xai/status/1", ""),), tool="x_search")
+    reply = Reply(text=ANSWER, hosted=[x_post, CODE, SEARCH])
+    with FakeXai(Scripted([reply])) as fake:
+        events = await collect(grok(fake).stream(ask(hosted=("web_search", "x_search"))))
+    x_search, code, search = hosted(events)
+    assert (x_search.tool, x_search.query, x_search.sources) == ("x_search", "xai news", ())
+    assert (code.tool, code.code, code.output) == ("code_execution", CODE.code, CODE.output)
+    # xAI cites for the whole answer: the citations go with the last search.
+    assert (search.tool, search.query) == ("web_search", SEARCH.query)
+    assert [s.url for s in search.sources] == [
+        "https://x.com/xai/status/1",
+        "https://example.org/burj",
+        "https://example.com/list",
+    ]
+    text = text_of(events)
+    assert text.startswith(ANSWER)
+    assert "Sources:\n[1] <https://x.com/xai/status/1>\n[2] <https://example.org/burj>" in text
