@@ -11,10 +11,15 @@ Config, on the agent's `backend:` (the predecessor's keys):
     command_line_blocked_commands: [...]   # regexes; a match anywhere refuses the command
     command_line_timeout_seconds: 30       # lowers the per-call timeout (never raises it)
     command_line_env: {NAME: value}        # passed to the command despite the scrubbing
+    command_line_sandbox: auto             # auto | bubblewrap | landlock | none
+    command_line_network: false            # let the command reach the network
 
 The patterns are a policy aid, not a boundary: a shell string can hide a command from a
-regex (`sh -c "$(echo cm0= | base64 -d)"`). Confining what a command may touch is the OS
-sandbox's job (the permission issue, #14); it wraps the runner (`workspace/runner.py`).
+regex (`sh -c "$(echo cm0= | base64 -d)"`). The boundary is the OS sandbox
+(`permissions/sandbox.py`): each call writes only its workspace and a private tmp dir
+(removed after the call), reads the system, its workspace and the context paths, and has
+no network unless allowed. Where no sandbox can be had, every command is refused with a
+message that says how to get one; only `command_line_sandbox: none` runs commands bare.
 """
 
 from __future__ import annotations
@@ -22,11 +27,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
+from massgen.log import logger
+from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, select_sandbox
 from massgen.tools.base import Toolbox, ToolContext, ToolResult
 from massgen.tools.effects import Effect, Run
 from massgen.workspace.runner import (
@@ -77,11 +86,21 @@ class CommandToolbox:
         limits: Limits,
         policy: CommandPolicy | None = None,
         env: Mapping[str, str] | None = None,
+        sandbox: Sandbox | NoSandbox | None = None,
+        readable: tuple[Path, ...] = (),
+        network: bool = False,
     ) -> None:
-        """`env`: the child's whole environment (default: this process's, scrubbed)."""
+        """`env`: the child's whole environment (default: this process's, scrubbed).
+        `sandbox`: what confines each command (default: the best one this machine has,
+        else none and every command is refused). `readable`: paths a command may read
+        besides the system and its workspace (the context paths). `network`: whether a
+        command may use the network."""
         self._limits = limits
         self._policy = policy or CommandPolicy()
         self._env = dict(scrubbed_environment(os.environ) if env is None else env)
+        self.sandbox = select_sandbox("auto", network=network) if sandbox is None else sandbox
+        self._readable = readable
+        self._network = network
         self._spec = _spec(limits.timeout_seconds)
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -110,11 +129,18 @@ class CommandToolbox:
         refusal = self._policy.refusal(command)
         if refusal is not None:
             return ToolResult.error(call, refusal)
+        if isinstance(self.sandbox, NoSandbox):
+            return ToolResult.error(call, self.sandbox.reason)
         limits = self._limits.lowered(timeout)
-        try:
-            finished = await run_command(shell_argv(command), ctx.workspace, limits, self._env)
-        except OSError as error:
-            return ToolResult.error(call, f"could not start the command: {error}")
+        # Per call, so nothing one command leaves in tmp reaches the next.
+        with tempfile.TemporaryDirectory(prefix="massgen-cmd-", ignore_cleanup_errors=True) as tmp:
+            confinement = Confinement(ctx.workspace, Path(tmp), self._readable, self._network)
+            wrapped = self.sandbox.wrap(shell_argv(command), confinement)
+            env = {**self._env, **wrapped.env}
+            try:
+                finished = await run_command(wrapped.argv, ctx.workspace, limits, env)
+            except OSError as error:
+                return ToolResult.error(call, f"could not start the command: {error}")
         return _result(call, finished, limits)
 
 
@@ -213,4 +239,16 @@ def command_toolbox(config: MassgenConfig, agent: AgentConfig) -> Toolbox | None
         backend.command_line_allowed_commands, backend.command_line_blocked_commands
     )
     env = scrubbed_environment(os.environ, backend.command_line_env)
-    return CommandToolbox(limits, policy, env)
+    network = backend.command_line_network
+    sandbox = select_sandbox(backend.command_line_sandbox, network=network)
+    where = f"agents[{config.agents.index(agent)}].backend"
+    if isinstance(sandbox, NoSandbox):
+        logger.warning("{}: execute_command {}", where, sandbox.reason)
+    elif sandbox.name == "none":
+        logger.warning(
+            "{}: command_line_sandbox is `none`: commands run unsandboxed, with your rights "
+            "over every file and the network",
+            where,
+        )
+    readable = tuple(Path(c.path).resolve() for c in orchestrator.context_paths)
+    return CommandToolbox(limits, policy, env, sandbox, readable, network)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from process_checks import gone
+from process_checks import none_running
 
 from massgen.config import config_from_dict
 from massgen.coordination.tool_round import ToolBounds, run_round
@@ -206,9 +206,10 @@ async def test_an_enabled_agent_gets_the_tool_from_open_tools():
 
 
 async def test_the_loops_tool_timeout_kills_the_commands_group(tmp_path):
-    pid_file = tmp_path / "pid"
-    command = f"sleep 30 & echo $! > {pid_file}; wait"
+    # Found by its argument: inside the sandbox's pid namespace `$!` is not the host's pid.
+    command = f"sleep 30.{tmp_path.stat().st_ino} & touch {tmp_path}/started; wait"
     bounds = ToolBounds(timeout_seconds=0.5)
     (result,) = await run_round(box(timeout=30), [call(command)], ctx(tmp_path), bounds, [].append)
     assert result.content == "Error: `execute_command` timed out after 0.5s."
-    assert await gone(int(pid_file.read_text()))
+    assert (tmp_path / "started").exists()
+    assert await none_running(f"sleep 30.{tmp_path.stat().st_ino}")
