@@ -111,7 +111,10 @@ class Wrapped:
 
 
 class Sandbox(Protocol):
-    name: str  # "bubblewrap" | "landlock" | "none": shown in logs and results
+    @property
+    def name(self) -> str:
+        """"bubblewrap", "landlock" or "none": for logs and the engine."""
+        ...
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped: ...
 

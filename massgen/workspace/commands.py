@@ -28,7 +28,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -216,8 +216,13 @@ def _spec(ceiling: float) -> ToolSpec:
 # ---------------------------------------------------------------- from the config
 
 
-def command_toolbox(config: MassgenConfig, agent: AgentConfig) -> Toolbox | None:
+def command_toolbox(
+    config: MassgenConfig, agent: AgentConfig, warn: Callable[[str], None] | None = None
+) -> Toolbox | None:
     """The command tool for `agent`, or None when its backend does not enable it.
+
+    `warn` hears, once, that commands will be refused (no sandbox) or run unsandboxed
+    (`command_line_sandbox: none`); the CLI prints it (default: the log).
 
     The timeout is the backend's `command_line_timeout_seconds` (default 60 s), never more
     than the loop's `tool_timeout_seconds` less the kill grace, so the command reports its
@@ -241,14 +246,23 @@ def command_toolbox(config: MassgenConfig, agent: AgentConfig) -> Toolbox | None
     env = scrubbed_environment(os.environ, backend.command_line_env)
     network = backend.command_line_network
     sandbox = select_sandbox(backend.command_line_sandbox, network=network)
-    where = f"agents[{config.agents.index(agent)}].backend"
-    if isinstance(sandbox, NoSandbox):
-        logger.warning("{}: execute_command {}", where, sandbox.reason)
-    elif sandbox.name == "none":
-        logger.warning(
-            "{}: command_line_sandbox is `none`: commands run unsandboxed, with your rights "
-            "over every file and the network",
-            where,
-        )
+    _warn_about(sandbox, f"agents[{config.agents.index(agent)}].backend", warn)
     readable = tuple(Path(c.path).resolve() for c in orchestrator.context_paths)
     return CommandToolbox(limits, policy, env, sandbox, readable, network)
+
+
+def _warn_about(
+    sandbox: Sandbox | NoSandbox, where: str, warn: Callable[[str], None] | None
+) -> None:
+    if isinstance(sandbox, NoSandbox):
+        message = f"{where}: execute_command {sandbox.reason}"
+    elif sandbox.name == "none":
+        message = (
+            f"{where}.command_line_sandbox is `none`: commands run unsandboxed, with your "
+            "rights over every file and the network"
+        )
+    else:
+        return
+    logger.warning(message)
+    if warn is not None:
+        warn(message)
