@@ -8,7 +8,8 @@ standard library. Landlock grants by directory: a right given on a directory hol
 everything beneath it. A hidden path inside a granted directory is therefore left out by
 granting the directory's other entries one by one instead of the directory itself (its
 own listing is then not readable). Any failure exits 126 before the command runs: no
-command runs with fewer rules than asked.
+command runs with fewer rules than asked. The launcher then stays as the command's
+parent, so that nothing the command starts outlives it (see `_supervise`).
 
 Kernel ABI (`abi_version()`): 1 files (5.13), 2 rename across directories (5.19), 3
 truncate (6.2), 4 TCP bind/connect (6.7), 5 device ioctl (6.10), 6 signal and abstract
@@ -17,9 +18,11 @@ unix socket scoping (6.12).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
+import signal
 import sys
 
 NET_ABI = 4
@@ -184,14 +187,85 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         confine(json.loads(argv[0]))
+        _libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, ValueError) as error:
         print(f"massgen sandbox: {error}; the command was not run", file=sys.stderr)
         return 126
-    try:
-        os.execvp(argv[2], argv[2:])
-    except OSError as error:
-        print(f"massgen sandbox: cannot run {argv[2]}: {error}", file=sys.stderr)
-        return 127
+    child = os.fork()
+    if child == 0:
+        try:
+            os.execvp(argv[2], argv[2:])
+        except OSError as error:
+            print(f"massgen sandbox: cannot run {argv[2]}: {error}", file=sys.stderr)
+        os._exit(127)
+    return _supervise(child)
+
+
+# ---------------------------------------------------------------- no orphans
+#
+# Without a pid namespace, a process that calls `setsid` leaves the runner's process group
+# and would outlive a group kill. The launcher stays as the command's parent and a child
+# subreaper: every orphan of the command is re-parented to it, not to init. When the
+# command ends, or the runner's SIGTERM reaches the launcher, it kills all its
+# descendants, as the end of a pid namespace would.
+
+_PR_SET_CHILD_SUBREAPER = 36
+_KILL_ROUNDS = 100
+
+
+def _supervise(child: int) -> int:
+    def stop(signum: int, _frame: object) -> None:
+        _kill_descendants()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            break
+    _kill_descendants()
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # ended by a signal: end the same way, so the runner reports it
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        return 128 - code  # a signal whose default is not to end the process
+    return code
+
+
+def _kill_descendants() -> None:
+    for _ in range(_KILL_ROUNDS):
+        found = _descendants(os.getpid())
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            found.append(pid)
+            todo.append(pid)
+    return found
 
 
 if __name__ == "__main__":

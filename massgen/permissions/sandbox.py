@@ -113,7 +113,7 @@ class Wrapped:
 class Sandbox(Protocol):
     @property
     def name(self) -> str:
-        """"bubblewrap", "landlock" or "none": for logs and the engine."""
+        """ "bubblewrap", "landlock" or "none": for logs and the engine."""
         ...
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped: ...

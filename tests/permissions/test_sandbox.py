@@ -220,10 +220,19 @@ async def test_with_network_allowed_it_can(machine, mode, listener):
 @pytest.mark.parametrize("mode", KINDS)
 async def test_a_timed_out_command_leaves_no_process_behind(machine, mode):
     marker = f"{machine.workspace.stat().st_ino % 100000}{len(mode)}7"
-    escape = f"setsid sleep 41.{marker} & " if mode == "bubblewrap" else ""
-    command = f"sleep 40.{marker} & {escape}sleep 42.{marker}"
+    # `setsid` leaves the runner's process group: the sandbox must still end it.
+    command = f"sleep 40.{marker} & setsid sleep 41.{marker} & sleep 42.{marker}"
     result = await machine.run(machine.box(mode), command, timeout_seconds=0.5)
     assert result.is_error and "timed out after 0.5s" in result.content
+    assert await none_running(f".{marker}")
+
+
+@pytest.mark.parametrize("mode", KINDS)
+async def test_what_a_finished_command_left_running_is_stopped(machine, mode):
+    marker = f"{machine.workspace.stat().st_ino % 100000}{len(mode)}9"
+    command = f"setsid sleep 45.{marker} & echo done"
+    result = await machine.run(machine.box(mode), command)
+    assert result.content.startswith("exit code 0") and result.content.endswith("\ndone\n")
     assert await none_running(f".{marker}")
 
 
@@ -231,9 +240,8 @@ async def test_a_timed_out_command_leaves_no_process_behind(machine, mode):
 async def test_a_cancelled_command_leaves_no_process_behind(machine, mode):
     marker = f"{machine.workspace.stat().st_ino % 100000}{len(mode)}8"
     started = machine.workspace / "started"
-    task = asyncio.create_task(
-        machine.run(machine.box(mode), f"sleep 43.{marker} & touch started; wait")
-    )
+    command = f"sleep 43.{marker} & setsid sleep 44.{marker} & touch started; wait"
+    task = asyncio.create_task(machine.run(machine.box(mode), command))
     while not started.exists():
         await asyncio.sleep(0.02)
     task.cancel()
