@@ -21,7 +21,8 @@ Two mechanisms, the first that works wins under `auto`:
 - Landlock (Linux >= 5.13), without root or namespaces: a small launcher
   (`permissions/landlock.py`) restricts itself, then execs the command. TCP is blocked
   with Landlock ABI >= 4 (older kernels: refused unless `network` is set); UDP is not
-  covered, and a process that leaves the group with `setsid` escapes the group kill.
+  covered. The launcher stays as the command's subreaper and kills what the command left
+  (also after `setsid`) when it ends or is stopped.
 
 Where neither works, `select_sandbox` returns a `NoSandbox` whose `reason` says how to
 fix it; the command tool then refuses every command. Running unsandboxed takes an explicit
