@@ -339,3 +339,14 @@ def test_docker_execution_points_to_the_sandbox():
 
 def test_the_landlock_abi_is_read_from_the_kernel():
     assert landlock.abi_version() >= 0
+
+
+def test_the_readmes_commands_example_loads():
+    import yaml
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("**Commands.**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    cfg = config_from_dict(yaml.safe_load(block), source="README.md", env={"GITHUB_TOKEN": "t"})
+    backend = cfg.agents[0].backend
+    assert (backend.command_line_sandbox, backend.command_line_network) == ("auto", False)
+    assert backend.command_line_env == {"GITHUB_TOKEN": "t"}
