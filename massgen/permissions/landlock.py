@@ -8,8 +8,8 @@ standard library. Landlock grants by directory: a right given on a directory hol
 everything beneath it. A hidden path inside a granted directory is therefore left out by
 granting the directory's other entries one by one instead of the directory itself (its
 own listing is then not readable). Any failure exits 126 before the command runs: no
-command runs with fewer rules than asked. The launcher then stays as the command's
-parent, so that nothing the command starts outlives it (see `_supervise`).
+command runs with fewer rules than asked. The launcher's parent half stays as the
+command's parent, so that nothing the command starts outlives it (see `_supervise`).
 
 Kernel ABI (`abi_version()`): 1 files (5.13), 2 rename across directories (5.19), 3
 truncate (6.2), 4 TCP bind/connect (6.7), 5 device ioctl (6.10), 6 signal and abstract
@@ -39,7 +39,9 @@ _READ = EXECUTE | READ_FILE | READ_DIR
 # Devices a shell writes to (`> /dev/null`) and reads from.
 _DEVICES_RW = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 _DEVICES_R = ("/dev/urandom", "/dev/random")
-_PSEUDO_R = ("/proc",)  # /dev/fd, /dev/stdout: links into /proc/self
+# No /proc: Landlock's ptrace scoping does not stop a read of another process's
+# /proc/<pid>/environ on every kernel (seen on 6.18), and that is where massgen's keys are.
+# /dev/stdout and friends still work: their targets are pipes, not paths.
 _MAX_EXPANDED = 10_000  # entries granted one by one around hidden paths
 
 
@@ -165,7 +167,7 @@ def confine(policy: dict[str, object]) -> None:
     write = rules.all_fs
     for path in _strings(policy, "read"):
         rules.grant(os.path.realpath(path), _READ, hidden)
-    for path in _PSEUDO_R + _DEVICES_R:
+    for path in _DEVICES_R:
         rules.grant(path, READ_FILE | READ_DIR, ())
     for path in _DEVICES_RW:
         rules.grant(path, READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV, ())
@@ -186,29 +188,52 @@ def main(argv: list[str]) -> int:
         print("usage: landlock.py POLICY_JSON -- COMMAND [ARG...]", file=sys.stderr)
         return 2
     try:
-        confine(json.loads(argv[0]))
-        _libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        policy = json.loads(argv[0])
+        _check(_libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     except (OSError, ValueError) as error:
         print(f"massgen sandbox: {error}; the command was not run", file=sys.stderr)
         return 126
+    supervisor = os.getpid()
     child = os.fork()
     if child == 0:
-        try:
-            os.execvp(argv[2], argv[2:])
-        except OSError as error:
-            print(f"massgen sandbox: cannot run {argv[2]}: {error}", file=sys.stderr)
-        os._exit(127)
+        _run_confined(policy, argv[2:], supervisor)
     return _supervise(child)
+
+
+def _run_confined(policy: dict[str, object], command: list[str], supervisor: int) -> None:
+    """In the child: die with the supervisor, restrict, exec; never returns."""
+    try:
+        _check(_libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+        if os.getppid() != supervisor:
+            os._exit(126)
+        confine(policy)
+    except (OSError, ValueError) as error:
+        print(f"massgen sandbox: {error}; the command was not run", file=sys.stderr)
+        os._exit(126)
+    try:
+        os.execvp(command[0], command)
+    except OSError as error:
+        print(f"massgen sandbox: cannot run {command[0]}: {error}", file=sys.stderr)
+    os._exit(127)
+
+
+def _check(result: int, what: str) -> None:
+    if result < 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
 # ---------------------------------------------------------------- no orphans
 #
 # Without a pid namespace, a process that calls `setsid` leaves the runner's process group
-# and would outlive a group kill. The launcher stays as the command's parent and a child
-# subreaper: every orphan of the command is re-parented to it, not to init. When the
-# command ends, or the runner's SIGTERM reaches the launcher, it kills all its
-# descendants, as the end of a pid namespace would.
+# and would outlive a group kill. So the launcher forks: the child restricts itself and
+# execs the command; the parent, unrestricted (it runs only this code, and needs /proc),
+# stays as the command's parent and a child subreaper: every orphan of the command is
+# re-parented to it, not to init. When the command ends, or the runner's SIGTERM reaches
+# the parent, it kills all its descendants, as the end of a pid namespace would. With
+# Landlock ABI >= 6 the command cannot signal it (signal scoping).
 
+_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _KILL_ROUNDS = 100
 

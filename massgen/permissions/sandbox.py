@@ -19,10 +19,11 @@ Two mechanisms, the first that works wins under `auto`:
   the runner's process group (timeout, cancellation) takes every process of the sandbox
   with it, also one that called `setsid`.
 - Landlock (Linux >= 5.13), without root or namespaces: a small launcher
-  (`permissions/landlock.py`) restricts itself, then execs the command. TCP is blocked
-  with Landlock ABI >= 4 (older kernels: refused unless `network` is set); UDP is not
-  covered. The launcher stays as the command's subreaper and kills what the command left
-  (also after `setsid`) when it ends or is stopped.
+  (`permissions/landlock.py`) forks a child that restricts itself and execs the command;
+  the launcher stays as its subreaper and kills what the command left (also after
+  `setsid`) when it ends or is stopped. TCP is blocked with Landlock ABI >= 4 (older
+  kernels: refused unless `network` is set); UDP is not covered. No /proc (so neither
+  `/dev/stdout` by name), and a directory holding a hidden path cannot be listed.
 
 Where neither works, `select_sandbox` returns a `NoSandbox` whose `reason` says how to
 fix it; the command tool then refuses every command. Running unsandboxed takes an explicit

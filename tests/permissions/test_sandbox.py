@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -152,6 +153,23 @@ async def test_a_command_reads_the_system_and_its_context_paths(machine, mode):
     assert result.content.startswith("exit code 0"), result.content
     assert "print('app')" in result.content
     assert "bin" in result.content
+
+
+@pytest.mark.parametrize("mode", KINDS)
+async def test_a_command_cannot_read_another_processs_environment(machine, mode):
+    # A process of the user's with a key in its environment, as massgen itself has.
+    holder = await asyncio.create_subprocess_exec(
+        "sleep", "30", env={"PATH": "/usr/bin:/bin", "MASSGEN_TEST_KEY": SECRET}
+    )
+    try:
+        result = await machine.run(
+            machine.box(mode), f"cat /proc/{holder.pid}/environ /proc/*/environ | tr '\\0' '\\n'"
+        )
+    finally:
+        holder.kill()
+        await holder.wait()
+    assert SECRET not in result.content
+    assert Path(f"/proc/{os.getpid()}/environ").exists()  # the check is a real one here
 
 
 @pytest.mark.parametrize("mode", KINDS)
