@@ -11,6 +11,8 @@ own listing is then not readable). Any failure exits 126 before the command runs
 command runs with fewer rules than asked. The launcher's parent half stays as the
 command's parent, so that nothing the command starts outlives it (see `_supervise`).
 
+A seccomp filter then refuses the sockets Landlock cannot see (`filter_sockets`).
+
 Kernel ABI (`abi_version()`): 1 files (5.13), 2 rename across directories (5.19), 3
 truncate (6.2), 4 TCP bind/connect (6.7), 5 device ioctl (6.10), 6 signal and abstract
 unix socket scoping (6.12).
@@ -174,6 +176,74 @@ def confine(policy: dict[str, object]) -> None:
     for path in _strings(policy, "write"):
         rules.grant(os.path.realpath(path), write, ())
     rules.restrict()
+    filter_sockets(network)
+
+
+# ---------------------------------------------------------------- seccomp
+#
+# Landlock does not see sockets that are not TCP, nor connect() to a socket file: a
+# command could reach ssh-agent or the docker socket by path, or send UDP. A seccomp
+# filter refuses, with EPERM, socket() for AF_UNIX and AF_PACKET always and for AF_INET
+# and AF_INET6 without network; io_uring (which can open sockets around seccomp); and
+# any syscall of a foreign ABI (x32, i386), where the numbers differ.
+
+_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # audit arch, socket
+_IO_URING_SETUP = 425
+_X32_BIT = 0x40000000
+AF_UNIX, AF_INET, AF_INET6, AF_PACKET = 1, 2, 10, 17
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
+_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def socket_filter(machine: str, network: bool) -> list[tuple[int, int, int, int]] | None:
+    """The BPF program, as (code, jt, jf, k); None on an architecture it does not know."""
+    if machine not in _ARCHES:
+        return None
+    arch, socket_nr = _ARCHES[machine]
+    families = [AF_UNIX, AF_PACKET] + ([] if network else [AF_INET, AF_INET6])
+    program = [
+        (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ, 1, 0, arch),
+        (_RET, 0, 0, _RET_EPERM),
+        (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_JGE, 0, 1, _X32_BIT),
+        (_RET, 0, 0, _RET_EPERM),
+        (_JEQ, 0, 1, _IO_URING_SETUP),
+        (_RET, 0, 0, _RET_EPERM),
+        (_JEQ, 1, 0, socket_nr),
+        (_RET, 0, 0, _RET_ALLOW),
+        (_LD_ABS, 0, 0, 16),  # seccomp_data.args[0], low half: the address family
+    ]
+    for family in families:
+        program += [(_JEQ, 0, 1, family), (_RET, 0, 0, _RET_EPERM)]
+    return [*program, (_RET, 0, 0, _RET_ALLOW)]
+
+
+def filter_sockets(network: bool) -> None:
+    """Install `socket_filter` on this process (no_new_privs must be set already)."""
+    program = socket_filter(os.uname().machine, network)
+    if program is None:
+        return  # Landlock alone: TCP is still blocked without network
+    filters = (_SockFilter * len(program))(*(_SockFilter(*insn) for insn in program))
+    fprog = _SockFprog(len(program), filters)
+    libc = _libc()
+    libc.prctl.argtypes = None
+    result = libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
+    _check(result, "seccomp")
 
 
 def _strings(policy: dict[str, object], key: str) -> list[str]:

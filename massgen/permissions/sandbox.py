@@ -22,8 +22,10 @@ Two mechanisms, the first that works wins under `auto`:
   (`permissions/landlock.py`) forks a child that restricts itself and execs the command;
   the launcher stays as its subreaper and kills what the command left (also after
   `setsid`) when it ends or is stopped. TCP is blocked with Landlock ABI >= 4 (older
-  kernels: refused unless `network` is set); UDP is not covered. No /proc (so neither
-  `/dev/stdout` by name), and a directory holding a hidden path cannot be listed.
+  kernels: refused unless `network` is set); on x86_64 and arm64 a seccomp filter also
+  refuses inet sockets without network (UDP), unix sockets always (ssh-agent, docker) and
+  io_uring. No /proc (so neither `/dev/stdout` by name), and a directory holding a hidden
+  path cannot be listed.
 
 Where neither works, `select_sandbox` returns a `NoSandbox` whose `reason` says how to
 fix it; the command tool then refuses every command. Running unsandboxed takes an explicit

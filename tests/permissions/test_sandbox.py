@@ -232,6 +232,46 @@ async def test_with_network_allowed_it_can(machine, mode, listener):
     assert connections == ["in"]
 
 
+def python(code: str) -> str:
+    return f'{sys.executable} -I -S -c "{code}"'
+
+
+@pytest.mark.parametrize("mode", KINDS)
+async def test_without_network_no_udp_datagram_arrives(machine, mode):
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.settimeout(0.5)
+        port = server.getsockname()[1]
+        code = f"import socket; socket.socket(2, 2).sendto(b'leak', ('127.0.0.1', {port}))"
+        await machine.run(machine.box(mode), python(code))
+        with pytest.raises(TimeoutError):
+            server.recv(16)
+
+
+@pytest.mark.parametrize("mode", KINDS)
+@pytest.mark.parametrize("network", [False, True], ids=["offline", "online"])
+async def test_a_command_cannot_reach_a_unix_socket_outside(machine, mode, network, tmp_path):
+    # ssh-agent and the docker socket are reached by path: a write right is not needed.
+    connections: list[str] = []
+
+    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append("in")
+        writer.close()
+
+    path = tmp_path / "agent.sock"
+    server = await asyncio.start_unix_server(accepted, path)
+    code = f"import socket; s = socket.socket(1, 1); s.connect('{path}'); print('connected')"
+    try:
+        result = await machine.run(machine.box(mode, network=network), python(code))
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert "connected" not in result.content.splitlines()
+    assert connections == []
+
+
 # ---------------------------------------------------------------- processes
 
 
