@@ -241,7 +241,6 @@ def filter_sockets(network: bool) -> None:
     filters = (_SockFilter * len(program))(*(_SockFilter(*insn) for insn in program))
     fprog = _SockFprog(len(program), filters)
     libc = _libc()
-    libc.prctl.argtypes = None
     result = libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
     _check(result, "seccomp")
 
