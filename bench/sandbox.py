@@ -90,7 +90,8 @@ def render(timings: dict[str, list[float]], runs: int, load: tuple[float, float]
             "overhead is the median's difference from it.",
             report.table(["sandbox", "median", "min", "max", "overhead"], rows),
             "bubblewrap builds a mount, pid, ipc and network namespace per call; Landlock "
-            "starts a Python launcher that restricts itself and execs the shell.",
+            "starts a Python launcher that forks, restricts the child (Landlock, seccomp) and "
+            "execs the shell: most of its cost is the interpreter's start.",
         ]
     )
 
