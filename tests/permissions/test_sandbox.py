@@ -64,7 +64,7 @@ class Machine:
         sandbox = select_sandbox(mode, network=network)  # type: ignore[arg-type]
         assert not isinstance(sandbox, NoSandbox), sandbox.reason
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home)}
-        readable = (self.project / "src",)
+        readable = (self.project,)  # the project as a context path: `.env` inside is hidden
         return CommandToolbox(Limits(timeout), None, env, sandbox, readable, network)
 
     async def run(self, box: CommandToolbox, command: str, **extra: Any) -> ToolResult:
@@ -85,6 +85,9 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Machine
     (project / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
     workspace = project / ".massgen" / "workspaces" / "run" / "ws"
     workspace.mkdir(parents=True)
+    peer = project / ".massgen" / "workspaces" / "run" / "peer"
+    peer.mkdir()
+    (peer / "draft.txt").write_text(f"{SECRET}\n")  # a peer's live work, not its snapshot
     outside.mkdir()
     (outside / "kept.txt").write_text("original\n")
     monkeypatch.setenv("HOME", str(home))
@@ -181,6 +184,7 @@ async def test_a_command_cannot_read_the_hidden_secrets(machine, mode):
         home / "notes.txt",
         project / ".env",
         machine.workspace / ".." / ".." / ".." / ".." / ".env",  # `../` up to the project
+        machine.workspace / ".." / "peer" / "draft.txt",
     ]
     result = await machine.run(
         machine.box(mode),
