@@ -412,3 +412,19 @@ def test_the_readmes_commands_example_loads():
     backend = cfg.agents[0].backend
     assert (backend.command_line_sandbox, backend.command_line_network) == ("auto", False)
     assert backend.command_line_env == {"GITHUB_TOKEN": "t"}
+
+
+async def test_the_configs_context_paths_are_readable_and_nothing_else_of_the_project(machine):
+    if isinstance(select_sandbox("auto"), NoSandbox):
+        pytest.skip("no command sandbox on this machine")
+    backend = {"type": "chatcompletion", "model": "m", "cwd": "ws", "enable_mcp_command_line": True}
+    data = {
+        "agents": [{"id": "a", "backend": backend}],
+        "orchestrator": {"context_paths": [{"path": "src"}]},
+    }
+    cfg = config_from_dict(data, source="c.yaml", env={})
+    box = command_toolbox(cfg, cfg.agents[0])
+    assert isinstance(box, CommandToolbox)
+    result = await machine.run(box, f"cat {machine.project}/src/app.py; cat {machine.project}/.env")
+    assert "print('app')" in result.content
+    assert SECRET not in result.content
