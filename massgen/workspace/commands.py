@@ -129,19 +129,32 @@ class CommandToolbox:
         refusal = self._policy.refusal(command)
         if refusal is not None:
             return ToolResult.error(call, refusal)
-        if isinstance(self.sandbox, NoSandbox):
-            return ToolResult.error(call, self.sandbox.reason)
+        sandbox = self.sandbox
+        if isinstance(sandbox, NoSandbox):
+            return ToolResult.error(call, sandbox.reason)
         limits = self._limits.lowered(timeout)
-        # Per call, so nothing one command leaves in tmp reaches the next.
+        outcome = await self._run_confined(sandbox, command, ctx.workspace, limits)
+        if isinstance(outcome, str):
+            return ToolResult.error(call, outcome)
+        return _result(call, outcome, limits)
+
+    async def _run_confined(
+        self, sandbox: Sandbox, command: str, workspace: Path, limits: Limits
+    ) -> Finished | str:
+        """The command's end, or why it did not start. Its private tmp dir is made per
+        call, so nothing one command leaves there reaches the next."""
         with tempfile.TemporaryDirectory(prefix="massgen-cmd-", ignore_cleanup_errors=True) as tmp:
-            confinement = Confinement(ctx.workspace, Path(tmp), self._readable, self._network)
-            wrapped = self.sandbox.wrap(shell_argv(command), confinement)
-            env = {**self._env, **wrapped.env}
             try:
-                finished = await run_command(wrapped.argv, ctx.workspace, limits, env)
+                confinement = Confinement(workspace, Path(tmp), self._readable, self._network)
+                wrapped = sandbox.wrap(shell_argv(command), confinement)
+            except (OSError, RuntimeError, ValueError) as error:  # no sandbox, no command
+                return f"could not set up the sandbox ({error}); not run."
+            try:
+                return await run_command(
+                    wrapped.argv, workspace, limits, {**self._env, **wrapped.env}
+                )
             except OSError as error:
-                return ToolResult.error(call, f"could not start the command: {error}")
-        return _result(call, finished, limits)
+                return f"could not start the command: {error}"
 
 
 NO_WORKSPACE = "this agent has no workspace, so it cannot run commands."
