@@ -428,3 +428,16 @@ async def test_the_configs_context_paths_are_readable_and_nothing_else_of_the_pr
     result = await machine.run(box, f"cat {machine.project}/src/app.py; cat {machine.project}/.env")
     assert "print('app')" in result.content
     assert SECRET not in result.content
+
+
+async def test_a_sandbox_that_fails_to_set_up_means_no_command(machine):
+    class Broken:
+        name = "broken"
+
+        def wrap(self, argv: Any, confinement: Any) -> Any:
+            raise OSError("no such namespace")
+
+    box = CommandToolbox(Limits(5), env={"PATH": "/usr/bin:/bin"}, sandbox=Broken())
+    result = await machine.run(box, "touch ran")
+    assert result.content == "Error: could not set up the sandbox (no such namespace); not run."
+    assert not (machine.workspace / "ran").exists()
