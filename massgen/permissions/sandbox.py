@@ -61,6 +61,8 @@ SYSTEM_READABLE: tuple[str, ...] = (
     "/etc",
     "/opt",
 )
+# Where /etc/resolv.conf often points: read only when the network is on.
+NETWORK_READABLE: tuple[str, ...] = ("/run/systemd/resolve", "/run/resolvconf")
 # Hidden whatever else is readable. `~` is the user's home; relative names are taken from
 # the directory massgen runs in (the project).
 HIDDEN: tuple[str, ...] = (
@@ -250,7 +252,7 @@ def bwrap_arguments(c: Confinement) -> list[str]:
         args += _system_mount(Path(name))
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--bind", str(_real(c.tmp)), SANDBOX_TMP]
-    readable = [*_interpreter_paths(), *c.readable]
+    readable = [*_interpreter_paths(), *_network_paths(c), *c.readable]
     for path in sorted({_real(p) for p in readable}, key=lambda p: len(p.parts)):
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
@@ -287,7 +289,7 @@ class Landlocked:
         from massgen.permissions import landlock
 
         c = confinement
-        readable = [*SYSTEM_READABLE, *_interpreter_paths(), *c.readable]
+        readable = [*SYSTEM_READABLE, *_interpreter_paths(), *_network_paths(c), *c.readable]
         policy = {
             "read": [str(p) for p in readable],
             "write": [str(_real(c.workspace)), str(_real(c.tmp))],
@@ -309,6 +311,10 @@ def _real(path: Path) -> Path:
 
 def _interpreter_paths() -> list[Path]:
     return [Path(p) for p in {sys.prefix, sys.base_prefix}]
+
+
+def _network_paths(c: Confinement) -> list[Path]:
+    return [Path(p) for p in NETWORK_READABLE] if c.network else []
 
 
 def _hidden_within(hidden: Iterable[Path], visible: Iterable[Path]) -> list[Path]:
