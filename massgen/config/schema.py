@@ -81,10 +81,12 @@ class BackendConfig(Strict):
     exclude_tools: tuple[str, ...] = ()
     # The `execute_command` tool (`workspace/commands.py`), the predecessor's keys. Patterns
     # are regexes: a blocked one matching anywhere refuses a command; with an allow-list, a
-    # command must start with a match. Only local execution; docker and srt sandboxes are
-    # the permission issue's.
+    # command must start with a match. Commands run locally inside an OS sandbox
+    # (`permissions/sandbox.py`), not in docker; `none` runs them bare and must be explicit.
     enable_mcp_command_line: bool = False
     command_line_execution_mode: Literal["local"] = "local"
+    command_line_sandbox: Literal["auto", "bubblewrap", "landlock", "none"] = "auto"
+    command_line_network: bool = False
     command_line_allowed_commands: tuple[Regex, ...] | None = None
     command_line_blocked_commands: tuple[Regex, ...] = ()
     # Lowers the per-call timeout (default 60 s); at most `orchestrator.tool_timeout_seconds`.
@@ -99,7 +101,8 @@ class BackendConfig(Strict):
         if value in ("docker", "srt"):
             raise ValueError(
                 f"`{value}` execution is not supported by this version of massgen yet; "
-                "use `local` or remove the key"
+                "use `local` or remove the key: local commands run in an OS sandbox "
+                "(`command_line_sandbox: auto`, bubblewrap or landlock)"
             )
         return value
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a

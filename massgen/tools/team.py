@@ -35,7 +35,7 @@ async def open_tools(
     the block ends. Raises ConfigError for a tool filter that matches no tool. A server
     that does not start goes to `failed` as an event, one per agent that lost it (without
     `failed`, to `warn`)."""
-    commands = command_toolboxes(config)
+    commands = command_toolboxes(config, warn)
     if not any(agent.backend.mcp_servers for agent in config.agents):
         yield commands
         return
@@ -54,13 +54,16 @@ async def open_tools(
         yield joined(boxes, commands)
 
 
-def command_toolboxes(config: MassgenConfig) -> dict[str, Toolbox]:
-    """Agent id -> its `execute_command` toolbox, for agents whose backend enables it."""
+def command_toolboxes(
+    config: MassgenConfig, warn: Callable[[str], None] | None = None
+) -> dict[str, Toolbox]:
+    """Agent id -> its `execute_command` toolbox, for agents whose backend enables it;
+    `warn` hears when commands will be refused or run unsandboxed."""
     if not any(agent.backend.enable_mcp_command_line for agent in config.agents):
         return {}
     from massgen.workspace.commands import command_toolbox
 
-    boxes = {agent.id: command_toolbox(config, agent) for agent in config.agents}
+    boxes = {agent.id: command_toolbox(config, agent, warn) for agent in config.agents}
     return {agent: box for agent, box in boxes.items() if box is not None}
 
 

@@ -11,10 +11,15 @@ Config, on the agent's `backend:` (the predecessor's keys):
     command_line_blocked_commands: [...]   # regexes; a match anywhere refuses the command
     command_line_timeout_seconds: 30       # lowers the per-call timeout (never raises it)
     command_line_env: {NAME: value}        # passed to the command despite the scrubbing
+    command_line_sandbox: auto             # auto | bubblewrap | landlock | none
+    command_line_network: false            # let the command reach the network
 
 The patterns are a policy aid, not a boundary: a shell string can hide a command from a
-regex (`sh -c "$(echo cm0= | base64 -d)"`). Confining what a command may touch is the OS
-sandbox's job (the permission issue, #14); it wraps the runner (`workspace/runner.py`).
+regex (`sh -c "$(echo cm0= | base64 -d)"`). The boundary is the OS sandbox
+(`permissions/sandbox.py`): each call writes only its workspace and a private tmp dir
+(removed after the call), reads the system, its workspace and the context paths, and has
+no network unless allowed. Where no sandbox can be had, every command is refused with a
+message that says how to get one; only `command_line_sandbox: none` runs commands bare.
 """
 
 from __future__ import annotations
@@ -22,11 +27,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
+from massgen.log import logger
+from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, select_sandbox
 from massgen.tools.base import Toolbox, ToolContext, ToolResult
 from massgen.tools.effects import Effect, Run
 from massgen.workspace.runner import (
@@ -77,11 +86,21 @@ class CommandToolbox:
         limits: Limits,
         policy: CommandPolicy | None = None,
         env: Mapping[str, str] | None = None,
+        sandbox: Sandbox | NoSandbox | None = None,
+        readable: tuple[Path, ...] = (),
+        network: bool = False,
     ) -> None:
-        """`env`: the child's whole environment (default: this process's, scrubbed)."""
+        """`env`: the child's whole environment (default: this process's, scrubbed).
+        `sandbox`: what confines each command (default: the best one this machine has,
+        else none and every command is refused). `readable`: paths a command may read
+        besides the system and its workspace (the context paths). `network`: whether a
+        command may use the network."""
         self._limits = limits
         self._policy = policy or CommandPolicy()
         self._env = dict(scrubbed_environment(os.environ) if env is None else env)
+        self.sandbox = select_sandbox("auto", network=network) if sandbox is None else sandbox
+        self._readable = readable
+        self._network = network
         self._spec = _spec(limits.timeout_seconds)
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -110,12 +129,32 @@ class CommandToolbox:
         refusal = self._policy.refusal(command)
         if refusal is not None:
             return ToolResult.error(call, refusal)
+        sandbox = self.sandbox
+        if isinstance(sandbox, NoSandbox):
+            return ToolResult.error(call, sandbox.reason)
         limits = self._limits.lowered(timeout)
-        try:
-            finished = await run_command(shell_argv(command), ctx.workspace, limits, self._env)
-        except OSError as error:
-            return ToolResult.error(call, f"could not start the command: {error}")
-        return _result(call, finished, limits)
+        outcome = await self._run_confined(sandbox, command, ctx.workspace, limits)
+        if isinstance(outcome, str):
+            return ToolResult.error(call, outcome)
+        return _result(call, outcome, limits)
+
+    async def _run_confined(
+        self, sandbox: Sandbox, command: str, workspace: Path, limits: Limits
+    ) -> Finished | str:
+        """The command's end, or why it did not start. Its private tmp dir is made per
+        call, so nothing one command leaves there reaches the next."""
+        with tempfile.TemporaryDirectory(prefix="massgen-cmd-", ignore_cleanup_errors=True) as tmp:
+            try:
+                confinement = Confinement(workspace, Path(tmp), self._readable, self._network)
+                wrapped = sandbox.wrap(shell_argv(command), confinement)
+            except (OSError, RuntimeError, ValueError) as error:  # no sandbox, no command
+                return f"could not set up the sandbox ({error}); not run."
+            try:
+                return await run_command(
+                    wrapped.argv, workspace, limits, {**self._env, **wrapped.env}
+                )
+            except OSError as error:
+                return f"could not start the command: {error}"
 
 
 NO_WORKSPACE = "this agent has no workspace, so it cannot run commands."
@@ -190,8 +229,13 @@ def _spec(ceiling: float) -> ToolSpec:
 # ---------------------------------------------------------------- from the config
 
 
-def command_toolbox(config: MassgenConfig, agent: AgentConfig) -> Toolbox | None:
+def command_toolbox(
+    config: MassgenConfig, agent: AgentConfig, warn: Callable[[str], None] | None = None
+) -> Toolbox | None:
     """The command tool for `agent`, or None when its backend does not enable it.
+
+    `warn` hears, once, that commands will be refused (no sandbox) or run unsandboxed
+    (`command_line_sandbox: none`); the CLI prints it (default: the log).
 
     The timeout is the backend's `command_line_timeout_seconds` (default 60 s), never more
     than the loop's `tool_timeout_seconds` less the kill grace, so the command reports its
@@ -213,4 +257,25 @@ def command_toolbox(config: MassgenConfig, agent: AgentConfig) -> Toolbox | None
         backend.command_line_allowed_commands, backend.command_line_blocked_commands
     )
     env = scrubbed_environment(os.environ, backend.command_line_env)
-    return CommandToolbox(limits, policy, env)
+    network = backend.command_line_network
+    sandbox = select_sandbox(backend.command_line_sandbox, network=network)
+    _warn_about(sandbox, f"agents[{config.agents.index(agent)}].backend", warn)
+    readable = tuple(Path(c.path).resolve() for c in orchestrator.context_paths)
+    return CommandToolbox(limits, policy, env, sandbox, readable, network)
+
+
+def _warn_about(
+    sandbox: Sandbox | NoSandbox, where: str, warn: Callable[[str], None] | None
+) -> None:
+    if isinstance(sandbox, NoSandbox):
+        message = f"{where}: execute_command {sandbox.reason}"
+    elif sandbox.name == "none":
+        message = (
+            f"{where}.command_line_sandbox is `none`: commands run unsandboxed, with your "
+            "rights over every file and the network"
+        )
+    else:
+        return
+    logger.warning(message)
+    if warn is not None:
+        warn(message)

@@ -4,8 +4,8 @@
   however it ends (exit, timeout, cancellation), the whole group gets SIGTERM, a short
   grace, then SIGKILL, so nothing the command started outlives the call: a backgrounded
   `sleep` dies with its shell. A process that leaves the group on purpose (`setsid`) is out
-  of reach here; confining that is the OS sandbox's job (the permission issue, #14), which
-  wraps this runner.
+  of reach here; the command sandbox (`permissions/sandbox.py`), whose argv this runner
+  starts, ends those too (bubblewrap's pid namespace, the Landlock launcher's subreaper).
 - stdout and stderr share one pipe, so the output is interleaved as a terminal shows it.
 - Output is read in chunks into a bounded head and tail; memory stays within the bound
   whatever the command prints, and the output says how much was cut from the middle.

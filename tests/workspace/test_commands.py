@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from process_checks import gone
+from process_checks import none_running
 
 from massgen.config import config_from_dict
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core.errors import ConfigError
 from massgen.core.types import ToolCall
+from massgen.permissions.sandbox import NoSandbox, Unconfined, select_sandbox
 from massgen.tools.base import ToolContext
 from massgen.tools.effects import Run
 from massgen.tools.team import open_tools
@@ -32,8 +33,15 @@ def ctx(workspace: Path | None) -> ToolContext:
     return ToolContext(agent="a", workspace=workspace)
 
 
+# The tool's own behaviour (output, timeouts, refusals) under the sandbox this machine has;
+# where it has none, bare, so these still run (confinement: tests/permissions/).
+SANDBOX = select_sandbox("auto")
+NO_SANDBOX = isinstance(SANDBOX, NoSandbox)
+
+
 def box(policy: CommandPolicy | None = None, timeout: float = 5) -> CommandToolbox:
-    return CommandToolbox(Limits(timeout), policy, env={"PATH": "/usr/bin:/bin"})
+    sandbox = Unconfined() if isinstance(SANDBOX, NoSandbox) else SANDBOX
+    return CommandToolbox(Limits(timeout), policy, env={"PATH": "/usr/bin:/bin"}, sandbox=sandbox)
 
 
 def config(backend: dict[str, Any], **orchestrator: Any) -> Any:
@@ -185,6 +193,7 @@ def test_no_toolbox_unless_enabled():
     assert command_toolbox(cfg, cfg.agents[0]) is None
 
 
+@pytest.mark.skipif(NO_SANDBOX, reason="no command sandbox on this machine")
 async def test_command_env_reaches_the_child_and_other_secrets_do_not(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-parent")
     monkeypatch.setenv("GITHUB_TOKEN", "gh-parent")
@@ -206,9 +215,10 @@ async def test_an_enabled_agent_gets_the_tool_from_open_tools():
 
 
 async def test_the_loops_tool_timeout_kills_the_commands_group(tmp_path):
-    pid_file = tmp_path / "pid"
-    command = f"sleep 30 & echo $! > {pid_file}; wait"
+    # Found by its argument: inside the sandbox's pid namespace `$!` is not the host's pid.
+    command = f"sleep 30.{tmp_path.stat().st_ino} & touch {tmp_path}/started; wait"
     bounds = ToolBounds(timeout_seconds=0.5)
     (result,) = await run_round(box(timeout=30), [call(command)], ctx(tmp_path), bounds, [].append)
     assert result.content == "Error: `execute_command` timed out after 0.5s."
-    assert await gone(int(pid_file.read_text()))
+    assert (tmp_path / "started").exists()
+    assert await none_running(f"sleep 30.{tmp_path.stat().st_ino}")

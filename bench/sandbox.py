@@ -1,0 +1,104 @@
+"""`python -m bench.sandbox`: what the command sandbox adds to one `execute_command` call,
+written into the sandbox section of `docs/benchmarks.md` (between its markers;
+`python -m bench` keeps the section).
+
+    python -m bench.sandbox            # 30 calls per sandbox
+    python -m bench.sandbox --quick    # 5 calls each, printed instead of written
+
+Each sample is one tool call of `true` through `CommandToolbox.call`, as an agent makes
+it (private tmp dir created and removed, the sandbox's argv, the runner's process group
+and output capture), unsandboxed (`none`) and under each sandbox this machine has.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from bench import report
+from bench.proc import ROOT
+from massgen.core.types import ToolCall
+from massgen.permissions.sandbox import NoSandbox, Sandbox, select_sandbox
+from massgen.tools.base import ToolContext
+from massgen.workspace.commands import CommandToolbox
+from massgen.workspace.runner import Limits
+
+BEGIN, END = "<!-- command sandbox: begin -->", "<!-- command sandbox: end -->"
+MODES = ("none", "bubblewrap", "landlock")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.sandbox")
+    parser.add_argument("--runs", type=int, default=30, help="calls per sandbox (default 30)")
+    parser.add_argument("--quick", action="store_true", help="5 calls each; print, don't write")
+    args = parser.parse_args(argv)
+    runs = 5 if args.quick else args.runs
+    load_before = os.getloadavg()[0]
+    timings = {mode: asyncio.run(_calls(sandbox, runs)) for mode, sandbox in _sandboxes()}
+    text = render(timings, runs, (load_before, os.getloadavg()[0]))
+    if args.quick:
+        print(text)
+    else:
+        from bench.local import write
+
+        write(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
+    return 0
+
+
+def _sandboxes() -> list[tuple[str, Sandbox]]:
+    found = []
+    for mode in MODES:
+        sandbox = select_sandbox(mode)  # type: ignore[arg-type]
+        if not isinstance(sandbox, NoSandbox):
+            found.append((mode, sandbox))
+    return found
+
+
+async def _calls(sandbox: Sandbox, runs: int) -> list[float]:
+    box = CommandToolbox(Limits(30), env={"PATH": "/usr/bin:/bin"}, sandbox=sandbox)
+    call = ToolCall("b", "execute_command", json.dumps({"command": "true"}))
+    seconds = []
+    with tempfile.TemporaryDirectory(prefix="massgen-bench-sbx-") as workspace:
+        ctx = ToolContext(agent="bench", workspace=Path(workspace))
+        await box.call(call, ctx)  # warm: the first call pays for page cache misses
+        for _ in range(runs):
+            started = time.perf_counter()
+            result = await box.call(call, ctx)
+            seconds.append(time.perf_counter() - started)
+            if not result.content.startswith("exit code 0"):
+                raise RuntimeError(f"`true` failed under {sandbox.name}: {result.content}")
+    return seconds
+
+
+def render(timings: dict[str, list[float]], runs: int, load: tuple[float, float]) -> str:
+    bare = report.median(timings["none"])
+    rows = [
+        [mode, *report.spread([s * 1000 for s in samples], _ms), _ms(1000 * (report.median(samples) - bare))]
+        for mode, samples in timings.items()
+    ]  # fmt: skip
+    return "\n\n".join(
+        [
+            "## 11. Command sandbox",
+            f"Written by `python -m bench.sandbox` on {time.strftime('%Y-%m-%d')}: one "
+            f"`execute_command` call of `true`, {runs} times per sandbox (1-minute load "
+            f"average {load[0]:.2f} before, {load[1]:.2f} after). `none` runs it bare; the "
+            "overhead is the median's difference from it.",
+            report.table(["sandbox", "median", "min", "max", "overhead"], rows),
+            "bubblewrap builds a mount, pid, ipc and network namespace per call; Landlock "
+            "starts a Python launcher that forks, restricts the child (Landlock, seccomp) and "
+            "execs the shell: most of its cost is the interpreter's start.",
+        ]
+    )
+
+
+def _ms(value: float) -> str:
+    return f"{value:.1f} ms"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
