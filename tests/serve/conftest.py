@@ -30,7 +30,7 @@ def server(tmp_path_factory, fakes) -> Server:
     teams.mkdir()
     write_team(folder / "team.yaml", fakes["fast"].base_url)
     write_team(teams / "slow.yaml", fakes["slow"].base_url)
-    write_team(teams / "paced.yaml", fakes["paced"].base_url)
+    write_team(teams / "paced.yaml", fakes["paced"].base_url, workspaces=True)
     write_team(teams / "broken.yaml", "not a url", n=0)
     with running_server(folder, "--config", "team.yaml", "--teams-dir", "teams") as running:
         yield running

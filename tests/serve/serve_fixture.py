@@ -31,7 +31,15 @@ FINAL_MARKDOWN = (
 
 
 def chatty_agent(request: dict[str, Any]) -> Reply:
-    """`cooperative_agent` that thinks aloud first, and presents its answer in Markdown."""
+    """`cooperative_agent` that thinks aloud first, and presents its answer in Markdown.
+    An agent with a workspace writes its notes there before its first answer."""
+    offered = {(t.get("function") or {}).get("name") for t in request.get("tools") or []}
+    messages = request.get("messages") or []
+    tool_results = [m for m in messages if m.get("role") == "tool"]
+    answered = f"[{request.get('model')} answer " in json.dumps(messages)
+    if {"new_answer", "write_file"} <= offered and not tool_results and not answered:
+        notes = {"path": "notes.md", "content": "2 + 2 = 4\n"}
+        return Reply(text=_CHATTER, tool_calls=[("write_file", notes)])
     reply = cooperative_agent(request)
     if reply.tool_calls:
         return dataclasses.replace(reply, text=_CHATTER + reply.text)
@@ -40,10 +48,13 @@ def chatty_agent(request: dict[str, Any]) -> Reply:
     return reply
 
 
-def write_team(path: Path, base_url: str, n: int = 3) -> Path:
+def write_team(path: Path, base_url: str, n: int = 3, *, workspaces: bool = False) -> Path:
+    """A team of `n` on the fake at `base_url`; with `workspaces`, each has file tools."""
     backend = {"type": "chatcompletion", "base_url": base_url}
     names = ("careful", "balanced", "creative", "quick", "thorough")
     agents = [{"id": names[i], "backend": {**backend, "model": f"m{i}"}} for i in range(n)]
+    for i, agent in enumerate(agents if workspaces else []):
+        agent["backend"]["cwd"] = f"ws{i}"
     path.write_text(yaml.safe_dump({"agents": agents}))
     return path
 

@@ -67,6 +67,7 @@ def test_a_run_from_the_page_shows_every_agent_live_and_a_reload_loses_nothing(
     assert int(page.locator("#run").get_attribute("data-events") or 0) > before
     expect(page.locator(".answer")).to_have_count(3)
     expect(page.locator(".vote")).to_have_count(3)
+    expect(page.locator(".tool.ok", has_text="write_file(")).to_have_count(3)
     expect(page.locator(".agent.winner")).to_have_count(1)
     expect(page.locator(".agent.winner .state")).to_have_text("winner")
     expect(page.locator("#final-answer h2")).to_have_text("The answer")
