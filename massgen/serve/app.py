@@ -304,7 +304,7 @@ async def _chat_once(
 ) -> Response:
     """Wait for the answer; a client that hangs up first cancels the run."""
     gone = asyncio.create_task(_disconnected(request))
-    waiting = asyncio.create_task(run.result())
+    waiting = asyncio.create_task(run.wait())
     try:
         await asyncio.wait({gone, waiting}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -313,14 +313,10 @@ async def _chat_once(
         waiting.cancel()
         await run.cancel()
         return Response(status_code=499)  # nobody is listening
-    try:
-        result = waiting.result()
-    except Exception as error:
-        return _error(
-            500, f"the team run failed: {error}", "server_error", "team_failed", **_NO_RETRY
-        )
-    if not result.answer:
-        return _error(500, _no_answer(result), "server_error", "team_failed", **_NO_RETRY)
+    result = run.outcome()
+    if isinstance(result, str) or not result.answer:
+        message = result if isinstance(result, str) else _no_answer(result)
+        return _error(500, message, "server_error", "team_failed", **_NO_RETRY)
     lines = (wire.progress_line(e) for e in run.events)
     reasoning = "".join(line for line in lines if line)
     body = wire.completion(completion_id, req.model, result.answer, reasoning, result.total_usage)
@@ -364,15 +360,11 @@ async def _chat_stream(
                 yield frame({"content": event.answer})
             elif (line := wire.progress_line(event)) is not None:
                 yield frame({"reasoning_content": line})
-        try:
-            result = await run.result()
-        except Exception as error:
-            body = wire.error_body(f"the team run failed: {error}", "server_error", "team_failed")
-            yield {"data": json.dumps(body)}
-            return
-        if not answered:
-            body = wire.error_body(_no_answer(result), "server_error", "team_failed")
-            yield {"data": json.dumps(body)}
+        await run.wait()  # `follow` has ended: so has the run
+        result = run.outcome()
+        if isinstance(result, str) or not answered:
+            message = result if isinstance(result, str) else _no_answer(result)
+            yield {"data": json.dumps(wire.error_body(message, "server_error", "team_failed"))}
             return
         yield frame({}, "stop")
         if req.include_usage:

@@ -104,10 +104,20 @@ class LiveRun:
                 return
             await changed.wait()
 
-    async def result(self) -> RunResult:
-        """The run's result; raises what ended it early (CancelledError when cancelled)."""
-        assert self.task is not None, "LiveRun.result() before start()"
-        return await asyncio.shield(self.task)
+    async def wait(self) -> None:
+        """Until the run has ended, however it ends (waiting does not cancel it)."""
+        assert self.task is not None, "LiveRun.wait() before start()"
+        await asyncio.wait({self.task})
+
+    def outcome(self) -> RunResult | str:
+        """An ended run's result, or why it has none (cancelled, or what it raised)."""
+        assert self.task is not None and self.task.done(), "LiveRun.outcome() before it ended"
+        if self.task.cancelled():
+            return "the run was cancelled"
+        error = self.task.exception()
+        if error is not None:
+            return f"the team run failed: {error}"
+        return self.task.result()
 
     async def cancel(self) -> None:
         """Stop the run and wait until its model calls are closed."""

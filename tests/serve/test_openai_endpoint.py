@@ -196,3 +196,19 @@ def test_a_plain_request_that_times_out_on_the_client_cancels_its_run(server, fa
     _until(lambda: len(slow.requests) - sent == 3)
     time.sleep(3.0)
     assert len(slow.requests) - sent == 3
+
+
+def test_a_run_stopped_from_the_web_view_ends_its_stream_with_an_openai_error(server, client):
+    _until(lambda: not any(run["live"] for run in server.get("/api/runs")[1]["runs"]))
+    stream = client.chat.completions.create(model="slow", messages=QUESTION, stream=True)
+    chunks = iter(stream)
+    next(chunks)
+    live = [run["id"] for run in server.get("/api/runs")[1]["runs"] if run["live"]]
+    assert len(live) == 1
+    stop = urllib.request.Request(server.url + f"/api/runs/{live[0]}", method="DELETE")
+    stop.add_header("Authorization", f"Bearer {TOKEN}")
+    with urllib.request.urlopen(stop, timeout=30) as response:
+        assert json.loads(response.read())["cancelled"] is True
+    with pytest.raises(openai.APIError, match="cancelled"):
+        for _ in chunks:
+            pass
