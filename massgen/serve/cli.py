@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8642
+MIN_NETWORK_TOKEN = 16  # characters: a token that guards a network port must not be guessable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,12 +88,16 @@ def _refusal(args: argparse.Namespace, token: Token) -> str | None:
         return "--max-concurrent must be between 1 and 256"
     if not 0 <= args.port <= 65535:
         return "--port must be between 0 and 65535"
-    if not is_loopback(args.host) and token.generated:
+    if is_loopback(args.host):
+        return None
+    fix = f"(e.g. `export {args.token_env}=$(openssl rand -hex 32)`) or bind to 127.0.0.1"
+    if token.generated:
         return (
             f"--host {args.host} is reachable from other machines, so it needs a token you "
-            f"chose: set {args.token_env} (e.g. `export {args.token_env}=$(openssl rand -hex 32)`)"
-            " or bind to 127.0.0.1"
+            f"chose: set {args.token_env} {fix}"
         )
+    if len(token.value) < MIN_NETWORK_TOKEN:
+        return f"{args.token_env} is too short for --host {args.host}: use {MIN_NETWORK_TOKEN}+ characters {fix}"
     return None
 
 

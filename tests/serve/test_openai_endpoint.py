@@ -164,16 +164,36 @@ def test_a_non_loopback_host_without_a_chosen_token_is_refused(tmp_path):
     assert done.returncode != 0
     assert "MASSGEN_SERVE_TOKEN" in done.stderr and "0.0.0.0" in done.stderr
     assert "Traceback" not in done.stderr
+    env = {**serve_env(tmp_path, token=None), "MASSGEN_SERVE_TOKEN": "short"}
+    weak = subprocess.run(
+        [sys.executable, "-m", "massgen", "serve", "--host", "0.0.0.0", "--port", "1"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert weak.returncode != 0 and "too short" in weak.stderr
 
 
-def test_a_generated_token_is_printed_once_with_a_curl_line(tmp_path):
+def test_a_generated_token_is_printed_once_with_a_curl_line_and_works(tmp_path):
     (tmp_path / "home").mkdir()
+    origin = "http://app.example"
     with FakeProvider() as fake:
         write_team(tmp_path / "team.yaml", fake.base_url, n=2)
-        with running_server(tmp_path, "--config", "team.yaml", token=None) as server:
+        args = ("--config", "team.yaml", "--cors-origin", origin)
+        with running_server(tmp_path, *args, token=None) as server:
             assert server.process.stdout is not None
             lines = [server.process.stdout.readline() for _ in range(4)]
-    token = lines[1].rsplit(" ", 1)[1].strip()
+            token = lines[1].rsplit(" ", 1)[1].strip()
+            assert server.get("/v1/models", token=token)[0] == 200
+            preflight = urllib.request.Request(
+                server.url + "/v1/chat/completions",
+                method="OPTIONS",
+                headers={
+                    "Origin": origin,
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "authorization,content-type",
+                },
+            )
+            with urllib.request.urlopen(preflight, timeout=10) as response:
+                assert response.headers["access-control-allow-origin"] == origin
     assert len(token) >= 32
     assert lines[3].startswith("try: curl") and f"Bearer {token}" in lines[3]
     assert sum(line.count(token) for line in lines) == 3  # the token line, the page, the curl
