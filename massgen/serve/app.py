@@ -87,6 +87,11 @@ def _error(
     return JSONResponse(wire.error_body(message, kind, code), status_code=status, headers=headers)
 
 
+def _bad_request(error: wire.RequestError) -> Response:
+    body = wire.error_body(error.message, "invalid_request_error", error.code, error.param)
+    return JSONResponse(body, status_code=error.status)
+
+
 class _Routes:
     def __init__(self, settings: Settings, runs: Runs) -> None:
         self.settings, self.runs, self.teams = settings, runs, settings.teams
@@ -173,7 +178,7 @@ class _Routes:
             req = wire.parse_request(await _json_body(request))
             loaded = self.teams.load(req.model)
         except wire.RequestError as error:
-            return _error(error.status, error.message, "invalid_request_error", error.code)
+            return _bad_request(error)
         except UnknownTeam as error:
             return _error(404, str(error), "invalid_request_error", "model_not_found")
         except ConfigError as error:
@@ -208,7 +213,7 @@ class _Routes:
             loaded = self.teams.load(team)
             run = await self.runs.start(team, loaded, question)
         except wire.RequestError as error:
-            return _error(400, error.message, "invalid_request_error")
+            return _bad_request(error)
         except UnknownTeam as error:
             return _error(404, str(error), "invalid_request_error", "model_not_found")
         except ConfigError as error:

@@ -2,7 +2,9 @@
 
 A request's last user message is the question; earlier user/assistant pairs are the
 history (`Turn`s), as in a chat session. System messages are not forwarded: each agent
-keeps the system message of its team config. The team's progress streams as
+keeps the system message of its team config. Sampling options (`temperature`, ...) are the
+team's too, and are ignored; `tools` and `n > 1` are refused, since a team cannot honour
+them. The team's progress streams as
 `reasoning_content` (one line per thing an agent did), the final answer as `content`.
 """
 
@@ -57,6 +59,10 @@ def parse_request(body: Any) -> ChatRequest:
         raise RequestError("`messages` must be a non-empty list", param="messages")
     if len(messages) > MAX_MESSAGES:
         raise RequestError(f"at most {MAX_MESSAGES} messages", param="messages")
+    if body.get("tools") or body.get("functions"):
+        raise RequestError("a team answers in text: `tools` are not supported", param="tools")
+    if body.get("n") not in (None, 1):
+        raise RequestError("a team gives one answer: `n` must be 1", param="n")
     pairs = [(_role(m, i), _text(m, i)) for i, m in enumerate(messages)]
     chat = [(role, text) for role, text in pairs if role in ("user", "assistant")]
     if not chat or chat[-1][0] != "user" or not chat[-1][1].strip():

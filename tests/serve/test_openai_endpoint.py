@@ -87,6 +87,13 @@ def test_an_unknown_team_is_an_openai_error(client):
     assert "GET /v1/models" in raised.value.message
 
 
+def test_client_tools_are_refused_since_a_team_answers_in_text(client):
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(model="massgen", messages=QUESTION, tools=[tool])
+    assert raised.value.param == "tools"
+
+
 def test_a_team_that_cannot_load_is_an_openai_error_that_says_why(client):
     with pytest.raises(openai.BadRequestError) as raised:
         client.chat.completions.create(model="broken", messages=QUESTION, stream=True)
