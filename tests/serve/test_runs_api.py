@@ -89,3 +89,13 @@ def test_the_page_cookie_opens_gets_but_not_runs(server):
         raise AssertionError("a cookie alone started a run")
     except urllib.error.HTTPError as error:
         assert error.code == 401
+
+
+def test_a_reconnect_resumes_after_the_last_event_id(server):
+    run_id = _finished_run(server)
+    request = urllib.request.Request(server.url + f"/api/runs/{run_id}/events")
+    request.add_header("Authorization", f"Bearer {TOKEN}")
+    request.add_header("Last-Event-ID", "5")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        ids = [line for line in response.read().decode().splitlines() if line.startswith("id:")]
+    assert ids[0].strip() == "id: 6"
