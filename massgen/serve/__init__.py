@@ -6,6 +6,7 @@
     teams.py     which teams a `model` name can mean (served config, presets, --teams-dir)
     runs.py      live runs: each one's event list, followers, cancellation, the slot bound
     wire.py      the Chat Completions wire: messages → question + history, events → chunks
+    completions.py  /v1/chat/completions over a live run: one answer, or a stream
     history.py   past runs from the log directories, read by validated run id only
     static/      the web page (plain HTML/CSS/JS, no build step, nothing from a CDN)
 
