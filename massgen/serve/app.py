@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -37,6 +38,7 @@ PAGE_FILES = {
     "style.css": "text/css",
 }
 MAX_BODY_BYTES = 8 * 1024 * 1024
+STOP_GRACE_S = 3.0  # at shutdown: how long streams get to send their last frame
 PAGE_HEADERS = {
     # The page runs only its own files; `no-referrer` keeps a `/?token=` out of Referer.
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -62,7 +64,13 @@ def build_app(settings: Settings) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        yield
+        # When the server stops, sse-starlette sets `stopping`; cancelling the runs then
+        # lets every stream end with its error object within the grace period.
+        routes.stopping = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(_cancel_on, routes.stopping, runs)
+            yield
+            routes.stopping.set()
         await runs.close()
 
     middleware = []
@@ -91,9 +99,20 @@ def _bad_request(error: wire.RequestError) -> Response:
     return JSONResponse(body, status_code=error.status)
 
 
+async def _cancel_on(stopping: anyio.Event, runs: Runs) -> None:
+    await stopping.wait()
+    await runs.close()
+
+
 class _Routes:
     def __init__(self, settings: Settings, runs: Runs) -> None:
         self.settings, self.runs, self.teams = settings, runs, settings.teams
+        self.stopping: anyio.Event | None = None  # set by the lifespan
+
+    def _sse(self, events: AsyncIterator[dict[str, str]]) -> EventSourceResponse:
+        return EventSourceResponse(
+            events, ping=15, shutdown_event=self.stopping, shutdown_grace_period=STOP_GRACE_S
+        )
 
     def table(self) -> list[Route]:
         guard = self._guarded
@@ -190,7 +209,7 @@ class _Routes:
             )
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
         if req.stream:
-            return EventSourceResponse(answer_stream(run, req, completion_id), ping=15)
+            return self._sse(answer_stream(run, req, completion_id))
         return await answer_once(request, run, req, completion_id)
 
     # --- the web page's API ------------------------------------------------------------
@@ -237,11 +256,11 @@ class _Routes:
         start = _start_index(request)
         run = self.runs.get(run_id)
         if run is not None:
-            return EventSourceResponse(_live_events(run, start), ping=15)
+            return self._sse(_live_events(run, start))
         recorded = history.recorded_events(run_id)
         if recorded is None:
             return _error(404, "no run with that id", "invalid_request_error", "not_found")
-        return EventSourceResponse(_past_events(recorded, start))
+        return self._sse(_past_events(recorded, start))
 
     async def run_file(self, request: Request) -> Response:
         path = history.run_file(request.path_params["run_id"], request.path_params["name"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import subprocess
 import sys
 import threading
@@ -239,3 +240,23 @@ def test_a_run_stopped_from_the_web_view_ends_its_stream_with_an_openai_error(se
     with pytest.raises(openai.APIError, match="cancelled"):
         for _ in chunks:
             pass
+
+
+def test_ctrl_c_ends_open_streams_with_an_openai_error_and_exits_cleanly(tmp_path):
+    (tmp_path / "home").mkdir()
+    with FakeProvider(latency=2.0) as fake:
+        write_team(tmp_path / "team.yaml", fake.base_url, n=2)
+        with running_server(tmp_path, "--config", "team.yaml") as server:
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key=TOKEN, max_retries=0)
+            chunks = iter(
+                client.chat.completions.create(model="massgen", messages=QUESTION, stream=True)
+            )
+            next(chunks)
+            server.process.send_signal(signal.SIGINT)
+            with pytest.raises(openai.APIError, match="cancelled"):
+                for _ in chunks:
+                    pass
+            assert server.process.wait(timeout=30) == 0
+            assert server.process.stdout is not None
+            output = server.process.stdout.read()
+    assert "ERROR" not in output and "Traceback" not in output
