@@ -18,9 +18,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import commands, doc, first_run, inproc, local, sandbox, workspace
+from bench import commands, doc, first_run, inproc, local, sandbox, serving, workspace
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
+
+# `python -m bench.local`, `bench.first_run`, `bench.sandbox`, `bench.serving`.
+KEPT_SECTIONS = (
+    (local.BEGIN, local.END),
+    (first_run.BEGIN, first_run.END),
+    (sandbox.BEGIN, sandbox.END),
+    (serving.BEGIN, serving.END),
+)
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"
 GROWTH_SIZES = (2, 3, 5, 8)  # at 0 ms; the 3-agent runs double as the overhead benchmark
@@ -64,9 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out or ROOT / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    # Written by `python -m bench.local`, `bench.first_run` and `bench.sandbox`.
-    kept = [local.kept_section(out), local.kept_section(out, first_run.BEGIN, first_run.END)]
-    kept.append(local.kept_section(out, sandbox.BEGIN, sandbox.END))
+    # Sections other bench modules write (minutes each); kept when this rewrites the file.
+    kept = [local.kept_section(out, begin, end) for begin, end in KEPT_SECTIONS]
     tail = "\n\n".join(section for section in kept if section)
     out.write_text(f"{text.rstrip()}\n\n{tail}\n" if tail else text, encoding="utf-8")
     _say(f"wrote {out}")

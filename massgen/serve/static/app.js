@@ -1,0 +1,355 @@
+// The massgen web view: ask a team, follow a run's event stream live, open past runs.
+// Every event is the same JSON as `massgen --stream-events` prints. A run is rebuilt
+// from its events alone, so a reload replays them and then follows the live stream.
+"use strict";
+
+(function () {
+  var TOKEN_KEY = "massgen-serve-token";
+  var STREAM_CHARS = 1500; // the tail of an agent's current text shown on its card
+  var $ = function (id) { return document.getElementById(id); };
+
+  var current = null; // {id, source, state}
+
+  // --- the token ---------------------------------------------------------------------
+
+  function takeTokenFromUrl() {
+    var params = new URLSearchParams(location.search);
+    var token = params.get("token");
+    if (token) {
+      sessionStorage.setItem(TOKEN_KEY, token);
+      params.delete("token");
+      var rest = params.toString();
+      history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+    }
+  }
+
+  function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+
+  function api(path, options) {
+    options = options || {};
+    var headers = Object.assign({ "Authorization": "Bearer " + token() }, options.headers || {});
+    if (options.body) headers["Content-Type"] = "application/json";
+    return fetch(path, Object.assign({}, options, { headers: headers })).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (body) {
+        if (!response.ok) {
+          var message = (body.error && body.error.message) || response.statusText;
+          var error = new Error(message);
+          error.status = response.status;
+          throw error;
+        }
+        return body;
+      });
+    });
+  }
+
+  function login() {
+    // The cookie this sets is what the EventSource GETs carry (they cannot send headers).
+    return api("/api/login", { method: "POST" });
+  }
+
+  function showLogin(message) {
+    $("main").hidden = true;
+    $("login").hidden = false;
+    $("login-error").textContent = message || "";
+  }
+
+  function enter() {
+    return login().then(function () {
+      $("login").hidden = true;
+      $("main").hidden = false;
+      loadTeams();
+      loadRuns();
+      var wanted = runFromHash();
+      if (wanted) openRun(wanted);
+    }).catch(function (error) {
+      if (error.status === 401) sessionStorage.removeItem(TOKEN_KEY);
+      showLogin(error.status === 401 ? "That token is not the server's." : error.message);
+    });
+  }
+
+  // --- teams and runs ----------------------------------------------------------------
+
+  function loadTeams() {
+    api("/v1/models").then(function (body) {
+      var select = $("team");
+      select.textContent = "";
+      body.data.forEach(function (team) {
+        var option = document.createElement("option");
+        option.value = team.id;
+        option.textContent = team.id;
+        option.title = team.description || "";
+        select.appendChild(option);
+      });
+    });
+  }
+
+  function loadRuns() {
+    return api("/api/runs").then(function (body) {
+      var list = $("runs");
+      list.textContent = "";
+      body.runs.forEach(function (run) {
+        var item = document.createElement("li");
+        item.dataset.run = run.id;
+        if (current && current.id === run.id) item.className = "selected";
+        var status = document.createElement("span");
+        status.className = "badge " + (run.live ? "running" : String(run.status || ""));
+        status.textContent = run.live ? "live" : (run.status || "?");
+        var question = document.createElement("span");
+        question.className = "q";
+        question.textContent = run.question || run.id;
+        item.append(status, question);
+        item.title = run.id;
+        item.addEventListener("click", function () { openRun(run.id); });
+        list.appendChild(item);
+      });
+    }).catch(function () {});
+  }
+
+  function ask(event) {
+    event.preventDefault();
+    $("ask-error").textContent = "";
+    var question = $("question").value.trim();
+    if (!question) return;
+    $("ask-button").disabled = true;
+    api("/api/runs", { method: "POST", body: JSON.stringify({ question: question, team: $("team").value }) })
+      .then(function (body) { openRun(body.id); loadRuns(); })
+      .catch(function (error) { $("ask-error").textContent = error.message; })
+      .finally(function () { $("ask-button").disabled = false; });
+  }
+
+  function runFromHash() {
+    var match = /^#run=(.+)$/.exec(location.hash);
+    return match ? decodeURIComponent(match[1]) : null;
+  }
+
+  // --- one run: its events, replayed then followed -----------------------------------
+
+  function openRun(id) {
+    if (current && current.source) current.source.close();
+    history.replaceState(null, "", location.pathname + "#run=" + encodeURIComponent(id));
+    current = { id: id, source: null, state: newState() };
+    $("empty").hidden = true;
+    $("run").hidden = false;
+    $("agents").textContent = "";
+    $("final").hidden = true;
+    $("final-answer").textContent = "";
+    $("winner").textContent = "";
+    $("run-question").textContent = "";
+    setStatus("loading");
+    Array.prototype.forEach.call($("runs").children, function (li) {
+      li.className = li.dataset.run === id ? "selected" : "";
+    });
+    var mine = current;
+    var source = new EventSource("/api/runs/" + encodeURIComponent(id) + "/events");
+    mine.source = source;
+    source.onmessage = function (message) {
+      if (current !== mine) return;
+      apply(mine.state, JSON.parse(message.data));
+      mine.state.count += 1;
+      $("run").dataset.events = String(mine.state.count);
+    };
+    source.addEventListener("end", function () {
+      source.close();
+      if (current !== mine) return;
+      if (!mine.state.finished) setStatus("interrupted");
+      loadRuns();
+    });
+    source.onerror = function () {
+      // EventSource retries by itself (resuming from Last-Event-ID); CLOSED means refused.
+      if (source.readyState === EventSource.CLOSED && current === mine && !mine.state.finished) {
+        setStatus("unavailable");
+      }
+    };
+  }
+
+  function stopRun() {
+    if (!current) return;
+    api("/api/runs/" + encodeURIComponent(current.id), { method: "DELETE" }).catch(function () {});
+  }
+
+  function setStatus(status) {
+    var badge = $("run-status");
+    badge.textContent = status;
+    badge.className = "badge " + status;
+    $("run").dataset.status = status;
+    $("stop").hidden = status !== "running";
+  }
+
+  function newState() {
+    return { agents: {}, order: [], count: 0, finished: false, finalText: "", winner: null };
+  }
+
+  function agentOf(state, id) {
+    if (!state.agents[id]) {
+      state.agents[id] = { id: id, label: "", card: card(id) };
+      state.order.push(id);
+    }
+    return state.agents[id];
+  }
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function card(id) {
+    var root = el("article", "agent");
+    root.dataset.agent = id;
+    var head = el("header");
+    var name = el("b", "name", id);
+    var label = el("span", "label");
+    var state = el("span", "state", "waiting");
+    var tokens = el("span", "tokens");
+    head.append(name, label, state, tokens);
+    var stream = el("pre", "stream");
+    var tools = el("ul", "tools");
+    var answers = el("div", "answers");
+    var votes = el("ul", "votes");
+    root.append(head, stream, tools, answers, votes);
+    $("agents").appendChild(root);
+    return { root: root, label: label, state: state, tokens: tokens, stream: stream,
+      tools: tools, answers: answers, votes: votes, text: "", usage: 0, calls: {} };
+  }
+
+  function setAgentState(agent, text, kind) {
+    agent.card.state.textContent = text;
+    agent.card.root.dataset.state = kind;
+  }
+
+  function appendStream(agent, text) {
+    var c = agent.card;
+    c.text = (c.text + text).slice(-STREAM_CHARS);
+    c.stream.textContent = c.text;
+    c.stream.scrollTop = c.stream.scrollHeight;
+  }
+
+  // One event into the view. Unknown types are ignored (a newer server may add some).
+  function apply(state, e) {
+    var agent = e.agent ? agentOf(state, e.agent) : null;
+    switch (e.type) {
+      case "run_started":
+        $("run-question").textContent = e.question;
+        e.agents.forEach(function (id) {
+          var a = agentOf(state, id);
+          a.label = e.labels[id] || "";
+          a.card.label.textContent = a.label;
+        });
+        setStatus("running");
+        break;
+      case "agent_started":
+        agent.card.text = "";
+        agent.card.stream.textContent = "";
+        setAgentState(agent, (e.vote_only ? "voting" : "working") + " · run " + e.run, "working");
+        break;
+      case "text":
+      case "reasoning":
+        appendStream(agent, e.text);
+        break;
+      case "tool_call_started": {
+        var item = el("li", "tool running", e.name + "(" + e.arguments.slice(0, 120) + ")");
+        agent.card.calls[e.call_id] = item;
+        agent.card.tools.appendChild(item);
+        break;
+      }
+      case "tool_call_finished": {
+        var call = agent.card.calls[e.call_id] || el("li", "tool", e.name);
+        call.className = "tool " + (e.ok ? "ok" : "failed");
+        call.title = e.result.slice(0, 2000);
+        if (!call.parentNode) agent.card.tools.appendChild(call);
+        break;
+      }
+      case "tool_source_failed":
+        agent.card.tools.appendChild(el("li", "tool failed", e.source + ": " + e.error));
+        break;
+      case "answer_published": {
+        var details = el("details", "answer");
+        details.dataset.label = e.label;
+        details.append(el("summary", null, "answer " + e.label), el("pre", null, e.content));
+        agent.card.answers.appendChild(details);
+        setAgentState(agent, "answered " + e.label, "answered");
+        break;
+      }
+      case "vote_cast": {
+        var vote = el("li", "vote", "voted " + e.target + " (" + e.target_label + "): " + e.reason);
+        vote.dataset.target = e.target_label;
+        agent.card.votes.appendChild(vote);
+        setAgentState(agent, "voted " + e.target_label, "voted");
+        break;
+      }
+      case "vote_invalidated":
+        Array.prototype.forEach.call(agent.card.votes.children, function (li) {
+          if (li.dataset.target === e.target_label) li.classList.add("stale");
+        });
+        break;
+      case "action_rejected":
+        agent.card.votes.appendChild(el("li", "rejected", "rejected: " + e.reason));
+        break;
+      case "agent_restarted":
+        setAgentState(agent, "restarting", "working");
+        break;
+      case "agent_failed":
+        setAgentState(agent, "failed: " + e.error, "failed");
+        break;
+      case "usage":
+        agent.card.usage += (e.input_tokens || 0) + (e.output_tokens || 0);
+        agent.card.tokens.textContent = agent.card.usage + " tok";
+        break;
+      case "coordination_finished":
+        state.winner = e.winner;
+        if (e.winner) {
+          agentOf(state, e.winner).card.root.classList.add("winner");
+          $("winner").textContent = "by " + e.winner + " (" + (e.winner_label || "") + ") · " + e.reason;
+        }
+        break;
+      case "presentation_started":
+        setAgentState(agent, "presenting", "presenting");
+        $("final").hidden = false;
+        break;
+      case "final_text":
+        state.finalText += e.text;
+        showFinal(state.finalText);
+        break;
+      case "run_finished":
+        state.finished = true;
+        showFinal(e.answer || state.finalText || "(no answer: " + e.reason + ")");
+        if (e.winner) setAgentState(agentOf(state, e.winner), "winner", "winner");
+        setStatus(String(e.status));
+        loadRuns();
+        break;
+    }
+  }
+
+  var pending = null;
+  function showFinal(text) {
+    $("final").hidden = false;
+    pending = text;
+    // Rendering on every word is wasted work; once per frame is plenty.
+    requestAnimationFrame(function () {
+      if (pending === null) return;
+      $("final-answer").innerHTML = window.renderMarkdown(pending);
+      pending = null;
+    });
+  }
+
+  // --- start -------------------------------------------------------------------------
+
+  document.addEventListener("DOMContentLoaded", function () {
+    takeTokenFromUrl();
+    $("login-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $("token-input").value.trim());
+      $("token-input").value = "";
+      enter();
+    });
+    $("ask").addEventListener("submit", ask);
+    $("stop").addEventListener("click", stopRun);
+    window.addEventListener("hashchange", function () {
+      var wanted = runFromHash();
+      if (wanted && (!current || current.id !== wanted)) openRun(wanted);
+    });
+    setInterval(loadRuns, 5000);
+    if (token()) enter(); else showLogin("");
+  });
+})();
