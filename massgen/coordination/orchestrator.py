@@ -29,6 +29,7 @@ from massgen.coordination.agent import (
 from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
+from massgen.coordination.resume import Resumed, ResumeError, rebuild
 from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
@@ -89,9 +90,12 @@ class _RunState:
         settings: OrchestratorConfig,
         question: str,
         history: Sequence[prompts.Turn],
+        resumed: Resumed | None = None,
     ) -> _RunState:
         ids = [m.id for m in members]
         seed = settings.seed if settings.seed is not None else random.randrange(2**31)
+        if resumed is not None:
+            seed = resumed.seed
         labels = Labels(ids, seed)
         return cls(
             question=question,
@@ -131,8 +135,19 @@ class Orchestrator:
 
     # --- the run ----------------------------------------------------------------------
 
-    async def run(self, question: str, history: Sequence[prompts.Turn] = ()) -> TeamOutcome:
-        self._start(question, history)
+    async def run(
+        self,
+        question: str,
+        history: Sequence[prompts.Turn] = (),
+        resumed: Resumed | None = None,
+    ) -> TeamOutcome:
+        """`resumed`: what an interrupted attempt of this run decided (`resume.py`); the
+        run continues from that board and ends as it would have.
+
+        Raises:
+            ResumeError: `resumed` is not this team's.
+        """
+        self._start(question, history, resumed)
         deadline = asyncio.get_running_loop().time() + self.deadline_seconds
         try:
             outcome = await self._run_until(deadline)
@@ -141,11 +156,34 @@ class Orchestrator:
             raise
         return self._finish(outcome)
 
-    def _start(self, question: str, history: Sequence[prompts.Turn]) -> None:
-        self.state = _RunState.begin(self.members, self.settings, question, history)
+    def _start(
+        self, question: str, history: Sequence[prompts.Turn], resumed: Resumed | None
+    ) -> None:
+        self.state = _RunState.begin(self.members, self.settings, question, history, resumed)
         labels = self.state.labels
         ids = tuple(m.id for m in self.members)
-        self.emit(ev.RunStarted(question=question, agents=ids, labels=labels.as_dict()))
+        if resumed is not None:
+            self._restore(resumed)
+        self.emit(
+            ev.RunStarted(
+                question=question,
+                agents=ids,
+                labels=labels.as_dict(),
+                seed=self.state.seed,
+                attempt=resumed.attempts + 1 if resumed else 1,
+            )
+        )
+        if resumed is not None:
+            self._check_done()  # a run killed while presenting has nothing left to decide
+
+    def _restore(self, resumed: Resumed) -> None:
+        """The board, failures and run counts of the attempts before; nothing is emitted
+        (the journal has it already)."""
+        if tuple(resumed.agents) != tuple(m.id for m in self.members):
+            raise ResumeError("the journal's agents are not this team's")
+        rebuild(resumed, self.state.board)
+        self.state.failed.update(resumed.failed)
+        self.state.runs.update({a: n for a, n in resumed.runs.items() if a in self.state.runs})
 
     async def _run_until(self, deadline: float) -> TeamOutcome:
         try:

@@ -39,6 +39,8 @@ class RunStarted(Event):
     labels: dict[str, str]  # agent id -> anonymous label stem ("agent2")
     log_dir: str | None = None
     turn: int = 1
+    seed: int | None = None  # the run's seed (labels, orders): a resume needs it
+    attempt: int = 1  # 2 and on: resumed from the journal of the attempts before
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

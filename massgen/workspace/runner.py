@@ -79,6 +79,7 @@ async def run_command(
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
     )
+    _LIVE_GROUPS.add(process.pid)
     capture = _Capture(limits.max_output_bytes)
     assert process.stdout is not None
     reader = asyncio.create_task(capture.read(process.stdout))
@@ -116,6 +117,17 @@ async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None
         # Also when cancelled again during the grace: nothing may survive the call.
         _signal_group(pgid, signal.SIGKILL)
     await process.wait()
+    _LIVE_GROUPS.discard(pgid)
+
+
+# The process groups of commands still running, for a process that must exit at once
+# (a second Ctrl-C, `massgen.interrupts`): it has no time to wait for their calls to end.
+_LIVE_GROUPS: set[int] = set()
+
+
+def kill_live_groups() -> None:
+    for pgid in tuple(_LIVE_GROUPS):
+        _signal_group(pgid, signal.SIGKILL)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
