@@ -264,7 +264,9 @@ class Orchestrator:
         if self.state.board.answer_count(agent) == 0:
             return False
         return any(
-            self.state.board.answer_count(m.id) == 0 and self.state.runs[m.id] <= 1
+            self.state.board.answer_count(m.id) == 0
+            and self.state.runs[m.id] <= 1
+            and not self._holds_vote(m.id)  # a resumed first run may vote instead
             for m in self.members
             if m.id != agent and m.id not in self.state.failed
         )
@@ -419,6 +421,8 @@ class Orchestrator:
                 reason=action.reason,
             )
         )
+        if not self.state.board.answer_count(agent):
+            self._wake_all()  # peers waiting for its first answer wait no more
         self._check_done()
         return Verdict.ACCEPTED
 
