@@ -22,7 +22,10 @@ MODELS = ("m-a", "m-b", "m-c")
 
 def team_file(tmp_path: Path, base_url: str, models=MODELS, name="team.yaml") -> Path:
     agents = [
-        {"id": f"agent_{m}", "backend": {"type": "chatcompletion", "model": m, "base_url": base_url}}
+        {
+            "id": f"agent_{m}",
+            "backend": {"type": "chatcompletion", "model": m, "base_url": base_url},
+        }
         for m in models
     ]
     path = tmp_path / name
