@@ -164,7 +164,7 @@ class TeamRun:
                 resumed=self.resumed is not None,
             )
             if self.resumed is None:
-                write_record(self.log_dir, self.loaded, self.question)
+                write_record(self.log_dir, self.loaded, self.question, self.history)
             # First of the sinks: a decision is on disk before anyone acts on it.
             self.sinks.insert(0, self._record)
         return self.log_dir

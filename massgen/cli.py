@@ -16,10 +16,12 @@ from massgen.core.status import ExitCode
 # more than the rest of the CLI; they are imported where a command needs them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Any
 
     from massgen.api import LoadedConfig, RunResult, TeamRun
+    from massgen.coordination.prompts import Turn
     from massgen.coordination.resume import Resumed
     from massgen.core.events import AnyEvent
 
@@ -263,7 +265,9 @@ def _resume(args: argparse.Namespace, argv: list[str]) -> int:
     target = prepare(args.resume or None, args.config)
     print(f"massgen: {target.resumed.summary()} from {target.log_dir}", file=sys.stderr)
     question = target.resumed.question
-    return _drive(args, argv, target.loaded, question, target.log_dir, target.resumed)
+    return _drive(
+        args, argv, target.loaded, question, target.log_dir, target.resumed, target.history
+    )
 
 
 def _drive(
@@ -273,6 +277,7 @@ def _drive(
     question: str,
     log_dir: Path | None = None,
     resumed: Resumed | None = None,
+    history: Sequence[Turn] = (),
 ) -> int:
     """Run one team turn with the view the arguments ask for; the exit code."""
     from massgen import interrupts
@@ -289,6 +294,7 @@ def _drive(
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
         resumed=resumed,
+        history=history,
     )
     log_dir = turn.open_log()
     if args.debug and log_dir:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from massgen.config import loader
 from massgen.config.schema import MassgenConfig
+from massgen.coordination.prompts import Turn
 from massgen.coordination.resume import Resumed, ResumeError, from_journal
 from massgen.core.errors import ConfigError
 from massgen.loading import LoadedConfig, load
@@ -35,19 +37,25 @@ def fingerprint(config: MassgenConfig) -> str:
     return hashlib.sha256(json.dumps(team).encode()).hexdigest()[:16]
 
 
-def write_record(log_dir: Path, loaded: LoadedConfig, question: str) -> None:
-    """`run.json`: how to load this run's config again. A file config is named by its
-    absolute path; a config built from flags is kept as written (secrets masked)."""
+def write_record(
+    log_dir: Path, loaded: LoadedConfig, question: str, history: Sequence[Turn] = ()
+) -> None:
+    """`run.json`: how to load this run's config again, and the conversation its agents
+    read (a chat turn's). A file config is named by its absolute path; a config built from
+    flags is kept as written, unless it holds a secret (then `--config` is needed)."""
     source = loaded.source
     config: Any = None
     if source and Path(source).is_file():
         config = str(Path(source).resolve())
     elif loaded.raw is not None:
         config = loader.redact(loaded.raw)
+        if config != loaded.raw:  # a key written into it: not ours to keep
+            config = None
     record = {
         "question": question,
         "config": config,
         "fingerprint": fingerprint(loaded.config),
+        "history": [[turn.question, turn.answer] for turn in history],
     }
     write_json(log_dir / RECORD, record, fsync=True)
 
@@ -57,6 +65,7 @@ class Resumable:
     log_dir: Path
     loaded: LoadedConfig
     resumed: Resumed
+    history: tuple[Turn, ...] = ()
 
 
 def prepare(log_dir: str | None, config: str | None) -> Resumable:
@@ -83,7 +92,7 @@ def prepare(log_dir: str | None, config: str | None) -> Resumable:
         resumed.summary()  # replays the board: a journal this team cannot continue fails here
     except ResumeError as error:
         raise ConfigError(f"cannot resume {turn}: {error}") from None
-    return Resumable(turn, loaded, resumed)
+    return Resumable(turn, loaded, resumed, _history(record))
 
 
 def find(log_dir: str | None) -> Path:
@@ -135,8 +144,18 @@ def _read_record(turn: Path) -> dict[str, Any]:
     return record
 
 
+def _history(record: dict[str, Any]) -> tuple[Turn, ...]:
+    turns = record.get("history") or []
+    return tuple(Turn(str(q), str(a)) for q, a in turns if isinstance(q, str))
+
+
 def _recorded_config(record: dict[str, Any], turn: Path) -> Any:
     config = record.get("config")
+    if config is None:
+        raise ConfigError(
+            f"cannot resume {turn}: its config was not a file (or held a secret)",
+            fix="pass the team's config with --config",
+        )
     if isinstance(config, str) and not Path(config).is_file():
         raise ConfigError(
             f"cannot resume {turn}: its config {config} is gone",

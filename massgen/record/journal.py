@@ -57,15 +57,21 @@ class Journal:
             return
         self._file.flush()
         if self._fsync and isinstance(event, DECIDED):
-            os.fsync(self._file.fileno())
+            _sync(self._file.fileno())
 
     def close(self) -> None:
         if self._file.closed:
             return
         self._file.flush()
         if self._fsync:
-            os.fsync(self._file.fileno())
+            _sync(self._file.fileno())
         self._file.close()
+
+
+def _sync(fd: int) -> None:
+    """The data on disk; fdatasync skips the metadata an append does not need."""
+    sync = getattr(os, "fdatasync", os.fsync)  # macOS has no fdatasync
+    sync(fd)
 
 
 def read_journal(path: Path) -> list[ev.AnyEvent]:
