@@ -11,7 +11,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 import yaml
 
 from massgen.record.journal import read_journal
@@ -163,21 +162,3 @@ def test_nothing_to_resume_is_one_line_and_exit_1(tmp_path):
     _out, err = done.communicate(timeout=60)
     assert done.returncode == 1
     assert err.count("\n") == 1 and "no interrupted run to resume" in err
-
-
-@pytest.mark.parametrize("tail", ['{"type": "answer_pub', "garbage\x00"])
-def test_a_torn_last_line_is_dropped_and_the_next_attempt_appends_whole_lines(tmp_path, tail):
-    from massgen.core import events as ev
-    from massgen.record.journal import Journal
-
-    path = tmp_path / "events.jsonl"
-    journal = Journal(path)
-    journal.append(ev.RunStarted(question="q", agents=("a",), labels={"a": "agent1"}, seed=1))
-    journal.close()
-    with path.open("a") as f:
-        f.write(tail)  # what a SIGKILL mid-write leaves
-    assert [e.kind for e in read_journal(path)] == ["run_started"]
-    again = Journal(path)
-    again.append(ev.AgentFailed(agent="a", error="x"))
-    again.close()
-    assert [e.kind for e in read_journal(path)] == ["run_started", "agent_failed"]
