@@ -77,11 +77,28 @@ def prepare(log_dir: str | None, config: str | None) -> Resumable:
     """
     turn = find(log_dir)
     record = _read_record(turn)
+    resumed = _fold(turn)
+    loaded = load(config if config else _recorded_config(record, turn))
+    return _check(turn, record, loaded, resumed)
+
+
+def prepare_with(turn: Path, loaded: LoadedConfig) -> Resumable:
+    """The run in `turn` (a chat turn's log dir) with the team the caller has loaded.
+
+    Raises:
+        ConfigError: as `prepare`.
+    """
+    return _check(turn, _read_record(turn), loaded, _fold(turn))
+
+
+def _fold(turn: Path) -> Resumed:
     try:
-        resumed = from_journal(read_journal(turn / JOURNAL))
+        return from_journal(read_journal(turn / JOURNAL))
     except (OSError, JournalError, ResumeError) as error:
         raise ConfigError(f"cannot resume {turn}: {error}") from None
-    loaded = load(config if config else _recorded_config(record, turn))
+
+
+def _check(turn: Path, record: dict[str, Any], loaded: LoadedConfig, resumed: Resumed) -> Resumable:
     if fingerprint(loaded.config) != record.get("fingerprint"):
         raise ConfigError(
             f"cannot resume {turn}: the config's team (agent ids, backends, models) is not "
