@@ -53,8 +53,11 @@ async def _guarded(main: Coroutine[Any, Any, T]) -> T:
         for sig in SIGNALS:
             signal.signal(sig, lambda *_: exit_now())
 
-    for sig in SIGNALS:
-        loop.add_signal_handler(sig, on_signal)
+    try:
+        for sig in SIGNALS:
+            loop.add_signal_handler(sig, on_signal)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+        return await main  # asyncio's own Ctrl-C handling still applies
     try:
         return await main
     except asyncio.CancelledError:
