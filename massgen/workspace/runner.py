@@ -70,15 +70,7 @@ async def run_command(
             and reaped first.
     """
     started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    process = await _start(argv, cwd, env)
     _LIVE_GROUPS.add(process.pid)
     capture = _Capture(limits.max_output_bytes)
     assert process.stdout is not None
@@ -101,6 +93,32 @@ async def run_command(
         timed_out=timed_out,
         cut_bytes=capture.cut,
     )
+
+
+async def _start(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str]
+) -> asyncio.subprocess.Process:
+    """The started command. A cancel while asyncio connects its pipes would kill only the
+    leader (asyncio's own cleanup) and leave what it had already started running: the
+    start is shielded, and a cancelled start stops the whole group before it re-raises."""
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            process = await starting
+            await _stop_group(process, 0)
+        raise
 
 
 async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
