@@ -73,7 +73,7 @@ class SlowThird:
 
     def __call__(self, request) -> Reply:
         if request["model"] == "m-c" and self.slow.is_set():
-            time.sleep(3)
+            time.sleep(5)
         return cooperative_agent(request)
 
 
