@@ -70,7 +70,7 @@ async def run_command(
             and reaped first.
     """
     started = time.monotonic()
-    process = await _start(argv, cwd, env)
+    process = await _start(argv, cwd, env, limits.kill_grace_seconds)
     _LIVE_GROUPS.add(process.pid)
     capture = _Capture(limits.max_output_bytes)
     assert process.stdout is not None
@@ -96,7 +96,7 @@ async def run_command(
 
 
 async def _start(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str]
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], grace: float
 ) -> asyncio.subprocess.Process:
     """The started command. A cancel while asyncio connects its pipes would kill only the
     leader (asyncio's own cleanup) and leave what it had already started running: the
@@ -117,7 +117,7 @@ async def _start(
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
             process = await starting
-            await _stop_group(process, 0)
+            await _stop_group(process, grace)
         raise
 
 
