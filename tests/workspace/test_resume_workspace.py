@@ -19,9 +19,7 @@ from massgen.resuming import prepare
 from massgen.testing import FakeProvider, Reply
 
 
-async def test_a_resumed_run_presents_from_the_snapshot_of_a_restored_answer(
-    tmp_path, monkeypatch
-):
+async def test_a_resumed_run_presents_from_the_snapshot_of_a_restored_answer(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     slow = threading.Event()
     slow.set()
