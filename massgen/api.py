@@ -186,8 +186,11 @@ class TeamRun:
         self.workspaces = Workspaces.for_config(
             loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace
         )
-        if self.workspaces is not None and self.resumed is not None:
-            self.workspaces.reload(self.resumed.answer_labels)
+        if self.resumed is not None:
+            for spent in self.resumed.spending:  # the cost of the run includes them
+                self.ledger(spent)
+            if self.workspaces is not None:
+                self.workspaces.reload(self.resumed.answer_labels)
         try:
             async with contextlib.AsyncExitStack() as stack:
                 members = await self._equip(members, stack)

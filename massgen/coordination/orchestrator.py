@@ -182,6 +182,8 @@ class Orchestrator:
         if tuple(resumed.agents) != tuple(m.id for m in self.members):
             raise ResumeError("the journal's agents are not this team's")
         rebuild(resumed, self.state.board)
+        for event in resumed.spending:
+            self.state.ledger(event)
         self.state.failed.update(resumed.failed)
         self.state.runs.update({a: n for a, n in resumed.runs.items() if a in self.state.runs})
 

@@ -45,6 +45,9 @@ class Resumed:
     decisions: tuple[Decision, ...]
     failed: dict[str, str] = field(default_factory=dict)
     runs: dict[str, int] = field(default_factory=dict)  # runs each agent finished
+    # What the attempts before spent (AgentStarted and UsageReported, for a UsageLedger):
+    # a resumed run's cost includes them.
+    spending: tuple[ev.AgentStarted | ev.UsageReported, ...] = ()
 
     @property
     def answer_labels(self) -> list[str]:
@@ -102,8 +105,11 @@ class _Fold:
         self.failed: dict[str, str] = {}
         self.started_runs: dict[str, int] = {}
         self.open: set[str] = set()  # agents whose last run had not decided anything
+        self.spending: list[ev.AgentStarted | ev.UsageReported] = []
 
     def apply(self, event: ev.AnyEvent) -> None:
+        if isinstance(event, ev.AgentStarted | ev.UsageReported):
+            self.spending.append(event)
         match event:
             case ev.RunStarted():
                 self.started = self.started or event
@@ -152,6 +158,7 @@ class _Fold:
             decisions=tuple(self.decisions),
             failed=dict(self.failed),
             runs=runs,
+            spending=tuple(self.spending),
         )
 
 

@@ -60,6 +60,11 @@ async def test_a_resumed_run_presents_from_the_snapshot_of_a_restored_answer(tmp
     final = result.log_dir / "final" / "workspace"
     assert (final / "src" / "main.py").read_text() == PROGRAM.format(model=winner_model)
     assert (final / "NOTES.md").read_text() == "presented"
+    # What the first attempt spent is part of the run's cost.
+    spent_first = first.outcome.usage
+    assert sum(u.input_tokens for u in spent_first.values()) > 0
+    for agent, spent in spent_first.items():
+        assert result.usage[agent].input_tokens > spent.input_tokens
 
 
 def _answers(run: TeamRun) -> int:
