@@ -6,7 +6,7 @@ import datetime
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bench import commands, report
+from bench import commands, journal, report
 from bench.commands import TeamSample
 from bench.report import count, median, megabytes, ratio, seconds, shown, spread, table
 from bench.serve import ANSWER_CHARS
@@ -36,6 +36,7 @@ def render(r: Results) -> str:
         _tool_round_trip(r),
         _mcp_startup(r),
         workspace_cost(r),
+        journal.section(r.journal),
         _comparison(r),
         _method(),
     ]

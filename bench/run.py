@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import commands, doc, first_run, inproc, local, sandbox, serving, workspace
+from bench import commands, doc, first_run, inproc, journal, local, sandbox, serving, workspace
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
@@ -59,6 +59,7 @@ class Results:
     tools: list[inproc.ToolTrip] | None = None
     mcp: list[inproc.McpStartup] | None = None
     workspace: workspace.WorkspaceCost | None = None
+    journal: journal.JournalCost | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,6 +108,8 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         mcp = inproc.mcp_startup(runs)
         _say("workspace snapshots: 3 agents over 1,000 files / 50 MB")
         snapshots = workspace.snapshot_cost()
+        _say("journal: a decided event (fsynced) against a text delta")
+        journal_cost = journal.journal_cost(where=Path(scratch))
         theirs = _measure_cli(other, work, other_runs, compare=True) if other else None
     return Results(
         runs,
@@ -121,6 +124,7 @@ def collect(runs: int, other: Cli | None, other_runs: int, words: int) -> Result
         tools,
         mcp,
         snapshots,
+        journal_cost,
     )
 
 

@@ -32,6 +32,7 @@ from massgen.workspace.context import ContextChanges, save_changes
 from massgen.workspace.team import Workspaces, run_name
 
 if TYPE_CHECKING:
+    from massgen.coordination.resume import Resumed
     from massgen.permissions.approval import Approver
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]
@@ -114,6 +115,7 @@ class TeamRun:
         tool_failures: Sequence[ev.ToolSourceFailed] = (),
         previous_workspace: Path | None = None,
         approver: Approver | None = None,
+        resumed: Resumed | None = None,
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
@@ -123,7 +125,10 @@ class TeamRun:
         with a workspace read under `previous/` (read-only). After the run,
         `final_workspace` is where this run's final workspace lies (None without one).
         `approver`: who answers the permission engine's asks (the live view's prompt);
-        without one, the config's headless policy answers."""
+        without one, the config's headless policy answers.
+        `resumed`: what the interrupted attempts of the run in `log_dir` decided
+        (`massgen.resuming.prepare`); the run continues from there, journalling into the
+        same directory as a new attempt."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -140,6 +145,7 @@ class TeamRun:
         self.workspaces: Workspaces | None = None
         self.previous_workspace = previous_workspace
         self.approver = approver
+        self.resumed = resumed
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
 
@@ -149,6 +155,7 @@ class TeamRun:
         without a log, and returns None."""
         if self.logs and self.recorder is None:
             from massgen.record.recorder import Recorder, new_log_dir
+            from massgen.resuming import write_record
 
             try:
                 self.log_dir = self.log_dir or new_log_dir()
@@ -158,11 +165,15 @@ class TeamRun:
                     config_raw=loader.redact(self.loaded.raw) if self.loaded.raw else None,
                     config_path=self.loaded.source,
                     cli_args=self.cli_args,
+                    resumed=self.resumed is not None,
                 )
+                if self.resumed is None:
+                    write_record(self.log_dir, self.loaded, self.question, self.history)
             except OSError as error:
                 _warn_unlogged(error)
-                self.logs, self.log_dir = False, None
+                self.logs, self.log_dir, self.recorder = False, None, None
                 return None
+            # First of the sinks: a decision is on disk before anyone acts on it.
             self.sinks.insert(0, self._record)
         return self.log_dir
 
@@ -184,6 +195,11 @@ class TeamRun:
         self.workspaces = Workspaces.for_config(
             loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace
         )
+        if self.resumed is not None:
+            for spent in self.resumed.spending:  # the cost of the run includes them
+                self.ledger(spent)
+            if self.workspaces is not None:
+                self.workspaces.reload(self.resumed.answer_labels)
         try:
             async with contextlib.AsyncExitStack() as stack:
                 members = await self._equip(members, stack)
@@ -194,7 +210,7 @@ class TeamRun:
                     emit=self._emit,
                     workspaces=self.workspaces,
                 )
-                outcome = await self.orchestrator.run(self.question, self.history)
+                outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
             await _close_all(members)
             self._save_final_workspace()

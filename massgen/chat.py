@@ -1,7 +1,8 @@
 """Interactive chat: a prompt loop where each turn runs the team with the conversation so far.
 
     massgen                      # a new session
-    massgen --continue           # the latest session, with its history
+    massgen --continue           # the latest session, with its history (/resume continues
+                                 # its last turn if that was interrupted)
     massgen --session-id ID      # a given one
 
 Each turn is a fresh `TeamRun` whose agents read the earlier turns (questions and final
@@ -40,6 +41,8 @@ from massgen.ui.choice import approver_for
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from massgen.coordination.resume import Resumed
+
 PROMPT = "massgen › "
 HISTORY_FILE = Path("~/.config/massgen/chat_history")
 
@@ -53,6 +56,7 @@ COMMANDS: list[tuple[tuple[str, ...], str]] = [
     (("/votes",), "the last turn's votes with reasons, the tally, the winner"),
     (("/table",), "the last turn's coordination table"),
     (("/config",), "the team: agents, backends, models, settings"),
+    (("/resume",), "continue the last turn, if it was interrupted, where it stopped"),
 ]
 
 Sink = Callable[[ev.AnyEvent], None]
@@ -135,6 +139,12 @@ class Chat:
                 break
             if not line:
                 continue
+            if line.split()[0].lower() == "/resume":
+                try:
+                    await self.resume_turn()
+                except MassgenError as error:
+                    self.say(f"massgen: error: {error}", style="red")
+                continue
             if line.startswith("/"):
                 if not self.command(line):
                     break
@@ -155,6 +165,11 @@ class Chat:
             ]
         else:
             lines.append(f"session {self.session.id} (new)")
+        cut = self.resumable()
+        if cut is not None:
+            lines.append(
+                f"turn {cut.number} was interrupted: /resume continues it where it stopped"
+            )
         lines.append("/help lists commands · Ctrl-C cancels a turn · Ctrl-D quits")
         return "\n".join(lines)
 
@@ -178,33 +193,66 @@ class Chat:
                 the session is unchanged.
         """
         number = self.session.next_number()
+        return await self._turn(number, question, self._log_dir(number))
+
+    def resumable(self) -> SavedTurn | None:
+        """The session's last turn, when it was interrupted and its journal can go on."""
+        from massgen.resuming import interrupted
+
+        turns = self.session.turns()
+        last = turns[-1] if turns else None
+        if last is None or last.status is not Status.INTERRUPTED or not last.log_dir:
+            return None
+        return last if interrupted(Path(last.log_dir)) else None
+
+    async def resume_turn(self) -> SavedTurn | None:
+        """`/resume`: the interrupted last turn continues from its journal and is saved
+        over itself. Raises ConfigError when this team is not the turn's."""
+        from massgen.resuming import prepare_with
+
+        cut = self.resumable()
+        if cut is None or cut.log_dir is None:
+            self.say("nothing to resume: the last turn was not interrupted", style="yellow")
+            return None
+        target = prepare_with(Path(cut.log_dir), self.loaded)
+        self.say(f"{target.resumed.summary()} of turn {cut.number}")
+        return await self._turn(cut.number, cut.question, target.log_dir, target.resumed)
+
+    async def _turn(
+        self, number: int, question: str, log_dir: Path | None, resumed: Resumed | None = None
+    ) -> SavedTurn:
         state = RunState(question)
         events: list[ev.AnyEvent] = []
         view = self.make_view()
+        # A resumed turn sees the conversation before it, not itself.
+        history = self.history[:-1] if resumed is not None else self.history
         run = TeamRun(
             self.loaded,
             question,
             sinks=[view, state.apply, _keep_coordination(events)],
-            logs=self.logs,
-            log_dir=self._log_dir(number),
+            logs=self.logs or resumed is not None,
+            log_dir=log_dir,
             deadline_seconds=self.deadline,
-            history=self.history,
+            history=history,
             cli_args=self.cli_args,
             toolboxes=self._toolboxes,
             tool_failures=self._tool_failures,
-            previous_workspace=self.session.previous_workspace(),
+            previous_workspace=self.session.previous_workspace(before=number),
             approver=approver_for(view),
+            resumed=resumed,
         )
         started = time.time()
         try:
             result = await _cancellable(run)
         finally:
             view.close()
-        saved = self.session.save(
-            _saved_turn(number, question, result, state, run.log_dir, started, time.time()),
-            workspace=run.final_workspace,
-        )
-        self.history.append(saved.as_history())
+        turn = _saved_turn(number, question, result, state, run.log_dir, started, time.time())
+        if resumed is not None:
+            saved = self.session.replace(turn, workspace=run.final_workspace)
+            self.history[-1] = saved.as_history()
+        else:
+            saved = self.session.save(turn, workspace=run.final_workspace)
+            self.history.append(saved.as_history())
         self.last = LastTurn(saved, state, events)
         if saved.status is Status.INTERRUPTED:
             kept = "kept the best answer so far" if saved.answer else "no answer yet"

@@ -16,10 +16,13 @@ from massgen.core.status import ExitCode
 # more than the rest of the CLI; they are imported where a command needs them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Any, NoReturn
 
     from massgen.api import LoadedConfig, RunResult, TeamRun
+    from massgen.coordination.prompts import Turn
+    from massgen.coordination.resume import Resumed
     from massgen.core.events import AnyEvent
 
 
@@ -63,7 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
     add("--automation", action="store_true", help="no live view; LOG_DIR:/STATUS:/ANSWER: lines")
     add("--stream-events", action="store_true", help="print one JSON event per line on stdout")
     add("--show-table", action="store_true", help="print the coordination table after the run")
-    add("--continue", dest="resume", action="store_true", help="continue the latest chat session")
+    add(
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the latest chat session",
+    )
+    add(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="LOG_DIR",
+        help="continue an interrupted run from its journal (default: the newest one here)",
+    )
     add("--session-id", metavar="ID", help="continue the chat session ID (see --list-sessions)")
     add("--list-sessions", action="store_true", help="list the saved chat sessions and exit")
     add("--validate", metavar="FILE", help="check a config file and exit")
@@ -103,13 +118,15 @@ def main(argv: list[str] | None = None) -> int:
             return _list_sessions()
         if args.setup:
             return _setup(args, argv if argv is not None else sys.argv[1:])
+        if args.resume is not None:
+            return _resume(args, argv if argv is not None else sys.argv[1:])
         stop = _unconfigured(args)
         if stop is not None:
             return stop
         if not args.question and (args.automation or args.stream_events):
             _fail("--automation and --stream-events need a question; chat is interactive")
             return ExitCode.CONFIG
-        if not args.question or args.resume or args.session_id:
+        if not args.question or args.continue_session or args.session_id:
             return _chat(args, argv if argv is not None else sys.argv[1:])
         return _run(args, argv if argv is not None else sys.argv[1:])
     except ConfigError as error:
@@ -271,30 +288,66 @@ def _with_budget(loaded: LoadedConfig, tokens: int | None, cost: float | None) -
 
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    return _drive(args, argv, _load(args), args.question)
+
+
+def _resume(args: argparse.Namespace, argv: list[str]) -> int:
+    """`--resume [LOG_DIR]`: the interrupted run continues in its own log directory."""
+    from massgen.resuming import prepare
+
+    if args.question:
+        _fail("--resume continues a run's own question; give no question with it")
+        return ExitCode.CONFIG
+    target = prepare(args.resume or None, args.config)
+    print(f"massgen: {target.resumed.summary()} from {target.log_dir}", file=sys.stderr)
+    question = target.resumed.question
+    return _drive(
+        args,
+        argv,
+        _with_budget(target.loaded, args.max_tokens, args.max_cost),
+        question,
+        target.log_dir,
+        target.resumed,
+        target.history,
+    )
+
+
+def _drive(
+    args: argparse.Namespace,
+    argv: list[str],
+    loaded: LoadedConfig,
+    question: str,
+    log_dir: Path | None = None,
+    resumed: Resumed | None = None,
+    history: Sequence[Turn] = (),
+) -> int:
+    """Run one team turn with the view the arguments ask for; the exit code."""
+    from massgen import interrupts
     from massgen.api import TeamRun
     from massgen.ui.choice import approver_for
 
-    loaded = _load(args)
     view = _view(args, loaded.config.ui.display_type)
     events: list[AnyEvent] = []
     turn = TeamRun(
         loaded,
-        args.question,
+        question,
         sinks=[view, events.append] if args.show_table else [view],
-        logs=not args.no_logs or args.automation,
+        logs=not args.no_logs or args.automation or resumed is not None,
+        log_dir=log_dir,
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
         approver=approver_for(view),
+        resumed=resumed,
+        history=history,
     )
     log_dir = turn.open_log()
     if args.debug and log_dir:
         _enable_debug_log(log_dir)
     if args.automation and log_dir:
         print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
+    interrupts.farewell = _resume_hint(log_dir)
     try:
-        import asyncio
-
-        result = asyncio.run(turn.execute())
+        result = interrupts.run_interruptible(turn.execute())
     except KeyboardInterrupt:
         return _interrupted(turn)
     finally:
@@ -359,7 +412,7 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
     return run_chat(
         loaded,
         live=_live(args, loaded.config.ui.display_type),
-        resume=args.resume,
+        resume=args.continue_session,
         session_id=args.session_id,
         question=args.question or None,
         logs=not args.no_logs,
@@ -422,8 +475,12 @@ def _interrupted(turn: TeamRun) -> int:
     outcome = turn.outcome
     where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
     kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
-    print(f"\nmassgen: interrupted; {kept}.{where}", file=sys.stderr)
+    print(f"\nmassgen: interrupted; {kept}.{where}{_resume_hint(turn.log_dir)}", file=sys.stderr)
     return ExitCode.INTERRUPTED
+
+
+def _resume_hint(log_dir: Path | None) -> str:
+    return f"\nresume with: massgen --resume {log_dir}" if log_dir else ""
 
 
 if __name__ == "__main__":

@@ -156,9 +156,11 @@ class Session:
         turns = self.turns()
         return turns[-1].number + 1 if turns else 1
 
-    def previous_workspace(self) -> Path | None:
-        """The final workspace of the latest turn that saved one, for the next turn."""
-        for turn in reversed(self.turns()):
+    def previous_workspace(self, before: int | None = None) -> Path | None:
+        """The final workspace of the latest turn that saved one, for the next turn (for
+        turn `before`, when given: a resumed turn reads the one of the turns before it)."""
+        turns = [t for t in self.turns() if before is None or t.number < before]
+        for turn in reversed(turns):
             folder = self.dir / f"turn_{turn.number}" / "workspace"
             if folder.is_dir():
                 return folder
@@ -185,6 +187,29 @@ class Session:
                 number += 1  # another process saved this number first
         self._write_session_files()
         return saved
+
+    def replace(self, turn: SavedTurn, workspace: Path | None = None) -> SavedTurn:
+        """Write `turn` over the saved turn of its number (a resumed turn). The new one is
+        written whole first, then swapped in by two renames; a crash between them leaves
+        the old turn under a dot-name, which readers skip."""
+        target = self.dir / f"turn_{turn.number}"
+        staging = Path(
+            tempfile.mkdtemp(dir=self.dir, prefix=f".turn_{turn.number}.", suffix=".tmp")
+        )
+        try:
+            _write_turn_files(staging, turn)
+            if workspace is not None and workspace.is_dir():
+                shutil.copytree(workspace, staging / "workspace", symlinks=True)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        old = self.dir / f".turn_{turn.number}.{secrets.token_hex(3)}.old"
+        if target.exists():
+            os.rename(target, old)
+        os.rename(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+        self._write_session_files()
+        return turn
 
     def _write_session_files(self) -> None:
         turns = self.turns()

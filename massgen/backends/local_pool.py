@@ -315,6 +315,14 @@ def _close_models() -> None:
         model.close()
 
 
+def kill_workers() -> None:
+    """For a process that exits at once (a second Ctrl-C): no time to ask them to leave."""
+    for model in tuple(_MODELS.values()):
+        for worker in tuple(model._all):
+            with contextlib.suppress(OSError):
+                worker.proc.kill()
+
+
 def shared_model(path: Path, *, report: Report | None = None) -> LocalModel:
     """The process's one `LocalModel` for `path`, loading it on first use.
 

@@ -30,6 +30,7 @@ from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
+from massgen.coordination.resume import Resumed, ResumeError, rebuild
 from massgen.coordination.runaway import Guards
 from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
@@ -92,9 +93,12 @@ class _RunState:
         settings: OrchestratorConfig,
         question: str,
         history: Sequence[prompts.Turn],
+        resumed: Resumed | None = None,
     ) -> _RunState:
         ids = [m.id for m in members]
         seed = settings.seed if settings.seed is not None else random.randrange(2**31)
+        if resumed is not None:
+            seed = resumed.seed
         labels = Labels(ids, seed)
         return cls(
             question=question,
@@ -140,8 +144,19 @@ class Orchestrator:
 
     # --- the run ----------------------------------------------------------------------
 
-    async def run(self, question: str, history: Sequence[prompts.Turn] = ()) -> TeamOutcome:
-        self._start(question, history)
+    async def run(
+        self,
+        question: str,
+        history: Sequence[prompts.Turn] = (),
+        resumed: Resumed | None = None,
+    ) -> TeamOutcome:
+        """`resumed`: what an interrupted attempt of this run decided (`resume.py`); the
+        run continues from that board and ends as it would have.
+
+        Raises:
+            ResumeError: `resumed` is not this team's.
+        """
+        self._start(question, history, resumed)
         deadline = asyncio.get_running_loop().time() + self.deadline_seconds
         try:
             outcome = await self._run_until(deadline)
@@ -150,10 +165,14 @@ class Orchestrator:
             raise
         return self._finish(outcome)
 
-    def _start(self, question: str, history: Sequence[prompts.Turn]) -> None:
-        self.state = _RunState.begin(self.members, self.settings, question, history)
+    def _start(
+        self, question: str, history: Sequence[prompts.Turn], resumed: Resumed | None
+    ) -> None:
+        self.state = _RunState.begin(self.members, self.settings, question, history, resumed)
         labels = self.state.labels
         ids = tuple(m.id for m in self.members)
+        if resumed is not None:
+            self._restore(resumed)
         self.emit(
             ev.RunStarted(
                 question=question,
@@ -161,8 +180,23 @@ class Orchestrator:
                 labels=labels.as_dict(),
                 max_tokens=self.budget.max_tokens,
                 max_cost=self.budget.max_cost_usd,
+                seed=self.state.seed,
+                attempt=resumed.attempts + 1 if resumed else 1,
             )
         )
+        if resumed is not None:
+            self._check_done()  # a run killed while presenting has nothing left to decide
+
+    def _restore(self, resumed: Resumed) -> None:
+        """The board, failures and run counts of the attempts before; nothing is emitted
+        (the journal has it already)."""
+        if tuple(resumed.agents) != tuple(m.id for m in self.members):
+            raise ResumeError("the journal's agents are not this team's")
+        rebuild(resumed, self.state.board)
+        for event in resumed.spending:
+            self.state.ledger(event)
+        self.state.failed.update(resumed.failed)
+        self.state.runs.update({a: n for a, n in resumed.runs.items() if a in self.state.runs})
 
     async def _run_until(self, deadline: float) -> TeamOutcome:
         try:
@@ -256,7 +290,9 @@ class Orchestrator:
         if self.state.board.answer_count(agent) == 0:
             return False
         return any(
-            self.state.board.answer_count(m.id) == 0 and self.state.runs[m.id] <= 1
+            self.state.board.answer_count(m.id) == 0
+            and self.state.runs[m.id] <= 1
+            and not self._holds_vote(m.id)  # a resumed first run may vote instead
             for m in self.members
             if m.id != agent and m.id not in self.state.failed
         )
@@ -416,6 +452,8 @@ class Orchestrator:
                 reason=action.reason,
             )
         )
+        if not self.state.board.answer_count(agent):
+            self._wake_all()  # peers waiting for its first answer wait no more
         self._check_done()
         return Verdict.ACCEPTED
 

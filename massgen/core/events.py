@@ -42,6 +42,8 @@ class RunStarted(Event):
     # The run's spending limit, if it has one (`--max-tokens`, `--max-cost`).
     max_tokens: int | None = None
     max_cost: float | None = None
+    seed: int | None = None  # the run's seed (labels, orders): a resume needs it
+    attempt: int = 1  # 2 and on: resumed from the journal of the attempts before
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,8 @@
 """The recorded-run layout of one turn, written from the event stream alone.
 
 turn_<n>/
-  events.jsonl               every event, one JSON object per line
+  events.jsonl               the journal: every event, one JSON object per line; decided
+                             events fsynced before the run acts on them (journal.py)
   coordination_events.json   coordination-level events + session metadata
   coordination_table.txt     one column per agent (see table.py)
   vote.json                  the tally and every vote, with its standing flag
@@ -13,7 +14,6 @@ turn_<n>/
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -27,6 +27,7 @@ import yaml
 
 from massgen.core import events as ev
 from massgen.record.atomic import write_json, write_text
+from massgen.record.journal import Journal, read_journal
 from massgen.record.metadata import execution_metadata
 from massgen.record.state import COORDINATION_EVENTS, STATUS_EVENTS, STREAM_EVENTS, RunState
 from massgen.record.status import agent_votes, status_document, vote_document
@@ -60,7 +61,10 @@ class Recorder:
 
     Call `handle` for every event in order and `close` once at the end (also on Ctrl-C,
     with `interrupted=True`). Stream chunks only append to the buffered events.jsonl;
-    every other event flushes it, and coordination events rewrite status.json atomically.
+    every other event flushes it, decided ones are fsynced (`journal.DECIDED`), and
+    coordination events rewrite status.json atomically. `resumed`: the directory holds an
+    earlier attempt of this run; its events are read back first, so every file written
+    (the table, vote.json, status.json) covers all attempts.
     Disk errors propagate as `OSError`; the caller decides whether logging may fail a run.
     """
 
@@ -73,6 +77,7 @@ class Recorder:
         config_path: str | None = None,
         cli_args: list[str] | None = None,
         clock: Callable[[], float] = time.time,
+        resumed: bool = False,
     ) -> None:
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +86,11 @@ class Recorder:
         self._end: float | None = None
         self._state = RunState(question)
         self._timeline: list[ev.AnyEvent] = []
-        self._events = (self.log_dir / "events.jsonl").open("a", encoding="utf-8")
+        self._events = Journal(self.log_dir / "events.jsonl")
+        if resumed:
+            self._replay_earlier_attempts()
+            self._write_status()
+            return
         meta = execution_metadata(
             question=question,
             config_raw=config_raw,
@@ -94,6 +103,12 @@ class Recorder:
         write_text(self.log_dir / "execution_metadata.yaml", text)
         self._write_status()
 
+    def _replay_earlier_attempts(self) -> None:
+        for event in read_journal(self._events.path):
+            self._state.apply(event)
+            if isinstance(event, COORDINATION_EVENTS):
+                self._timeline.append(event)
+
     @property
     def state(self) -> RunState:
         return self._state
@@ -102,11 +117,10 @@ class Recorder:
         """Record one event. Events arriving after `close` are ignored."""
         if self._events.closed:
             return
-        self._events.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self._events.append(event)
         self._state.apply(event)
         if isinstance(event, STREAM_EVENTS):
             return
-        self._events.flush()
         if isinstance(event, COORDINATION_EVENTS):
             self._timeline.append(event)
             self._on_coordination(event)

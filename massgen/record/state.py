@@ -202,6 +202,9 @@ class RunState:
     def _run_started(self, event: ev.RunStarted) -> None:
         self.question = event.question or self.question
         self.max_tokens, self.max_cost = event.max_tokens, event.max_cost
+        if event.attempt > 1:  # resumed: how the attempt before ended no longer holds
+            self.phase, self.outcome, self.finished, self.ended = "coordinating", None, None, None
+            self.final_parts = []
         for agent_id in event.agents:
             self.agent(agent_id).label = event.labels.get(agent_id, agent_id)
 

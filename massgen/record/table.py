@@ -1,6 +1,7 @@
 """coordination_table.txt: one column per agent, one row per coordination event.
 
 A tool call is one row, when it finishes: its name, ok / error / held, and how long it took.
+A resumed run's log holds every attempt; a line marks where each later attempt begins.
 
 Column width follows the agent count, so the table fits `width` characters for up to
 `(width + 3) // (MIN_COL + 3)` agents (9 at the default 120); cells wrap, long reasons
@@ -36,6 +37,9 @@ def coordination_table(events: Iterable[ev.AnyEvent], *, width: int = WIDTH) -> 
     total = col * len(agents) + len(SEP) * (len(agents) - 1)
     lines = [*_row([_middle(a, col) for a in agents], col), "-+-".join(["-" * col] * len(agents))]
     for event in events:
+        if isinstance(event, ev.RunStarted) and event.attempt > 1:
+            lines.append(_fit(f"~~ attempt {event.attempt}: resumed from the journal ~~", total))
+            continue
         cell = _cell(event)
         if cell is not None:
             agent, text = cell

@@ -70,15 +70,8 @@ async def run_command(
             and reaped first.
     """
     started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    process = await _start(argv, cwd, env, limits.kill_grace_seconds)
+    _LIVE_GROUPS.add(process.pid)
     capture = _Capture(limits.max_output_bytes)
     assert process.stdout is not None
     reader = asyncio.create_task(capture.read(process.stdout))
@@ -102,6 +95,32 @@ async def run_command(
     )
 
 
+async def _start(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], grace: float
+) -> asyncio.subprocess.Process:
+    """The started command. A cancel while asyncio connects its pipes would kill only the
+    leader (asyncio's own cleanup) and leave what it had already started running: the
+    start is shielded, and a cancelled start stops the whole group before it re-raises."""
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            process = await starting
+            await _stop_group(process, grace)
+        raise
+
+
 async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
     """SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the
     group (whatever is left: stragglers, or processes that ignore SIGTERM), and reap."""
@@ -116,6 +135,17 @@ async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None
         # Also when cancelled again during the grace: nothing may survive the call.
         _signal_group(pgid, signal.SIGKILL)
     await process.wait()
+    _LIVE_GROUPS.discard(pgid)
+
+
+# The process groups of commands still running, for a process that must exit at once
+# (a second Ctrl-C, `massgen.interrupts`): it has no time to wait for their calls to end.
+_LIVE_GROUPS: set[int] = set()
+
+
+def kill_live_groups() -> None:
+    for pgid in tuple(_LIVE_GROUPS):
+        _signal_group(pgid, signal.SIGKILL)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -107,6 +107,13 @@ class Workspaces:
             return
         self._published[label] = manifest
 
+    def reload(self, labels: list[str]) -> None:
+        """A resumed run: the snapshots its earlier attempts published, from the store."""
+        for label in labels:
+            manifest = self.store.load(label)
+            if manifest is not None:
+                self._published[label] = manifest
+
     def presenting(self, agent: str, label: str) -> Path | None:
         """The presenter's workspace: a fresh copy of the snapshot of `label` (its own
         workspace is left as it is)."""
