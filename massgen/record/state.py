@@ -33,7 +33,12 @@ _DECISIONS = (
 
 # What a reader of the coordination log cares about: the decisions, and each tool call
 # (one entry when it finishes: name, ok, how long).
-COORDINATION_EVENTS = (*_DECISIONS, ev.ToolCallFinished, ev.ToolSourceFailed)
+COORDINATION_EVENTS = (
+    *_DECISIONS,
+    ev.ToolCallFinished,
+    ev.ToolSourceFailed,
+    ev.PermissionDecided,
+)
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
 STATUS_EVENTS = (*_DECISIONS, ev.UsageReported)
@@ -156,7 +161,7 @@ class RunState:
                 ev.TextDelta() | ev.ReasoningDelta() | ev.ToolCallStarted() | ev.ToolCallFinished()
             ):
                 pass
-            case ev.ToolSourceFailed():
+            case ev.ToolSourceFailed() | ev.PermissionDecided():
                 self.agent(event.agent)
             case ev.FinalTextDelta():
                 self.final_parts.append(event.text)

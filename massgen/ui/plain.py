@@ -61,6 +61,10 @@ class PlainView:
                 return f"[{agent}] {mark} {name} {took}: {preview(result, 120)}"
             case ev.ToolSourceFailed(agent=agent, error=error):
                 return f"[{agent}] ✗ tools unavailable: {error}"
+            case ev.PermissionDecided(allowed=True):
+                return None
+            case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
+                return f"[{agent}] ✗ refused {tool}: {preview(reason, 120)}"
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
                 if unshown:  # it came as a tool call's argument

@@ -1,0 +1,135 @@
+"""What the engine judges: a call's effects, canonicalised into subjects.
+
+One effect may become several subjects: a command (`Run`) becomes each simple command it
+runs, each file its redirects write or read, each path-like argument it names, and a
+note for whatever cannot be known (`opaque`). Rules and risk defaults are written over
+subjects, so `Read(./src/**)` applies to `read_file src/a.py` and to `cat src/a.py` alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from massgen.permissions import floor, shell
+from massgen.permissions.paths import UnsafePath, canonical, linked_elsewhere
+from massgen.tools.effects import Delete, Effect, External, Net, Read, Run, Write
+
+Kind = Literal["read", "write", "delete", "command", "fetch", "mcp", "opaque"]
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    kind: Kind
+    target: str  # a canonical path, a command's words, a host, "server/tool", a reason
+    path: Path | None = None
+    argv: tuple[str, ...] = ()
+    dynamic: bool = False  # a command with words whose value is unknown here
+    read_only: bool = False  # an MCP tool a trusted server marks read-only
+    cwd: Path | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.target}"
+
+    def describe(self) -> str:
+        what = {"read": "read", "write": "write", "delete": "delete", "command": "run",
+                "fetch": "connect to", "mcp": "call", "opaque": "run"}[self.kind]  # fmt: skip
+        return f"{what} `{self.target}`"
+
+
+class Refusal(Exception):
+    """The floor or canonicalisation refuses the call; the message says why."""
+
+
+def floor_check(effects: tuple[Effect, ...]) -> None:
+    """Raises Refusal for anything the hardline floor forbids."""
+    for effect in effects:
+        if isinstance(effect, Run):
+            parsed = _parse(effect)
+            if parsed is None:
+                continue
+            for simple in parsed.commands:
+                if (why := floor.refusal(simple)) is not None:
+                    raise Refusal(f"{why} is never allowed")
+            for target in parsed.writes:
+                if (why := floor.write_refusal(target)) is not None:
+                    raise Refusal(f"{why} is never allowed")
+        elif isinstance(effect, Write | Delete) and (why := floor.write_refusal(str(effect.path))):
+            raise Refusal(f"{why} is never allowed")
+
+
+def subjects_of(effects: tuple[Effect, ...]) -> list[Subject]:
+    """Raises Refusal for a path the engine will not reason about."""
+    out: list[Subject] = []
+    for effect in effects:
+        match effect:
+            case Read(path=p):
+                out.append(_path("read", p))
+            case Write(path=p):
+                out.append(_path("write", p))
+            case Delete(path=p):
+                out.append(_path("delete", p))
+            case Run():
+                out += _command(effect)
+            case Net(host=host):
+                out.append(Subject("fetch", host.lower().rstrip(".")))
+            case External(server=server, tool=tool):
+                ro = bool(getattr(effect, "read_only", False))
+                out.append(Subject("mcp", f"{server}/{tool}", read_only=ro))
+    return out
+
+
+def _path(kind: Kind, raw: Path | str, base: Path | None = None) -> Subject:
+    try:
+        real = canonical(raw, base)
+    except UnsafePath as error:
+        raise Refusal(str(error)) from None
+    if linked_elsewhere(real):
+        raise Refusal(f"`{raw}` is a hard link; its other names may lie outside your workspace")
+    return Subject(kind, str(real), path=real)
+
+
+def _parse(effect: Run) -> shell.Parsed | None:
+    if len(effect.argv) == 3 and effect.argv[1] == "-c":
+        try:
+            return shell.parse(effect.argv[2])
+        except shell.Unparseable:
+            return None
+    return shell.Parsed(commands=[shell.Simple(effect.argv)])
+
+
+def _command(effect: Run) -> list[Subject]:
+    if len(effect.argv) == 3 and effect.argv[1] == "-c":
+        try:
+            parsed = shell.parse(effect.argv[2])
+        except shell.Unparseable as error:
+            return [Subject("opaque", f"unreadable command ({error})")]
+        parsed.commands = [c for c in parsed.commands if c.argv[:2] != (effect.argv[0], "-c")]
+    else:
+        parsed = shell.Parsed(commands=[shell.Simple(effect.argv)])
+    cwd = effect.cwd
+    out = [Subject("opaque", why) for why in parsed.opaque]
+    for simple in parsed.commands:
+        out.append(Subject("command", simple.text(), argv=simple.argv, dynamic=simple.dynamic,
+                           cwd=cwd))  # fmt: skip
+        out += [_path("read", word, cwd) for word in _path_words(simple)]
+    out += [_path("write", target, cwd) for target in parsed.writes]
+    out += [_path("read", target, cwd) for target in parsed.reads]
+    return out
+
+
+def _path_words(simple: shell.Simple) -> list[str]:
+    """The arguments that look like paths (`cat ../x`, `--out=/etc/y`, `~/.ssh`)."""
+    found = []
+    for word in simple.argv[1:]:
+        if word.startswith("-") and "=" in word:
+            word = word.split("=", 1)[1]
+        elif word.startswith("-"):
+            continue
+        if "$(…)" in word or "<(…)" in word or "://" in word:
+            continue
+        if word.startswith(("/", "~", ".", "$HOME", "${HOME}")) or "/" in word:
+            found.append(word)
+    return found
