@@ -238,7 +238,16 @@ class TeamRun:
             self.workspaces,
             wiring.unguarded(config),
         )
-        return [replace(m, toolbox=boxes[m.id]) for m in members]
+        from massgen.coordination.prompts import PERMISSIONS_NOTE
+
+        return [
+            replace(
+                m,
+                toolbox=boxes[m.id],
+                notes=(*m.notes, PERMISSIONS_NOTE) if m.toolbox.specs() else m.notes,
+            )
+            for m in members
+        ]
 
     def _permission_event(self, call: Any, decision: Any) -> None:
         self._emit(

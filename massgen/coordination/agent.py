@@ -62,6 +62,8 @@ class Member:
     toolbox: Toolbox = field(default_factory=NoTools)
     # Its working directory (`massgen/workspace/`), handed to its tools; None: it has none.
     workspace: Path | None = None
+    # Paragraphs added to its system prompts by whoever equips it (the permission note).
+    notes: tuple[str, ...] = ()
 
 
 class Verdict(Enum):
