@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -61,6 +61,21 @@ class Book:
     deny: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()
     allow: tuple[Rule, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        project: Path | None = None,
+    ) -> Book:
+        """A book from rule texts. Raises RuleError for a rule that can never match."""
+        from massgen.permissions.rules import parse_all
+
+        base = project or Path.cwd()
+        return cls(parse_all(deny, base), parse_all(ask, base), parse_all(allow, base))
 
     def plus(self, other: Book) -> Book:
         return Book(self.deny + other.deny, self.ask + other.ask, self.allow + other.allow)
