@@ -8,6 +8,7 @@ subjects, so `Read(./src/**)` applies to `read_file src/a.py` and to `cat src/a.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -66,11 +67,11 @@ def subjects_of(effects: tuple[Effect, ...]) -> list[Subject]:
     for effect in effects:
         match effect:
             case Read(path=p):
-                out.append(_path("read", p))
+                out.append(_path("read", _unexpanded(p)))
             case Write(path=p):
-                out.append(_path("write", p))
+                out.append(_path("write", _unexpanded(p)))
             case Delete(path=p):
-                out.append(_path("delete", p))
+                out.append(_path("delete", _unexpanded(p)))
             case Run():
                 out += _command(effect)
             case Net(host=host):
@@ -79,6 +80,15 @@ def subjects_of(effects: tuple[Effect, ...]) -> list[Subject]:
                 ro = bool(getattr(effect, "read_only", False))
                 out.append(Subject("mcp", f"{server}/{tool}", read_only=ro))
     return out
+
+
+def _unexpanded(path: Path | str) -> Path | str:
+    """A tool's path with `~` or `$NAME` left in it names something other than what the
+    model meant (the tool did not expand it): refused rather than guessed."""
+    for part in Path(path).parts:
+        if part.startswith("~") or "$" in part:
+            raise Refusal(f"`{part}` in a path is not expanded; name the file without it")
+    return path
 
 
 def _path(kind: Kind, raw: Path | str, base: Path | None = None) -> Subject:
@@ -114,14 +124,15 @@ def _command(effect: Run) -> list[Subject]:
     for simple in parsed.commands:
         out.append(Subject("command", simple.text(), argv=simple.argv, dynamic=simple.dynamic,
                            cwd=cwd))  # fmt: skip
-        out += [_path("read", word, cwd) for word in _path_words(simple)]
+        out += [_path("read", word, cwd) for word in _path_words(simple, cwd)]
     out += [_path("write", target, cwd) for target in parsed.writes]
     out += [_path("read", target, cwd) for target in parsed.reads]
     return out
 
 
-def _path_words(simple: shell.Simple) -> list[str]:
-    """The arguments that look like paths (`cat ../x`, `--out=/etc/y`, `~/.ssh`)."""
+def _path_words(simple: shell.Simple, cwd: Path) -> list[str]:
+    """The arguments that look like paths (`cat ../x`, `--out=/etc/y`, `~/.ssh`), or
+    that name something in `cwd` (`cat link`, where `link` may point anywhere)."""
     found = []
     for word in simple.argv[1:]:
         if word.startswith("-") and "=" in word:
@@ -131,5 +142,7 @@ def _path_words(simple: shell.Simple) -> list[str]:
         if "$(…)" in word or "<(…)" in word or "://" in word:
             continue
         if word.startswith(("/", "~", ".", "$HOME", "${HOME}")) or "/" in word:
+            found.append(word)
+        elif "\x00" not in word and os.path.lexists(cwd / word):
             found.append(word)
     return found
