@@ -250,22 +250,31 @@ class Engine:
             return
         human = self.approver.operator == "human"
         if not human and self.budget is not None and self._auto.get(agent, 0) >= self.budget:
-            state.deny(f"{self.budget} automatic approvals in a row; a person must decide now",
-                       "policy", rule="max_consecutive_auto", risk=state.risk)  # fmt: skip
+            state.deny(
+                f"{self.budget} automatic approvals in a row; a person must decide now",
+                "policy",
+                rule="max_consecutive_auto",
+                risk=state.risk,
+            )
             return
         choice = await self.approver.ask(self._request(state))
         state.choice = str(choice)
         if not isinstance(choice, Choice) or choice is Choice.DENY:
-            state.deny(f"{'a person' if human else 'the approval policy'} said no "
-                       f"({self._asked_reason(state)})", self.approver.operator, risk=state.risk)  # fmt: skip
+            state.deny(
+                f"{'a person' if human else 'the approval policy'} said no "
+                f"({self._asked_reason(state)})",
+                self.approver.operator,
+                risk=state.risk,
+            )
             return
         self._auto[agent] = 0 if human else self._auto.get(agent, 0) + 1
         if choice in (Choice.SESSION, Choice.ALWAYS):
             self.session.update(s.key for s in state.pending)
         if choice is Choice.ALWAYS:
             self._remember(agent, state.pending)
-        state.decision = Decision(True, f"approved ({choice.value})", self.approver.operator,
-                                  state.risk, state.rule)  # fmt: skip
+        state.decision = Decision(
+            True, f"approved ({choice.value})", self.approver.operator, state.risk, state.rule
+        )
 
     def _automatic(self, state: _State, reason: str, rule: str) -> None:
         agent = state.call.agent
@@ -329,8 +338,10 @@ class Engine:
         try:
             seq = self.ledger.append(record)
         except Exception as error:
-            print(f"massgen: warning: permission ledger not written ({error}); denying",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"massgen: warning: permission ledger not written ({error}); denying",
+                file=sys.stderr,
+            )
             logger.warning("permission ledger not written: {}", error)
             decision = Decision(False, "the decision could not be recorded", "error", decision.risk)
             seq = 0

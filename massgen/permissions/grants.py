@@ -72,8 +72,12 @@ def _block(data: Any, path: Path) -> dict[str, Any]:
     if isinstance(block, dict) and isinstance(block.get("rules"), dict):
         block = block["rules"]
     if not isinstance(block, dict):
-        raise ConfigError("`permissions` must be an object", file=str(path), path="permissions",
-                          fix='write {"permissions": {"allow": ["Command(git status)"]}}')  # fmt: skip
+        raise ConfigError(
+            "`permissions` must be an object",
+            file=str(path),
+            path="permissions",
+            fix='write {"permissions": {"allow": ["Command(git status)"]}}',
+        )
     return block
 
 

@@ -175,7 +175,7 @@ class _Lexer:
                 w.text += c
                 self.i += 1
         if self.i == start:
-            raise Unparseable(f"unexpected `{self.s[self.i]}`")
+            raise Unparseable(f"unexpected `{self.s[self.i : self.i + 1] or 'end of text'}`")
         return w
 
     def _double(self, w: _Word) -> None:

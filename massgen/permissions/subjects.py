@@ -35,8 +35,15 @@ class Subject:
         return f"{self.kind}:{self.target}"
 
     def describe(self) -> str:
-        what = {"read": "read", "write": "write", "delete": "delete", "command": "run",
-                "fetch": "connect to", "mcp": "call", "opaque": "run"}[self.kind]  # fmt: skip
+        what = {
+            "read": "read",
+            "write": "write",
+            "delete": "delete",
+            "command": "run",
+            "fetch": "connect to",
+            "mcp": "call",
+            "opaque": "run",
+        }[self.kind]
         return f"{what} `{self.target}`"
 
 
@@ -122,8 +129,9 @@ def _command(effect: Run) -> list[Subject]:
     cwd = effect.cwd
     out = [Subject("opaque", why) for why in parsed.opaque]
     for simple in parsed.commands:
-        out.append(Subject("command", simple.text(), argv=simple.argv, dynamic=simple.dynamic,
-                           cwd=cwd))  # fmt: skip
+        out.append(
+            Subject("command", simple.text(), argv=simple.argv, dynamic=simple.dynamic, cwd=cwd)
+        )
         out += [_path("read", word, cwd) for word in _path_words(simple, cwd)]
     out += [_path("write", target, cwd) for target in parsed.writes]
     out += [_path("read", target, cwd) for target in parsed.reads]
@@ -141,8 +149,7 @@ def _path_words(simple: shell.Simple, cwd: Path) -> list[str]:
             continue
         if "$(…)" in word or "<(…)" in word or "://" in word:
             continue
-        if word.startswith(("/", "~", ".", "$HOME", "${HOME}")) or "/" in word:
-            found.append(word)
-        elif "\x00" not in word and os.path.lexists(cwd / word):
+        looks = word.startswith(("/", "~", ".", "$HOME", "${HOME}")) or "/" in word
+        if looks or ("\x00" not in word and os.path.lexists(cwd / word)):
             found.append(word)
     return found

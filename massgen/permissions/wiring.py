@@ -47,11 +47,12 @@ def warn(message: str) -> None:
 
 
 def settings_of(config: MassgenConfig) -> PermissionsConfig:
-    """The run-wide settings: the top-level block, else the first agent's, else defaults."""
+    """The run-wide settings: the top-level block, else the first agent's (whose `enabled`
+    is that agent's alone), else defaults."""
     if config.permissions is not None:
         return config.permissions
     blocks = [a.backend.permissions for a in config.agents if a.backend.permissions]
-    return blocks[0] if blocks else PermissionsConfig()
+    return blocks[0].model_copy(update={"enabled": True}) if blocks else PermissionsConfig()
 
 
 def engine_for(

@@ -30,7 +30,12 @@ class Tree:
         return self.root / "home"
 
     def build(self) -> None:
-        for d in (self.project, self.outside, self.home / ".config" / "massgen", self.home / ".ssh"):
+        for d in (
+            self.project,
+            self.outside,
+            self.home / ".config" / "massgen",
+            self.home / ".ssh",
+        ):
             d.mkdir(parents=True, exist_ok=True)
         (self.outside / "secret.txt").write_text("the outside secret\n")
         (self.outside / "target.txt").write_text("untouched\n")
@@ -54,7 +59,11 @@ def file_calls(t: Tree) -> list[tuple[str, dict[str, Any], str]]:
     return [
         ("read_file", {"path": f"{deep}{secret.relative_to('/')}"}, "../ traversal read"),
         ("read_file", {"path": str(secret)}, "absolute path read"),
-        ("write_file", {"path": f"{deep}{target.relative_to('/')}", "content": "pwned"}, "../ traversal write"),
+        (
+            "write_file",
+            {"path": f"{deep}{target.relative_to('/')}", "content": "pwned"},
+            "../ traversal write",
+        ),
         ("write_file", {"path": str(target), "content": "pwned"}, "absolute path write"),
         ("write_file", {"path": str(t.outside / "new.txt"), "content": "pwned"}, "create outside"),
         ("delete_file", {"path": str(target)}, "delete outside"),
@@ -63,7 +72,11 @@ def file_calls(t: Tree) -> list[tuple[str, dict[str, Any], str]]:
         ("grep", {"pattern": "KEY", "path": str(t.home)}, "grep the home directory"),
         ("read_file", {"path": "~/.config/massgen/.env"}, "~ expansion"),
         ("read_file", {"path": "$HOME/.ssh/id_rsa"}, "$HOME expansion"),
-        ("read_file", {"path": str(t.home / ".config" / "massgen" / ".env")}, "massgen's own secrets"),
+        (
+            "read_file",
+            {"path": str(t.home / ".config" / "massgen" / ".env")},
+            "massgen's own secrets",
+        ),
         ("read_file", {"path": str(t.project / ".env")}, "the project's .env"),
         ("read_file", {"path": "a\x00b"}, "NUL in a name"),
         ("write_file", {"path": "a\nb", "content": "x"}, "newline in a name"),
@@ -81,7 +94,7 @@ def command_calls(t: Tree) -> list[tuple[str, dict[str, Any], str]]:
         (f'eval "cat {secret}"', "eval"),
         (f"sh -c 'echo pwned > {target}'", "sh -c"),
         (f'bash -c "cp {secret} ."', "bash -c"),
-        (f"env X=1 python3 -c \"{PY_WRITE.format(target=target)}\"", "env + python -c"),
+        (f'env X=1 python3 -c "{PY_WRITE.format(target=target)}"', "env + python -c"),
         (f"python3 -c \"import os; os.remove('{target}')\"", "python -c"),
         (f"echo pwned > {target}", "redirect outside"),
         (f"echo pwned >> {rel}", "redirect with traversal"),

@@ -220,4 +220,15 @@ async def test_the_ledger_is_durable_jsonl_with_one_rising_sequence(tmp_path):
     records = ledger_module.read(tmp_path / "log" / "permissions.jsonl")
     assert [r["seq"] for r in records] == [1, 2, 3, 4]
     assert [r["agent"] for r in records] == ["alice", "alice", "alice", "bob"]
-    assert set(records[0]) >= {"seq", "at", "agent", "tool", "effects", "decision", "operator", "reason", "risk", "rule"}
+    assert set(records[0]) >= {
+        "seq",
+        "at",
+        "agent",
+        "tool",
+        "effects",
+        "decision",
+        "operator",
+        "reason",
+        "risk",
+        "rule",
+    }

@@ -16,7 +16,7 @@ from massgen.permissions.engine import Book, Engine
 from massgen.permissions.guarded import Guarded
 from massgen.permissions.ledger import Ledger
 from massgen.permissions.wiring import zones_of
-from massgen.tools.base import ToolContext, Toolboxes
+from massgen.tools.base import Toolboxes, ToolContext
 from massgen.workspace.commands import CommandToolbox
 from massgen.workspace.runner import Limits
 from massgen.workspace.team import Workspaces
@@ -31,9 +31,9 @@ def tree(tmp_path, monkeypatch):
     return t
 
 
-def guarded(tree: Tree, approver=None, book: Book = Book()):
+def guarded(tree: Tree, approver=None, book: Book | None = None):
     ws = Workspaces(tree.project / ".massgen", "run1", {"alice": "ws"})
-    engine = Engine(default_book=book, approver=approver,
+    engine = Engine(default_book=book or Book(), approver=approver,
                     ledger=Ledger(tree.project / ".massgen" / "log" / "permissions.jsonl"))  # fmt: skip
     box = Guarded(Toolboxes([ws.files, CommandToolbox(Limits(5))]), engine, zones_of(ws))
     return box, engine, ToolContext("alice", workspace=ws.path("alice"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from massgen.tools.effects import Delete, External, Net, Read, Run, Write
 ROOT = Path(tempfile.mkdtemp(prefix="perm-prop-")).resolve()
 WS = ROOT / "ws"
 WS.mkdir(exist_ok=True)
-SHELL_ALPHABET = st.sampled_from(list("abc/.~$()`'\"\\;&|<> \n*?[]{}=-#!") + ["rm", "-rf", "sh -c", "eval", "$(", "<<"])
+SHELL_ALPHABET = st.sampled_from(
+    [*"abc/.~$()`'\"\\;&|<> \n*?[]{}=-#!", "rm", "-rf", "sh -c", "eval", "$(", "<<"]
+)
 texts = st.lists(SHELL_ALPHABET, max_size=30).map("".join)
 names = st.text(min_size=0, max_size=20)
 paths = st.one_of(
@@ -37,8 +40,20 @@ effects = st.one_of(
     st.tuples(names, names).map(lambda p: External(*p)),
 )
 rule_texts = st.sampled_from(
-    ["Command", "Command(rm *)", "Command(*)", "Read", "Write(//**)", "Read(./**)", "*",
-     "Fetch(domain:*)", "mcp__*", "command(*)", "write_file(*)", "read_file(*)"]  # fmt: skip
+    [
+        "Command",
+        "Command(rm *)",
+        "Command(*)",
+        "Read",
+        "Write(//**)",
+        "Read(./**)",
+        "*",
+        "Fetch(domain:*)",
+        "mcp__*",
+        "command(*)",
+        "write_file(*)",
+        "read_file(*)",
+    ]
 )
 quick = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -51,14 +66,14 @@ def decide(engine: Engine, effect_list):
 @quick
 @given(texts)
 def test_the_splitter_raises_nothing_but_unparseable(text):
-    try:
+    with contextlib.suppress(Unparseable):
         parse(text)
-    except Unparseable:
-        pass
 
 
 @quick
-@given(st.lists(effects, max_size=4), st.lists(rule_texts, max_size=3), st.sampled_from(list(Choice)))
+@given(
+    st.lists(effects, max_size=4), st.lists(rule_texts, max_size=3), st.sampled_from(list(Choice))
+)
 def test_no_input_raises_and_every_decision_is_recorded(effect_list, allow, choice):
     engine = Engine(default_book=Book.of(allow=allow, project=ROOT), approver=Scripted(choice))
     decision = decide(engine, effect_list)
@@ -75,7 +90,9 @@ def test_deny_always_wins(effect_list, allow, deny, choice):
     denied_book = Book.of(allow=[*allow, deny], deny=[deny], project=ROOT)
     engine = Engine(default_book=denied_book, approver=Scripted(choice, choice, choice))
     decision = decide(engine, effect_list)
-    probe = Engine(default_book=Book.of(deny=[deny], project=ROOT), approver=Scripted(Choice.ALWAYS))
+    probe = Engine(
+        default_book=Book.of(deny=[deny], project=ROOT), approver=Scripted(Choice.ALWAYS)
+    )
     matched = decide(probe, effect_list)
     if matched.rule == deny and not matched.allowed:
         assert not decision.allowed

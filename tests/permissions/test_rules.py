@@ -69,7 +69,13 @@ def test_fetch_and_mcp_rules(tmp_path):
     assert parse("read_url(https://example.com/x/*)", tmp_path).matches(fetch)
     assert not parse("Fetch(domain:evil.com)", tmp_path).matches(fetch)
     tool = Subject("mcp", "github/create_issue")
-    for text in ("mcp__github__create_issue", "mcp__github__*", "mcp__github", "mcp(github/*)", "mcp(create_issue)"):
+    for text in (
+        "mcp__github__create_issue",
+        "mcp__github__*",
+        "mcp__github",
+        "mcp(github/*)",
+        "mcp(create_issue)",
+    ):
         assert parse(text, tmp_path).matches(tool), text
     assert not parse("mcp__gitlab__*", tmp_path).matches(tool)
 
@@ -82,8 +88,19 @@ def test_bare_names_cover_their_kind(tmp_path):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "Read()", "Command(  )", "Fetch(example.com)", "Frobnicate(x)", "mcp__", "mcp____x",
-     "Command(echo 'open)", "read_url()", "Read(a\x00b)", "*(x)"],
+    [
+        "",
+        "Read()",
+        "Command(  )",
+        "Fetch(example.com)",
+        "Frobnicate(x)",
+        "mcp__",
+        "mcp____x",
+        "Command(echo 'open)",
+        "read_url()",
+        "Read(a\x00b)",
+        "*(x)",
+    ],
 )
 def test_rules_that_can_never_match_are_errors(tmp_path, text):
     with pytest.raises(RuleError):
@@ -92,7 +109,14 @@ def test_rules_that_can_never_match_are_errors(tmp_path, text):
 
 def test_a_bad_rule_in_the_config_names_the_key_and_the_fix():
     backend = {"type": "chatcompletion", "model": "m", "base_url": "http://x", "api_key": "k"}
-    config = {"agents": [{"id": "a", "backend": {**backend, "permissions": {"rules": {"deny": ["Fetch(x.com)"]}}}}]}
+    config = {
+        "agents": [
+            {
+                "id": "a",
+                "backend": {**backend, "permissions": {"rules": {"deny": ["Fetch(x.com)"]}}},
+            }
+        ]
+    }
     with pytest.raises(ConfigError) as caught:
         load(config)
     text = str(caught.value)
@@ -104,7 +128,11 @@ def test_the_predecessors_block_loads_with_its_keys():
     block = {
         "enabled": True,
         "role": "researcher",
-        "rules": {"allow": ["read_file(*)"], "ask": ["command(git push *)"], "deny": ["mcp(github/delete_*)"]},
+        "rules": {
+            "allow": ["read_file(*)"],
+            "ask": ["command(git push *)"],
+            "deny": ["mcp(github/delete_*)"],
+        },
         "automation_default": "deny-all",
         "approval_mode": "policy",
         "audit": True,
@@ -118,7 +146,9 @@ def test_the_predecessors_block_loads_with_its_keys():
 
 def test_settings_files_in_both_shapes(tmp_path):
     claude = tmp_path / "a.json"
-    claude.write_text(json.dumps({"permissions": {"allow": ["Command(ls)"], "deny": ["Read(./x)"]}}))
+    claude.write_text(
+        json.dumps({"permissions": {"allow": ["Command(ls)"], "deny": ["Read(./x)"]}})
+    )
     old = tmp_path / "b.json"
     old.write_text(json.dumps({"permissions": {"rules": {"ask": ["command(git *)"]}}}))
     assert grants.load(claude, tmp_path).allow == ["Command(ls)"]
@@ -134,7 +164,12 @@ def test_grants_are_rules_for_exactly_what_was_approved(tmp_path):
     subjects = [cmd("git", "push", "origin"), Subject("opaque", "x"), Subject("fetch", "a.com"),
                 Subject("mcp", "gh/issue"), path("write", tmp_path / "f")]  # fmt: skip
     texts = grants.grant_rules(subjects)
-    assert texts == ["Command(git push origin)", "Fetch(domain:a.com)", "mcp__gh__issue", f"Write(/{tmp_path}/f)"]
+    assert texts == [
+        "Command(git push origin)",
+        "Fetch(domain:a.com)",
+        "mcp__gh__issue",
+        f"Write(/{tmp_path}/f)",
+    ]
     for text, subject in zip(texts, [s for s in subjects if s.kind != "opaque"], strict=True):
         assert parse(text, tmp_path).matches(subject)
     target = tmp_path / ".massgen" / "settings.local.json"

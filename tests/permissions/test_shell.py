@@ -14,7 +14,15 @@ def words(text: str) -> list[tuple[str, ...]]:
 
 
 def test_chains_pipes_and_subshells_split_into_simple_commands():
-    assert words("a 1; b 2 && c || d | e & f\ng") == [("a", "1"), ("b", "2"), ("c",), ("d",), ("e",), ("f",), ("g",)]
+    assert words("a 1; b 2 && c || d | e & f\ng") == [
+        ("a", "1"),
+        ("b", "2"),
+        ("c",),
+        ("d",),
+        ("e",),
+        ("f",),
+        ("g",),
+    ]
     assert words("(cd x && ls)") == [("cd", "x"), ("ls",)]
 
 
@@ -54,13 +62,22 @@ def test_heredocs_are_read_and_their_substitutions_are_opaque():
 
 @pytest.mark.parametrize(
     "text",
-    ["$CMD x", "eval $X", "for i in 1; do x; done", ":(){ :|:& };:", "xargs rm", "find . -exec rm {} ;"],
+    [
+        "$CMD x",
+        "eval $X",
+        "for i in 1; do x; done",
+        ":(){ :|:& };:",
+        "xargs rm",
+        "find . -exec rm {} ;",
+    ],
 )
 def test_what_cannot_be_known_is_opaque(text):
     assert parse(text).opaque
 
 
-@pytest.mark.parametrize("text", ["echo 'open", 'echo "open', "echo $(open", "echo `open", "cat <<EOF\nx"])
+@pytest.mark.parametrize(
+    "text", ["echo 'open", 'echo "open', "echo $(open", "echo `open", "cat <<EOF\nx"]
+)
 def test_unreadable_text_is_unparseable(text):
     with pytest.raises(Unparseable):
         parse(text)

@@ -71,12 +71,21 @@ async def test_the_hostile_corpus_is_refused_with_default_settings(tree):
     assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
     attempts = [r for r in records if r["tool"] in {name for name, _, _ in calls}]
     assert len(attempts) == len(calls) * len(IDS)
-    assert all(r["decision"] == "deny" for r in attempts), [r for r in attempts if r["decision"] != "deny"]
+    assert all(r["decision"] == "deny" for r in attempts), [
+        r for r in attempts if r["decision"] != "deny"
+    ]
     refusals = [m["content"] for r in requests for m in r["messages"] if m.get("role") == "tool"]
     assert sum("refused by the permission engine" in c for c in refusals) >= len(calls)
-    assert any("PERMISSIONS:" in m["content"] for r in requests for m in r["messages"] if m["role"] == "system")
+    assert any(
+        "PERMISSIONS:" in m["content"]
+        for r in requests
+        for m in r["messages"]
+        if m["role"] == "system"
+    )
     decided = [e for e in seen if isinstance(e, ev.PermissionDecided)]
-    assert len(decided) == len(records) and not any(e.allowed for e in decided if e.tool in {n for n, _, _ in calls})
+    assert len(decided) == len(records) and not any(
+        e.allowed for e in decided if e.tool in {n for n, _, _ in calls}
+    )
     assert "REFUSED" in (result.log_dir / "coordination_table.txt").read_text()
 
 
