@@ -8,6 +8,8 @@ subjects, so `Read(./src/**)` applies to `read_file src/a.py` and to `cat src/a.
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,9 @@ from typing import Literal
 from massgen.permissions import floor, shell
 from massgen.permissions.paths import UnsafePath, canonical, linked_elsewhere
 from massgen.tools.effects import Delete, Effect, External, Net, Read, Run, Write
+
+MAX_DIRECTORIES = 16
+MAX_GLOB_MATCHES = 256
 
 Kind = Literal["read", "write", "delete", "command", "fetch", "mcp", "opaque"]
 
@@ -126,16 +131,32 @@ def _command(effect: Run) -> list[Subject]:
         parsed.commands = [c for c in parsed.commands if c.argv[:2] != (effect.argv[0], "-c")]
     else:
         parsed = shell.Parsed(commands=[shell.Simple(effect.argv)])
-    cwd = effect.cwd
+    cwds = _directories(parsed, effect.cwd)
     out = [Subject("opaque", why) for why in parsed.opaque]
     for simple in parsed.commands:
-        out.append(
-            Subject("command", simple.text(), argv=simple.argv, dynamic=simple.dynamic, cwd=cwd)
-        )
-        out += [_path("read", word, cwd) for word in _path_words(simple, cwd)]
-    out += [_path("write", target, cwd) for target in parsed.writes]
-    out += [_path("read", target, cwd) for target in parsed.reads]
+        out.append(Subject("command", simple.text(), argv=simple.argv, dynamic=simple.dynamic,
+                           cwd=effect.cwd))  # fmt: skip
+        for cwd in cwds:
+            out += [_path("read", word, cwd) for word in _path_words(simple, cwd)]
+    out += [_path("read", cwd) for cwd in cwds[1:]]  # where `cd` goes is read there
+    for cwd in cwds:  # a relative target is checked from every directory the chain visits
+        out += [_path("write", target, cwd) for target in parsed.writes]
+        out += [_path("read", target, cwd) for target in parsed.reads]
     return out
+
+
+def _directories(parsed: shell.Parsed, start: Path) -> list[Path]:
+    """The directories a chain may run in: where it starts, and where each `cd` goes
+    (a bare `cd` goes home). Bounded: a chain that visits more is refused."""
+    found = [start]
+    for simple in parsed.commands:
+        if simple.argv[0] not in ("cd", "pushd"):
+            continue
+        target = simple.argv[1] if len(simple.argv) > 1 else "~"
+        found.append(_path("read", target, found[-1]).path or start)
+        if len(found) > MAX_DIRECTORIES:
+            raise Refusal("the command changes directory too often to be checked")
+    return list(dict.fromkeys(found))
 
 
 def _path_words(simple: shell.Simple, cwd: Path) -> list[str]:
@@ -152,4 +173,17 @@ def _path_words(simple: shell.Simple, cwd: Path) -> list[str]:
         looks = word.startswith(("/", "~", ".", "$HOME", "${HOME}")) or "/" in word
         if looks or ("\x00" not in word and os.path.lexists(cwd / word)):
             found.append(word)
+        if any(c in word for c in "*?[") and "$" not in word:
+            found += _expanded(word, cwd)
     return found
+
+
+def _expanded(pattern: str, cwd: Path) -> list[str]:
+    """What a glob argument matches in `cwd` (a match may be a link that points out).
+
+    Raises Refusal when it matches too much to check."""
+    where = pattern if os.path.isabs(pattern) else str(cwd / pattern)
+    matches = list(itertools.islice(glob.iglob(where), MAX_GLOB_MATCHES + 1))
+    if len(matches) > MAX_GLOB_MATCHES:
+        raise Refusal(f"`{pattern}` matches more than {MAX_GLOB_MATCHES} files; name them")
+    return matches

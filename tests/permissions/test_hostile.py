@@ -104,3 +104,25 @@ async def test_malformed_arguments_are_refused_and_recorded(tree):
     result = await box.call(ToolCall("c", "read_file", "{not json"), ctx)
     assert result.is_error and "cannot be checked" in result.content
     assert engine.ledger.records[-1]["operator"] == "error"
+
+
+async def test_links_reached_by_cd_or_a_glob_are_checked(tree):
+    box, _, ctx = guarded(tree)
+    (ctx.workspace / "src").mkdir()
+    (ctx.workspace / "src" / "out").symlink_to(tree.outside / "target.txt")
+    (ctx.workspace / "src" / "sec").symlink_to(tree.outside / "secret.txt")
+    before = tree.snapshot()
+    for command in (
+        "cd src && echo pwned > out",
+        "cd src && cat sec",
+        "cat src/*",
+        "cat */s*",
+        "cd && ls",
+    ):
+        result = await box.call(
+            ToolCall("c", "execute_command", json.dumps({"command": command})), ctx
+        )
+        assert "refused by the permission engine" in result.content, (command, result)
+    assert tree.snapshot() == before
+    ok = await box.call(ToolCall("c", "execute_command", '{"command": "cd src && ls"}'), ctx)
+    assert not ok.is_error and "out" in ok.content

@@ -87,3 +87,20 @@ def test_the_callers_approver_wins(tmp_path):
 
     person = Person()
     assert engine_for(config(), log_dir=None, approver=person, project=tmp_path).approver is person
+
+
+def test_the_readmes_permissions_example_loads():
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = next(
+        b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("permissions:")
+    )
+    data = yaml.safe_load(block)
+    loaded = MassgenConfig.model_validate(
+        {"agents": [{"id": "a", "backend": {"type": "x"}}], **data}
+    )
+    assert loaded.permissions is not None and loaded.permissions.max_consecutive_auto == 20
