@@ -114,8 +114,10 @@ class Engine:
         grants_path: Path | None = None,
         project: Path | None = None,
         emit: Callable[[Call, Decision], None] | None = None,
+        roles: dict[str, str] | None = None,
     ) -> None:
         self.books = dict(books or {})
+        self.roles = dict(roles or {})  # agent -> "read-only" | "read-write" (the sandbox reads it)
         self.default_book = default_book
         self.approver: Approver = approver or PolicyApprover()
         self.ledger = ledger or Ledger(None)
@@ -125,6 +127,9 @@ class Engine:
         self.emit = emit
         self.session: set[str] = set()  # subject keys granted for the rest of the run
         self._auto: dict[str, int] = {}  # agent -> automatic approvals in a row
+
+    def role(self, agent: str) -> str:
+        return self.roles.get(agent, "read-write")
 
     def book(self, agent: str) -> Book:
         return self.books.get(agent, self.default_book)

@@ -11,6 +11,7 @@ agent), the role preset, and `.massgen/settings.json` / `.massgen/settings.local
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,7 +24,7 @@ from massgen.log import logger
 from massgen.permissions import grants, rules
 from massgen.permissions.approval import Approver
 from massgen.permissions.engine import Book, Call, Decision, Engine
-from massgen.permissions.ledger import FILE, Ledger
+from massgen.permissions.ledger import FILE, Ledger, Record
 from massgen.permissions.policy import PolicyApprover
 from massgen.permissions.risk import Zones
 from massgen.tools.base import Toolbox, ToolContext
@@ -70,22 +71,23 @@ def engine_for(
             mode this build lacks.
     """
     settings = settings_of(config)
+    ledger = Ledger(log_dir / FILE if settings.audit and log_dir is not None else None)
     if not settings.enabled:
-        warn(OFF_WARNING)
+        _off(ledger, "*", OFF_WARNING)
         return None
     project = project or Path.cwd()
     files = _file_rules(project, Path(settings.settings_path))
     team = _book(config.permissions, project).plus(files)
-    books = {}
+    books, roles = {}, {}
     for agent in config.agents:
         own = agent.backend.permissions
         if own is not None and not own.enabled:
-            warn(f"the permission engine is OFF for agent `{agent.id}` (`enabled: false`)")
+            _off(ledger, agent.id, f"the permission engine is OFF for agent `{agent.id}`")
             continue
-        role = (own.role if own else None) or settings.role
+        role = (own.role if own else None) or settings.role or "read-write"
+        roles[agent.id] = role
         book = _READ_ONLY.plus(team) if role == "read-only" else team
         books[agent.id] = book.plus(_book(own, project))
-    ledger = Ledger(log_dir / FILE if settings.audit and log_dir is not None else None)
     return Engine(
         books=books,
         default_book=team,
@@ -95,7 +97,15 @@ def engine_for(
         grants_path=project / settings.settings_path if settings.persist_approvals else None,
         project=project,
         emit=emit,
+        roles=roles,
     )
+
+
+def _off(ledger: Ledger, agent: str, message: str) -> None:
+    """Off is said on stderr and written to the ledger in the log dir, never silent."""
+    warn(message)
+    with contextlib.suppress(OSError):
+        ledger.append(Record(agent, "*", "", (), "off", "rule", message))
 
 
 def unguarded(config: MassgenConfig) -> frozenset[str]:

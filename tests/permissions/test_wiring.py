@@ -10,6 +10,7 @@ from helpers import zones
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
 from massgen.permissions.engine import Call
+from massgen.permissions.ledger import read
 from massgen.permissions.policy import PolicyApprover
 from massgen.permissions.wiring import engine_for
 from massgen.tools.effects import Run, Write
@@ -36,6 +37,8 @@ def config(top=None, **agents) -> MassgenConfig:
 def test_permissions_false_is_off_and_says_so(tmp_path, capsys):
     assert engine_for(config(False), log_dir=tmp_path, project=tmp_path) is None
     assert "permission engine is OFF" in capsys.readouterr().err
+    (record,) = read(tmp_path / "permissions.jsonl")
+    assert record["decision"] == "off" and "OFF" in record["reason"]
 
 
 def test_one_agent_off_is_said_too(tmp_path, capsys):
@@ -58,6 +61,7 @@ async def test_roles_and_rules_per_agent_and_from_settings_files(tmp_path):
     )
     assert engine is not None and isinstance(engine.approver, PolicyApprover)
     assert engine.approver.mode == "deny-all"
+    assert (engine.role("reader"), engine.role("writer")) == ("read-only", "read-write")
     assert engine.ledger.path == tmp_path / "permissions.jsonl"
     z = zones(tmp_path)
 
