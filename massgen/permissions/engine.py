@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -114,7 +114,7 @@ class Engine:
         grants_path: Path | None = None,
         project: Path | None = None,
         emit: Callable[[Call, Decision], None] | None = None,
-        roles: dict[str, str] | None = None,
+        roles: Mapping[str, str] | None = None,
     ) -> None:
         self.books = dict(books or {})
         self.roles = dict(roles or {})  # agent -> "read-only" | "read-write" (the sandbox reads it)
