@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from helpers import Scripted, decide, engine, run, zones
+from perm_helpers import Scripted, decide, engine, run, zones
 
 from massgen.permissions import engine as engine_module
 from massgen.permissions import ledger as ledger_module

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import Scripted, decide, engine, run
+from perm_helpers import Scripted, decide, engine, run
 
 from massgen.permissions.approval import Choice
 from massgen.tools.effects import Write

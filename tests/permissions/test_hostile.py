@@ -7,8 +7,8 @@ import json
 import os
 
 import pytest
-from corpus import Tree, corpus
-from helpers import Scripted
+from hostile_corpus import Tree, corpus
+from perm_helpers import Scripted
 
 from massgen.core.types import ToolCall
 from massgen.permissions.approval import Choice

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import Scripted
+from perm_helpers import Scripted
 
 from massgen.config.schema import MassgenConfig
 from massgen.core.types import ToolCall

@@ -7,9 +7,9 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from helpers import Scripted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from perm_helpers import Scripted
 
 from massgen.permissions.approval import Choice
 from massgen.permissions.engine import Book, Call, Engine

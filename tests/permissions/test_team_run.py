@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from corpus import PY_WRITE, Tree, corpus
+from hostile_corpus import PY_WRITE, Tree, corpus
 
 from massgen.api import TeamRun
 from massgen.core import events as ev

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import zones
+from perm_helpers import zones
 
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
