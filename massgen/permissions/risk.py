@@ -15,6 +15,7 @@ network egress, anything opaque                               ask (high)
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -142,8 +143,11 @@ _PACKAGERS = frozenset(
     ["npm", "pnpm", "yarn", "twine", "cargo", "docker", "gh", "pip", "pip3", "uv", "gem", "go"]
 )
 _PUBLISH = re.compile(r"\b(publish|upload|release|push|deploy)\b")
-_SECRET_NAME = re.compile(r"^\.env(\..+)?$|^id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$|^\.netrc$|\.pem$")
-_SECRET_OK = re.compile(r"^\.env\.(example|sample|template|dist)$")
+# Any case: `.ENV` is `.env` where the file system ignores case.
+_SECRET_NAME = re.compile(
+    r"^\.env(\..+)?$|^id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$|^\.netrc$|\.pem$", re.IGNORECASE
+)
+_SECRET_OK = re.compile(r"^\.env\.(example|sample|template|dist)$", re.IGNORECASE)
 _SECRET_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/massgen", ".config/gcloud")
 
 
@@ -165,7 +169,8 @@ def secret(path: Path, zones: Zones) -> str | None:
     only what it made, so names there are its own."""
     if zones.in_workspace(path):
         return None
-    if any(Zone(home() / d).holds(path) for d in _SECRET_DIRS):
+    real_home = Path(os.path.realpath(home()))
+    if any(Zone(real_home / d).holds(path) for d in _SECRET_DIRS):
         return f"`{path}` is in a directory of credentials"
     if _SECRET_NAME.search(path.name) and not _SECRET_OK.match(path.name):
         return f"`{path.name}` holds secrets"

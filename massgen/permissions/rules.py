@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from massgen.permissions.paths import home
+from massgen.permissions.paths import case_insensitive, home
 from massgen.permissions.subjects import Subject
 from massgen.workspace.ignore import _translate
 
@@ -104,8 +104,11 @@ def _claude(text: str, kind: str, spec: str | None, project: Path) -> Rule:
             raise RuleError(f"`{text}` can never match: a Fetch rule names `domain:<host>`")
         host = spec[7:].strip().lower()
         return Rule(text, kind, lambda s: s.kind == "fetch" and fnmatch.fnmatchcase(s.target, host))
-    regex = re.compile(_gitignore(spec, project))
-    return Rule(text, kind, _path_rule(kind, lambda p: regex.fullmatch(p) is not None))
+    body = _gitignore(spec, project)
+    exact, folded = re.compile(body), re.compile(body, re.IGNORECASE)
+    return Rule(
+        text, kind, _path_rule(kind, lambda p, i: (folded if i else exact).fullmatch(p) is not None)
+    )
 
 
 def _legacy(text: str, kind: str, spec: str | None, project: Path) -> Rule:
@@ -125,7 +128,17 @@ def _legacy(text: str, kind: str, spec: str | None, project: Path) -> Rule:
     if kind == "mcp":
         return Rule(text, kind, _mcp_pattern(spec))
     pattern = _anchor(spec, project)
-    return Rule(text, kind, _path_rule(kind, lambda p: fnmatch.fnmatchcase(p, pattern)))
+    folded = pattern.casefold()
+    return Rule(
+        text,
+        kind,
+        _path_rule(
+            kind,
+            lambda p, i: (
+                fnmatch.fnmatchcase(p.casefold(), folded) if i else fnmatch.fnmatchcase(p, pattern)
+            ),
+        ),
+    )
 
 
 def _mcp_claude(text: str) -> Rule:
@@ -160,9 +173,17 @@ def _of_kind(kind: str) -> Callable[[Subject], bool]:
     return lambda s: s.kind == kind
 
 
-def _path_rule(kind: str, test: Callable[[str], bool]) -> Callable[[Subject], bool]:
+def _path_rule(kind: str, test: Callable[[str, bool], bool]) -> Callable[[Subject], bool]:
+    """`test(path, fold)`: `fold` where the file system ignores case, so that a rule
+    cannot be dodged by spelling a name in another case."""
     kinds = ("write", "delete") if kind == "write" else (kind,)
-    return lambda s: s.kind in kinds and s.path is not None and test(s.path.as_posix())
+
+    def matches(s: Subject) -> bool:
+        if s.kind not in kinds or s.path is None:
+            return False
+        return test(s.path.as_posix(), case_insensitive(s.path.parent))
+
+    return matches
 
 
 def _command(text: str, spec: str) -> Callable[[Subject], bool]:

@@ -176,3 +176,15 @@ def test_grants_are_rules_for_exactly_what_was_approved(tmp_path):
     grants.store(target, texts[:1])
     grants.store(target, texts[:2])
     assert json.loads(target.read_text()) == {"permissions": {"allow": texts[:2]}}
+
+
+def test_where_the_file_system_ignores_case_a_rule_cannot_be_dodged_by_case(tmp_path, monkeypatch):
+    from massgen.permissions import rules as rules_module
+
+    secrets = tmp_path / "Secrets" / "KEY.txt"
+    for text in ("Read(./secrets/**)", "read_file(secrets/*)"):
+        rule = parse(text, tmp_path)
+        assert not rule.matches(path("read", secrets))
+        monkeypatch.setattr(rules_module, "case_insensitive", lambda _: True)
+        assert rule.matches(path("read", secrets))
+        monkeypatch.undo()
