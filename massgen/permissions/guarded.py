@@ -8,6 +8,7 @@ nothing of it runs. A toolbox that cannot say what a call does yields `External`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from massgen.core.types import ToolCall, ToolSpec
@@ -41,7 +42,8 @@ class Guarded:
             return await self.inner.call(call, ctx)  # "not available": nothing runs
         decision = await self._decide(call, ctx)
         if not decision.allowed:
-            return ToolResult.error(call, REFUSED.format(reason=decision.reason))
+            reason = _unnamed(decision.reason, ctx)
+            return ToolResult.error(call, REFUSED.format(reason=reason))
         return await self.inner.call(call, ctx)
 
     async def _decide(self, call: ToolCall, ctx: ToolContext) -> Decision:
@@ -53,6 +55,18 @@ class Guarded:
             why = str(error) or type(error).__name__
             return await self.engine.refuse(_call(call, ctx, effects, zones), why)
         return await self.engine.decide(_call(call, ctx, effects, zones))
+
+
+def _unnamed(reason: str, ctx: ToolContext) -> str:
+    """The reason as the model may read it: its workspace's real path (which names the
+    agent's directory) is shown as `<workspace>`."""
+    if ctx.workspace is None:
+        return reason
+    for root in sorted(
+        {str(ctx.workspace), os.path.realpath(ctx.workspace)}, key=len, reverse=True
+    ):
+        reason = reason.replace(root, "<workspace>")
+    return reason
 
 
 def _call(call: ToolCall, ctx: ToolContext, effects: tuple[Effect, ...], zones: Zones) -> Call:

@@ -87,6 +87,8 @@ async def test_the_hostile_corpus_is_refused_with_default_settings(tree):
         e.allowed for e in decided if e.tool in {n for n, _, _ in calls}
     )
     assert "REFUSED" in (result.log_dir / "coordination_table.txt").read_text()
+    for text in map(json.dumps, requests):  # refusals name no agent and no workspace
+        assert not any(secret in text for secret in (*IDS, "ws0", "ws1")), text
 
 
 async def test_a_rule_file_allowing_one_command_runs_it_and_no_other(tree):
