@@ -10,7 +10,8 @@ Claude-Code style                     the predecessor's `permissions.rules`
 
 Commands match word by word, on each simple command of a chain (`shell.py`): a `*`
 word matches any number of words, a `*` inside a word any characters of it
-(`git push:*` is `git push *`). Claude-style paths use gitignore syntax: `//` is
+(`git push:*` is `git push *`); a rule also matches when it globs the command's words
+joined by spaces, as the predecessor's `command(git*)` did. Claude-style paths use gitignore syntax: `//` is
 absolute, `~/` the home directory, `/x`, `./x` and `x/y` relative to the project
 directory, and a pattern without `/` (`*.env`) matches that name at any depth; a
 matched directory covers everything inside it. The predecessor's path patterns are
@@ -195,7 +196,14 @@ def _command(text: str, spec: str) -> Callable[[Subject], bool]:
         raise RuleError(f"`{text}` cannot be split into words ({error})") from None
     if not words:
         raise RuleError(f"`{text}` has an empty command and can never match")
-    return lambda s: s.kind == "command" and not s.dynamic and _words_match(words, s.argv)
+
+    def matches(s: Subject) -> bool:
+        if s.kind != "command" or s.dynamic:
+            return False
+        # Word by word, or (the predecessor's `command(git*)`) as a glob over the words.
+        return _words_match(words, s.argv) or fnmatch.fnmatchcase(" ".join(s.argv), spec)
+
+    return matches
 
 
 def _words_match(pattern: tuple[str, ...], argv: tuple[str, ...]) -> bool:

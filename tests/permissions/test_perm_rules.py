@@ -31,6 +31,12 @@ def test_command_rules_match_word_by_word(tmp_path, text):
     assert not rule.matches(cmd("echo", "git", "push"))
 
 
+def test_the_predecessors_glob_over_the_whole_command(tmp_path):
+    rule = parse("command(git*)", tmp_path)
+    assert rule.matches(cmd("git", "status")) and rule.matches(cmd("gitk"))
+    assert not rule.matches(cmd("echo", "git"))
+
+
 def test_a_quoted_command_rule_matches_the_words_not_the_quotes(tmp_path):
     rule = parse("""Command(python3 -c "print('hi')")""", tmp_path)
     assert rule.matches(cmd("python3", "-c", "print('hi')"))
