@@ -139,6 +139,7 @@ _HIGH = frozenset(
 _INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|"
                            r"lua|Rscript|osascript|pwsh|powershell|tclsh|awk|gawk|nawk)$")  # fmt: skip
 _CODE_FLAGS = frozenset({"-c", "-e", "-E", "-p", "-r", "--eval", "--print", "-m"})
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\bprint[^;}]*\|")
 _PACKAGERS = frozenset(
     ["npm", "pnpm", "yarn", "twine", "cargo", "docker", "gh", "pip", "pip3", "uv", "gem", "go"]
 )
@@ -230,6 +231,8 @@ def command_risk(argv: tuple[str, ...], dynamic: bool = False) -> Risk:
     if name in _HIGH or re.match(r"^mkfs|^fdisk", name):
         return "high"
     if _INTERPRETERS.match(name) and any(a in _CODE_FLAGS or a.startswith("-c") for a in args):
+        return "high"
+    if name in ("awk", "gawk", "nawk", "mawk") and any(_AWK_RUNS.search(a) for a in args):
         return "high"
     if name == "rm" and any(a.startswith("-") and "r" in a.lower() for a in args):
         return "high"

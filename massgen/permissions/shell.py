@@ -51,6 +51,7 @@ class Simple:
 
     argv: tuple[str, ...]
     dynamic: bool = False
+    computed: bool = False  # an argument holds a variable or a substitution
 
     def text(self) -> str:
         return " ".join(self.argv)
@@ -73,7 +74,8 @@ class Parsed:
 @dataclass(slots=True)
 class _Word:
     text: str = ""
-    dynamic: bool = False
+    dynamic: bool = False  # holds an expansion: a variable, a substitution
+    glob: bool = False  # holds an unquoted glob or brace pattern
     quoted: bool = False
     subs: list[str] = field(default_factory=list)
 
@@ -171,7 +173,7 @@ class _Lexer:
                 w.subs.append(self._balanced("(", ")"))
                 w.dynamic, w.text = True, w.text + "<(…)"
             else:
-                w.dynamic = w.dynamic or c in "*?[{"
+                w.glob = w.glob or c in "*?[{"
                 w.text += c
                 self.i += 1
         if self.i == start:
@@ -355,7 +357,7 @@ def _add(out: Parsed, words: list[_Word], redirects: list[tuple[str, _Word]], de
         if op in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
             continue  # fd duplication, not a file
         (out.reads if op in _READ_REDIRECTS else out.writes).append(target.text)
-        if target.dynamic:
+        if target.dynamic or target.glob:
             out.opaque.append(f"a redirect target is computed (`{target.text}`)")
     for word in words:
         for sub in word.subs:
@@ -368,9 +370,13 @@ def _add(out: Parsed, words: list[_Word], redirects: list[tuple[str, _Word]], de
         return
     if not words[0].quoted and words[0].text in _COMPLEX:
         out.opaque.append(f"shell control structure `{words[0].text}`")
-    if words[0].dynamic:
+    if words[0].dynamic or words[0].glob:
         out.opaque.append(f"the command name is computed (`{words[0].text}`)")
-    simple = Simple(tuple(w.text for w in words), any(w.dynamic for w in words))
+    simple = Simple(
+        tuple(w.text for w in words),
+        dynamic=any(w.dynamic or w.glob for w in words),
+        computed=any(w.dynamic for w in words[1:]),
+    )
     _unwrap(out, simple, depth)
 
 
@@ -395,23 +401,23 @@ def _unwrap(out: Parsed, simple: Simple, depth: int) -> None:
     elif name == "env":
         rest = _after_env(argv)
         if rest:
-            _unwrap(out, Simple(rest, simple.dynamic), depth + 1)
+            _unwrap(out, Simple(rest, simple.dynamic, simple.computed), depth + 1)
     elif name in _PREFIX_WRAPPERS:
         rest = _after_options(argv[1:], numeric=name in ("timeout", "nice", "chrt", "taskset"))
         if rest:
-            _unwrap(out, Simple(rest, simple.dynamic), depth + 1)
+            _unwrap(out, Simple(rest, simple.dynamic, simple.computed), depth + 1)
     elif name == "xargs":
         rest = _after_options(argv[1:])
         out.opaque.append("`xargs` runs a command on computed arguments")
         if rest:
-            _unwrap(out, Simple(rest, True), depth + 1)
+            _unwrap(out, Simple(rest, True, True), depth + 1)
     elif name == "find" and any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in argv):
         out.opaque.append("`find -exec` runs a command on computed arguments")
         for index, word in enumerate(argv):
             if word in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(argv):
                 tail = [a for a in argv[index + 1 :] if a not in (";", "+", "{}")]
                 if tail:
-                    _unwrap(out, Simple(tuple(tail), True), depth + 1)
+                    _unwrap(out, Simple(tuple(tail), True, True), depth + 1)
 
 
 def _base(word: str) -> str:

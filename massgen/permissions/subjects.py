@@ -134,6 +134,8 @@ def _command(effect: Run) -> list[Subject]:
     cwds = _directories(parsed, effect.cwd)
     out = [Subject("opaque", why) for why in parsed.opaque]
     for simple in parsed.commands:
+        if _computed(simple):
+            out.append(Subject("opaque", f"`{simple.text()}` takes arguments computed at run time"))
         out.append(Subject("command", simple.text(), argv=simple.argv, dynamic=simple.dynamic,
                            cwd=effect.cwd))  # fmt: skip
         for cwd in cwds:
@@ -143,6 +145,16 @@ def _command(effect: Run) -> list[Subject]:
         out += [_path("write", target, cwd) for target in parsed.writes]
         out += [_path("read", target, cwd) for target in parsed.reads]
     return out
+
+
+# Commands whose computed arguments are only printed or compared, never opened.
+_PRINTS = frozenset({"echo", "printf", "true", "false", "test", "[", ":"})
+
+
+def _computed(simple: shell.Simple) -> bool:
+    """Arguments from a variable or a substitution (`cat $X`, `cat $(echo …)`) may name
+    any file; what they name is known only when the command runs."""
+    return simple.computed and Path(simple.argv[0]).name not in _PRINTS
 
 
 def _directories(parsed: shell.Parsed, start: Path) -> list[Path]:

@@ -66,6 +66,16 @@ async def test_risk_based_allows_medium_and_denies_high(tmp_path):
     assert not (await decide(e3, tmp_path, Read(tmp_path / "outside"))).allowed
 
 
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [("awk '{print $1}' a.txt", True), ("awk 'BEGIN{system(\"id\")}'", False),
+     ("git status", True), ("git push origin", False), ("sudo ls", False),
+     ("pip install requests", False), ("python3 script.py", True), ("node -e 1", False)],
+)  # fmt: skip
+async def test_the_risk_default_of_some_commands(tmp_path, command, allowed):
+    assert (await decide(engine(tmp_path), tmp_path, run(tmp_path, command))).allowed is allowed
+
+
 async def test_session_grants_hold_for_the_run(tmp_path):
     approver = Scripted(Choice.SESSION)
     e = engine(tmp_path, approver=approver)

@@ -89,3 +89,12 @@ def test_nesting_is_bounded():
         text = f"sh -c {shlex.quote(text)}"
     with pytest.raises(Unparseable):
         parse(text)
+
+
+def test_computed_arguments_are_told_from_quoted_dollars():
+    (awk,) = parse("awk '{print $1}' data.txt").commands
+    assert not awk.computed
+    (cat,) = [c for c in parse("cat $(echo x)").commands if c.argv[0] == "cat"]
+    assert cat.computed and parse("cat $X").commands[0].computed
+    assert not parse("ls *.py").commands[0].computed
+    assert parse("env cat $X").commands[-1].computed
