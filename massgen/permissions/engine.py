@@ -226,13 +226,13 @@ class Engine:
             state.decision = Decision(True, f"allowed by `{state.rule}`", "rule", "low", state.rule)
 
     def _risk(self, state: _State) -> None:
-        reasons: list[str] = []
         still: list[Subject] = []
         for subject in state.pending:
-            if subject.key in state.asked:
+            verdict, risk, why = default(subject, state.call.zones, state.call.phase)
+            if subject.key in state.asked:  # an ask rule: the risk is still shown
+                state.raise_risk(risk)
                 still.append(subject)
                 continue
-            verdict, risk, why = default(subject, state.call.zones, state.call.phase)
             if verdict == "deny":
                 state.deny(f"{subject.describe()} is refused: {why}", "policy", "risk default")
                 return
@@ -240,7 +240,6 @@ class Engine:
                 state.asked[subject.key] = why
                 state.raise_risk(risk)
                 still.append(subject)
-                reasons.append(why)
         state.pending = still
         if not state.pending:
             rule = state.rule or "risk default"
