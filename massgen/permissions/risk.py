@@ -24,6 +24,7 @@ from typing import Literal
 from massgen.permissions.approval import Risk
 from massgen.permissions.paths import Zone, home
 from massgen.permissions.subjects import Subject
+from massgen.tools.base import UNKNOWN_SERVER
 
 Verdict = Literal["allow", "ask", "deny"]
 
@@ -191,6 +192,8 @@ def default(subject: Subject, zones: Zones, phase: str) -> tuple[Verdict, Risk, 
         case "mcp":
             if subject.read_only:
                 return "allow", "low", "read-only tool of a trusted MCP server"
+            if subject.target.startswith(UNKNOWN_SERVER):  # its toolbox cannot say what it does
+                return "ask", "high", "a tool whose toolbox declares no effects"
             return "ask", "medium", "external tool with unknown effects"
         case "fetch":
             return "ask", "high", "network access"

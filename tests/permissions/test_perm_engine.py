@@ -76,6 +76,13 @@ async def test_the_risk_default_of_some_commands(tmp_path, command, allowed):
     assert (await decide(engine(tmp_path), tmp_path, run(tmp_path, command))).allowed is allowed
 
 
+async def test_a_toolbox_that_declares_no_effects_is_high_risk(tmp_path):
+    from massgen.tools.base import UNKNOWN_SERVER
+
+    decision = await decide(engine(tmp_path), tmp_path, External(UNKNOWN_SERVER, "mystery"))
+    assert not decision.allowed and decision.risk == "high"
+
+
 async def test_session_grants_hold_for_the_run(tmp_path):
     approver = Scripted(Choice.SESSION)
     e = engine(tmp_path, approver=approver)
