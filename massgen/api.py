@@ -146,6 +146,7 @@ class TeamRun:
         self.previous_workspace = previous_workspace
         self.approver = approver
         self.resumed = resumed
+        self.permissions: Any = None  # the run's permission engine, once equipped
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
 
@@ -236,14 +237,58 @@ class TeamRun:
             )
         members = [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
         ws = self.workspaces
-        if ws is None:
+        if ws is not None:
+            members = [
+                replace(m, toolbox=Toolboxes([ws.files, m.toolbox]), workspace=ws.path(m.id))
+                if m.id in ws.agents
+                else m
+                for m in members
+            ]
+        return self._guarded(members)
+
+    def _guarded(self, members: list[Any]) -> list[Any]:
+        """Every member's toolbox behind the permission engine (`permissions/`), after
+        all its tools are composed, so that no call passes around it."""
+        from massgen.permissions import wiring
+
+        config = self.loaded.config
+        self.permissions = wiring.engine_for(
+            config, log_dir=self.log_dir, approver=self.approver, emit=self._permission_event
+        )
+        if self.permissions is None:
             return members
+        boxes = wiring.guard(
+            {m.id: m.toolbox for m in members},
+            self.permissions,
+            self.workspaces,
+            wiring.unguarded(config),
+        )
+        from massgen.coordination.prompts import PERMISSIONS_NOTE
+
         return [
-            replace(m, toolbox=Toolboxes([ws.files, m.toolbox]), workspace=ws.path(m.id))
-            if m.id in ws.agents
-            else m
+            replace(
+                m,
+                toolbox=boxes[m.id],
+                notes=(*m.notes, PERMISSIONS_NOTE) if m.toolbox.specs() else m.notes,
+            )
             for m in members
         ]
+
+    def _permission_event(self, call: Any, decision: Any) -> None:
+        self._emit(
+            ev.PermissionDecided(
+                agent=call.agent,
+                call_id=call.call_id,
+                tool=call.tool,
+                allowed=decision.allowed,
+                operator=decision.operator,
+                reason=decision.reason,
+                rule=decision.rule,
+                risk=decision.risk,
+                seq=decision.seq,
+                phase=call.phase,
+            )
+        )
 
     def _save_final_workspace(self) -> None:
         """The final workspace beside the final answer (`final/workspace/`), also after

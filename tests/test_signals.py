@@ -67,8 +67,13 @@ def team(tmp_path: Path, base_url: str, commands: bool = False) -> Path:
     if commands:
         for n, agent in enumerate(agents):
             agent["backend"]["cwd"] = f"ws{n}"
+    config = {"agents": agents, "orchestrator": {"seed": 3}}
+    if commands:  # the command writes its pid outside its workspace, which needs a rule
+        allow = ["Command(sleep *)", "Command(echo *)", "Command(wait)", "Command(trap *)"]
+        allow.append(f"Write(/{tmp_path}/sleep.pid)")
+        config["permissions"] = {"rules": {"allow": allow}, "automation_default": "allow-all"}
     path = tmp_path / "team.yaml"
-    path.write_text(yaml.safe_dump({"agents": agents, "orchestrator": {"seed": 3}}))
+    path.write_text(yaml.safe_dump(config))
     return path
 
 

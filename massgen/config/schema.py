@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
+from massgen.config.permissions import PermissionsConfig, permissions_block
 from massgen.core.types import GenerationParams, HostedTool
 
 
@@ -115,6 +116,8 @@ class BackendConfig(Strict):
     enable_code_interpreter: bool = False  # OpenAI's name for code execution
     enable_code_execution: bool = False
     enable_x_search: bool = False
+    # This agent's role and rules for the permission engine (`config/permissions.py`).
+    permissions: PermissionsConfig | None = None
 
     def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
         """(config key, hosted tool) for each hosted-tool key this config switches on."""
@@ -122,6 +125,11 @@ class BackendConfig(Strict):
 
     def hosted_tools(self) -> tuple[HostedTool, ...]:
         return tuple(dict.fromkeys(tool for _, tool in self.hosted_keys()))
+
+    @field_validator("permissions", mode="before")
+    @classmethod
+    def _permissions_block(cls, value: Any) -> Any:
+        return permissions_block(value)
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
@@ -229,6 +237,13 @@ class MassgenConfig(Strict):
     orchestrator: OrchestratorConfig = OrchestratorConfig()
     ui: UIConfig = UIConfig()
     timeout_settings: TimeoutSettings = TimeoutSettings()
+    # The permission engine (`config/permissions.py`); on when absent.
+    permissions: PermissionsConfig | None = None
+
+    @field_validator("permissions", mode="before")
+    @classmethod
+    def _permissions_block(cls, value: Any) -> Any:
+        return permissions_block(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -278,7 +293,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     AgentConfig: _keys("subtask main_agent subagent_agents memory hooks filesystem"),
     BackendConfig: _keys(
         # tools and workspaces
-        "custom_tools permissions hooks"
+        "custom_tools hooks"
         " disallowed_tools direct_mcp_servers exclude_file_operation_mcps"
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"

@@ -70,6 +70,8 @@ class Member:
     workspace: Path | None = None
     # Provider-hosted tools (web search, code execution) switched on for every call.
     hosted: tuple[HostedTool, ...] = ()
+    # Paragraphs added to its system prompts by whoever equips it (the permission note).
+    notes: tuple[str, ...] = ()
 
 
 class Verdict(Enum):

@@ -345,6 +345,7 @@ class Orchestrator:
             system = f"{system}\n\n{note}"
         if member.workspace is not None:
             system = f"{system}\n\n{prompts.WORKSPACE_NOTE}"
+        system = "\n\n".join([system, *member.notes])
         return RunSetup(
             system=system,
             user=prompts.user_message(self.state.question, shown, history=self.state.history),

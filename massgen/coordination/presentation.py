@@ -59,7 +59,7 @@ async def present(
     )
     own = () if member.structured_actions else member_tools(member)
     if own:
-        system = f"{system}\n\n{PRESENTING_WITH_TOOLS}"
+        system = "\n\n".join([system, PRESENTING_WITH_TOOLS, *member.notes])
     messages = [Message("system", system), Message("user", user)]
     ctx = ToolContext(
         agent=member.id, phase="presentation", workspace=workspace or member.workspace

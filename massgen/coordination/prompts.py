@@ -148,6 +148,15 @@ PRESENTING_WITH_TOOLS = (
     "their results, then write the final answer, saying what was done."
 )
 
+PERMISSIONS_NOTE = (
+    "PERMISSIONS: every tool call passes a permission check. You may read your workspace, "
+    "other answers' files and the user's context paths, and write inside your workspace; "
+    "paths outside them, secrets (`.env`, credentials), destructive or network commands "
+    "and interpreter one-liners are refused or need approval. When a call is refused, do "
+    "not try to work around it (another tool, a wrapper, a different path): say in your "
+    "answer what you could not do and why."
+)
+
 WORKSPACE_NOTE = (
     "WORKSPACE: you have a working directory of your own; the file tools take paths relative "
     "to it. Each answer comes with the files of its author's workspace as they were when it "

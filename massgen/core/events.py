@@ -129,6 +129,24 @@ class ToolSourceFailed(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionDecided(Event):
+    """The permission engine's decision on one tool call, as its ledger records it
+    (`seq` is the ledger's sequence number; 0 when it could not be written)."""
+
+    kind: ClassVar[str] = "permission_decided"
+    agent: str
+    call_id: str
+    tool: str
+    allowed: bool
+    operator: str  # floor | rule | policy | human | error
+    reason: str
+    rule: str = ""
+    risk: str = ""
+    seq: int = 0
+    phase: str = "coordination"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerPublished(Event):
     kind: ClassVar[str] = "answer_published"
     agent: str
@@ -242,6 +260,7 @@ AnyEvent = (
     | ToolCallFinished
     | HostedToolUsed
     | ToolSourceFailed
+    | PermissionDecided
     | AnswerPublished
     | VoteCast
     | VoteInvalidated

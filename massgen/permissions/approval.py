@@ -37,6 +37,8 @@ class ApprovalRequest:
     risk: Risk
     reason: str  # why it is asked: the ask rule, or the risk default
     phase: Phase = "coordination"
+    # What is asked, one line each ("run `git push origin main`", "write `/abs/path`").
+    details: tuple[str, ...] = ()
 
 
 class Approver(Protocol):

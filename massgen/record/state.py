@@ -38,6 +38,7 @@ COORDINATION_EVENTS = (
     ev.ToolCallFinished,
     ev.HostedToolUsed,
     ev.ToolSourceFailed,
+    ev.PermissionDecided,
 )
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
@@ -167,7 +168,7 @@ class RunState:
                 | ev.HostedToolUsed()
             ):
                 pass
-            case ev.ToolSourceFailed():
+            case ev.ToolSourceFailed() | ev.PermissionDecided():
                 self.agent(event.agent)
             case ev.FinalTextDelta():
                 self.final_parts.append(event.text)

@@ -110,6 +110,8 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"hosted {event.tool}{final}: {word}"
         case ev.ToolSourceFailed():
             return event.agent, f"tool source {event.source} failed"
+        case ev.PermissionDecided():
+            return _permission_cell(event)
         case (
             ev.RunStarted()
             | ev.TextDelta()
@@ -182,3 +184,11 @@ def _middle(text: str, col: int) -> str:
 
 def _short(text: str) -> str:
     return preview(text, REASON_CHARS) or ""
+
+
+def _permission_cell(event: ev.PermissionDecided) -> tuple[str, str] | None:
+    """Refusals, and what an approver allowed; a rule's plain allow fills no cell."""
+    if event.allowed and event.operator not in ("human", "policy"):
+        return None
+    verdict = f"allowed by {event.operator}" if event.allowed else "REFUSED"
+    return event.agent, f"perm #{event.seq} {event.tool}: {verdict}"

@@ -42,6 +42,9 @@ class Net:
 class External:
     server: str
     tool: str
+    # The tool says it only reads, and its server is trusted to say so (`trusted: true`);
+    # an untrusted server's annotations never set this.
+    read_only: bool = False
 
 
 Effect = Read | Write | Delete | Run | Net | External

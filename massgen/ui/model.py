@@ -31,6 +31,7 @@ Kind = Literal["text", "reasoning", "tool", "answer", "vote", "restart", "failed
 _Marker = (
     ev.AnswerPublished
     | ev.ToolSourceFailed
+    | ev.PermissionDecided
     | ev.VoteCast
     | ev.VoteInvalidated
     | ev.AgentRestarted
@@ -122,6 +123,7 @@ class ViewModel:
                 | ev.ActionRejected()
                 | ev.AgentFailed()
                 | ev.ToolSourceFailed()
+                | ev.PermissionDecided()
                 | ev.PresentationStarted()
                 | ev.FinalTextDelta()
             ):
@@ -194,6 +196,10 @@ class ViewModel:
             case ev.ToolSourceFailed(agent=agent, source=source, error=error):
                 why = error.splitlines()[0] if error else source
                 self.pane(agent).line("failed", f"✗ tools unavailable: {preview(why, 120)}")
+            case ev.PermissionDecided(allowed=True):
+                pass  # the tool call's own line shows it ran
+            case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
+                self.pane(agent).line("failed", f"✗ refused {tool}: {preview(reason, 120)}")
             case ev.PresentationStarted(agent=agent):
                 self.pane(agent).line("note", "── final answer ──")
             case ev.FinalTextDelta(agent=agent, text=text):

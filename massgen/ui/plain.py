@@ -66,6 +66,10 @@ class PlainView:
                 return "\n".join(f"[{agent}] {line}" for line in lines)
             case ev.ToolSourceFailed(agent=agent, error=error):
                 return f"[{agent}] ✗ tools unavailable: {error}"
+            case ev.PermissionDecided(allowed=True):
+                return None
+            case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
+                return f"[{agent}] ✗ refused {tool}: {preview(reason, 120)}"
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
                 if unshown:  # it came as a tool call's argument

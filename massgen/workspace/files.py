@@ -230,7 +230,7 @@ class FileTools:
         target = locate(c.root, c.text("path"), self.contexts)
         data = self._peer_bytes(target, c.text("path")) if isinstance(target, Peer) else None
         if isinstance(target, Own):
-            data = target.path.read_bytes()
+            data = _read_resolved(target.path)
             self._touch(c.agent, target.path)
         assert data is not None
         if b"\x00" in data[:_SNIFF]:
@@ -420,6 +420,17 @@ def _peer_or_none(root: Path, raw: str) -> Peer | None:
     except Refused:
         return None  # outside: its effect names the real path, and the call is refused
     return target if isinstance(target, Peer) else None
+
+
+def _read_resolved(real: Path) -> bytes:
+    """The bytes of `real` (already resolved and checked), opened so that a symlink
+    swapped in since the check is refused rather than followed."""
+    fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        opened = Path(f"/proc/self/fd/{fd}")
+        if opened.exists() and Path(os.readlink(opened)) != real:
+            raise Refused("the file changed while it was checked (a symlink or rename); not read.")
+        return f.read()
 
 
 def _row(name: str, entry: os.DirEntry[str]) -> str:

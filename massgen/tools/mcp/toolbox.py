@@ -11,7 +11,8 @@ from mcp import McpError, types
 
 from massgen.config.mcp import HttpServer, StdioServer
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import ToolContext, ToolResult
+from massgen.tools.base import UNKNOWN_SERVER, ToolContext, ToolResult
+from massgen.tools.effects import Effect, External
 from massgen.tools.mcp.breaker import Breaker
 from massgen.tools.mcp.connection import Connection, is_transport_error
 from massgen.tools.mcp.content import result_text
@@ -67,6 +68,18 @@ class McpToolbox:
             _spec(names[(s.server.name, t.name)], t, trusted=s.server.trusted) for s, t in pairs
         )
         self._versions = versions
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        """`External(server, tool)`: what an MCP tool does is unknown. Only a trusted
+        server's `readOnlyHint` marks it read-only; an untrusted server's hints are ignored."""
+        self._refresh()
+        route = self._routes.get(call.name)
+        if route is None:
+            return (External(UNKNOWN_SERVER, call.name),)
+        source, tool = route
+        hints = next((t.annotations for t in source.visible() if t.name == tool), None)
+        read_only = source.server.trusted and hints is not None and hints.readOnlyHint is True
+        return (External(source.server.name, tool, read_only=read_only),)
 
     async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         self._refresh()

@@ -1,0 +1,73 @@
+"""`Guarded(toolbox, engine, zones)`: the checkpoint in front of an agent's toolbox.
+
+Every call is turned into effects by the toolbox that would run it, decided by the
+engine, recorded, and only then run. A refused call returns an error the model reads;
+nothing of it runs. A toolbox that cannot say what a call does yields `External`
+(unknown), never "no effect".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from massgen.core.types import ToolCall, ToolSpec
+from massgen.permissions.engine import Call, Decision, Engine
+from massgen.permissions.risk import Zones
+from massgen.tools.base import UNKNOWN_SERVER, Toolbox, ToolContext, ToolResult
+from massgen.tools.effects import Effect, External
+
+REFUSED = "refused by the permission engine: {reason}; do not try to work around it"
+
+
+class Guarded:
+    def __init__(
+        self, inner: Toolbox, engine: Engine, zones: Callable[[ToolContext], Zones]
+    ) -> None:
+        self.inner = inner
+        self.engine = engine
+        self.zones = zones
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return self.inner.specs()
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        effects = getattr(self.inner, "effects", None)
+        if effects is None:
+            return (External(UNKNOWN_SERVER, call.name),)
+        return tuple(effects(call, ctx))
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        if all(spec.name != call.name for spec in self.inner.specs()):
+            return await self.inner.call(call, ctx)  # "not available": nothing runs
+        decision = await self._decide(call, ctx)
+        if not decision.allowed:
+            reason = _unnamed(decision.reason, ctx)
+            return ToolResult.error(call, REFUSED.format(reason=reason))
+        return await self.inner.call(call, ctx)
+
+    async def _decide(self, call: ToolCall, ctx: ToolContext) -> Decision:
+        try:
+            effects = self.effects(call, ctx)
+            zones = self.zones(ctx)
+        except Exception as error:  # malformed arguments, or a broken toolbox: no
+            effects, zones = (External("<malformed>", call.name),), Zones()
+            why = str(error) or type(error).__name__
+            return await self.engine.refuse(_call(call, ctx, effects, zones), why)
+        return await self.engine.decide(_call(call, ctx, effects, zones))
+
+
+def _unnamed(reason: str, ctx: ToolContext) -> str:
+    """The reason as the model may read it: its workspace's real path (which names the
+    agent's directory) is shown as `<workspace>`."""
+    if ctx.workspace is None:
+        return reason
+    for root in sorted(
+        {str(ctx.workspace), os.path.realpath(ctx.workspace)}, key=len, reverse=True
+    ):
+        reason = reason.replace(root, "<workspace>")
+    return reason
+
+
+def _call(call: ToolCall, ctx: ToolContext, effects: tuple[Effect, ...], zones: Zones) -> Call:
+    return Call(ctx.agent, call.name, effects, zones, ctx.phase, call.id, call.arguments)
