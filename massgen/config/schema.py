@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.core.types import GenerationParams
 
@@ -96,6 +97,8 @@ class BackendConfig(Strict):
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
     # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
     cwd: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    # The user's Python functions as tools (`config/custom_tools.py`, `tools/python.py`).
+    custom_tools: tuple[CustomTool, ...] = ()
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
@@ -243,7 +246,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     AgentConfig: _keys("subtask main_agent subagent_agents memory hooks filesystem"),
     BackendConfig: _keys(
         # tools and workspaces
-        "custom_tools permissions hooks"
+        "permissions hooks"
         " disallowed_tools direct_mcp_servers exclude_file_operation_mcps"
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
