@@ -259,8 +259,8 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
     ("extra", "path"),
     [
         (
-            "      custom_tools:\n        - {name: [w], path: tools.py}\n",
-            "agents[0].backend.custom_tools",
+            "      hooks:\n        PreToolUse: [{matcher: '*', handler: m.f}]\n",
+            "agents[0].backend.hooks",
         ),
         ("      enable_web_search: true\n", "agents[0].backend.enable_web_search"),
         (
@@ -282,16 +282,16 @@ def test_unsupported_predecessor_keys_say_not_supported_yet(dirs, extra, path):
 
 
 def test_unsupported_key_path_in_single_agent_form(dirs):
-    text = "agent:\n  id: a\n  backend:\n    type: x\n    custom_tools: []\n"
-    assert error_for(dirs, text).startswith("`agent.backend.custom_tools` is not supported")
+    text = "agent:\n  id: a\n  backend:\n    type: x\n    hooks: {}\n"
+    assert error_for(dirs, text).startswith("`agent.backend.hooks` is not supported")
 
 
 def test_unsupported_key_is_reported_before_typos_and_unset_variables(dirs):
     text = (
         "agents:\n  - id: a\n    backend:\n      type: x\n      modle: m\n"
-        "      custom_tools:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
+        "      hooks:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
     )
-    assert error_for(dirs, text).startswith("`agents[0].backend.custom_tools` is not supported")
+    assert error_for(dirs, text).startswith("`agents[0].backend.hooks` is not supported")
 
 
 @pytest.mark.parametrize("key", ["models", "num_agents", "max_rounds", "consensus_threshold"])
