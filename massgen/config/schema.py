@@ -61,6 +61,8 @@ class BackendConfig(Strict):
     reasoning_summary: Literal["auto", "concise", "detailed"] | None = None
     # Anthropic: extended thinking with this many tokens (added to max_tokens).
     thinking_budget: int | None = Field(default=None, ge=1024)
+    # OpenAI Responses `text.verbosity` (the predecessor's `text: {verbosity: ...}`).
+    verbosity: Literal["low", "medium", "high"] | None = None
     extra_body: dict[str, Any] | None = None
     # Ask the model for a JSON action instead of function calls (models without tools).
     structured_actions: bool = False
