@@ -24,7 +24,7 @@ import yaml
 from dotenv import dotenv_values
 from pydantic import ValidationError
 
-from massgen.config import custom_tools
+from massgen.config import custom_tools, predecessor
 from massgen.config.problems import SECRET_KEY, KeyPath, first_problem, kind_of
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
@@ -201,6 +201,7 @@ def _parse_json(text: str, file: str) -> Any:
 
 def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfig:
     _check_top_level(raw, source)
+    raw, _ = predecessor.translate(raw, source)  # its keys mapped, dropped or refused
     _check_agent_keys(raw, source)
     unset: list[tuple[str, KeyPath]] = []
     data = _expand(raw, [], unset, environment() if env is None else env)
