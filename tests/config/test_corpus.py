@@ -32,7 +32,7 @@ from massgen import team
 from massgen.config import loader
 from massgen.config.schema import BackendConfig, MassgenConfig
 from massgen.core.errors import ConfigError
-from massgen.testing import FakeProvider, cooperative_agent
+from massgen.testing import FakeProvider, Reply, cooperative_agent
 
 WHEEL_ENV = "MASSGEN_PREDECESSOR_WHEEL"
 DEFAULT_WHEEL = Path(__file__).parents[2] / ".ci/cache/massgen-0.1.97-py3-none-any.whl"
@@ -243,7 +243,7 @@ def families(outcomes: list[Outcome]) -> dict[str, Outcome]:
             any(a.backend.cwd for a in c.agents) and not c.orchestrator.context_paths
         ),
         "commands": lambda c: any(a.backend.enable_mcp_command_line for a in c.agents),
-        "custom tools": lambda c: any(a.backend.custom_tools for a in c.agents),
+        "custom tools": lambda c: any(_adds(a.backend) for a in c.agents),
         "context paths": lambda c: bool(c.orchestrator.context_paths),
         "mcp": lambda c: any(a.backend.mcp_servers for a in c.agents),
     }
@@ -253,6 +253,15 @@ def families(outcomes: list[Outcome]) -> dict[str, Outcome]:
         if found is not None:
             picked[family] = found
     return picked
+
+
+def _adds(backend: BackendConfig) -> bool:
+    """Whether the backend has the predecessor's two_num_tool (which adds two numbers)."""
+    return any(
+        "two_num_tool" in names and str(tool.path).endswith("_two_num_tool.py")
+        for tool in backend.custom_tools
+        for names in [[n for n, _, _ in tool.tools()]]
+    )
 
 
 def on_fakes(config: MassgenConfig, base_url: str) -> MassgenConfig:
@@ -296,3 +305,27 @@ def test_a_validated_config_of_each_family_runs_on_the_fake_provider(corpus):
     print("\n" + "\n".join(f"{f}: {n} -> {s}" for f, (n, s, _) in ran.items()))
     assert {f: s for f, (_, s, _) in ran.items()} == dict.fromkeys(ran, "ok")
     assert all("answer" in answer for _, _, answer in ran.values())
+
+
+def test_the_predecessors_own_adding_tool_is_used_by_a_team(corpus):
+    """A corpus config with the predecessor's two_num_tool (its file unchanged, importing
+    `massgen.tool._result`), on the fake provider: the agents call it, and the answer
+    has its result."""
+    _, outcomes = corpus
+    chosen = families(outcomes)["custom tools"]
+    assert chosen.config is not None
+
+    def adder(request: dict[str, Any]) -> Reply:
+        offered = {t["function"]["name"] for t in request.get("tools") or []}
+        results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+        if "new_answer" in offered and "vote" not in offered:
+            if not results:
+                return Reply(tool_calls=[("two_num_tool", {"x": 20, "y": 22})])
+            return Reply(tool_calls=[("new_answer", {"content": results[-1]})])
+        return cooperative_agent(request)
+
+    with FakeProvider(adder) as fake:
+        config = on_fakes(chosen.config, fake.base_url)
+        result = massgen.run("What is 20 + 22?", config=config, logs=False)
+    assert result.status == "ok"
+    assert "The sum of 20 and 22 is 42" in result.answer
