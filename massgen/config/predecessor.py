@@ -160,6 +160,11 @@ ORCHESTRATOR: dict[str, Disposition] = {
     ),
 }
 
+_RESTARTS = Refused(
+    "post-presentation evaluation and restarts are not part of this version",
+    "Remove the key, or raise `max_new_answers_per_agent` for more refinement",
+)
+
 COORDINATION: dict[str, Disposition] = {
     "write_mode": NoEffect(
         "each agent writes in its own workspace; only the final presenter writes to context paths"
@@ -178,10 +183,8 @@ COORDINATION: dict[str, Disposition] = {
     "use_skills": _SKILLS,
     "skills_directory": _SKILLS,
     "load_previous_session_skills": _SKILLS,
-    "max_orchestration_restarts": Refused(
-        "post-presentation evaluation and restarts are not part of this version",
-        "Remove the key, or raise `max_new_answers_per_agent` for more refinement",
-    ),
+    "max_orchestration_restarts": _RESTARTS,
+    "enable_post_presentation_evaluation": _RESTARTS,
     "enable_changedoc": _NOT_HERE,
     "enable_subagents": _SUBAGENTS,
     "subagent_orchestrator": _SUBAGENTS,

@@ -207,9 +207,7 @@ def tool_from_function(
     hints = _resolved_hints(function)
     for key, (annotation, field) in list(fields.items()):
         fields[key] = (hints.get(key, annotation), field)
-    model = create_model(
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     schema = model.model_json_schema()
     schema.pop("title", None)
     text = description or _summary(function.__doc__ or "") or f"Call the Python function {name}."

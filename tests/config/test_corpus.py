@@ -78,11 +78,18 @@ class Placeholders(Mapping[str, str]):
 class Outcome:
     name: str
     config: MassgenConfig | None = None
-    refused: str | None = None  # the key path, as the error names it
+    refused: str | None = None  # the key path the loader's error names
     message: str = ""
     crash: str | None = None
-    # Refused only for provider-hosted tool keys (the other half of the issue).
-    hosted_only: bool = False
+    # Every key refused, found by removing each refused key in turn and loading again;
+    # None when one could not be removed (a backend `type`, a value).
+    all_refused: tuple[str, ...] | None = None
+
+    @property
+    def hosted_only(self) -> bool:
+        """Refused only for provider-hosted tool keys (the other half of the issue)."""
+        keys = self.all_refused or ()
+        return bool(keys) and all(k.rsplit(".", 1)[-1] in HOSTED_TOOL_KEYS for k in keys)
 
 
 _PATH_IN_MESSAGE = re.compile(r"`([A-Za-z_][\w.\[\]-]*)`")
@@ -115,29 +122,29 @@ def outcome(path: Path, root: Path, env: Mapping[str, str]) -> Outcome:
     except ConfigError as error:
         key = refused_key(error)
         return Outcome(
-            name,
-            refused=key,
-            message=str(error),
-            hosted_only=_hosted_only(path, key, env),
+            name, refused=key, message=str(error), all_refused=_every_refusal(path, key, env)
         )
     except Exception as error:  # the finding this test exists for
         return Outcome(name, crash=f"{type(error).__name__}: {error}")
 
 
-def _hosted_only(path: Path, key: str, env: Mapping[str, str], tries: int = 8) -> bool:
-    """Whether the config validates once its provider-hosted tool keys are accepted."""
+def _every_refusal(
+    path: Path, key: str, env: Mapping[str, str], tries: int = 16
+) -> tuple[str, ...] | None:
     raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    found = [key]
     for _ in range(tries):
-        if key.rsplit(".", 1)[-1] not in HOSTED_TOOL_KEYS or not _drop(raw, key):
-            return False
+        if key.endswith(".type") or not _drop(raw, key):
+            return None
         try:
             team.check(loader.config_from_dict(raw, str(path), env), source=str(path))
-            return True
+            return tuple(found)
         except ConfigError as error:
             key = refused_key(error)
+            found.append(key)
         except Exception:
-            return False
-    return False
+            return None
+    return None
 
 
 def _drop(raw: Any, key: str) -> bool:
@@ -196,6 +203,19 @@ def report(outcomes: list[Outcome]) -> str:
         "refused (the first key of each config), most common first:",
     ]
     lines += [f"  {count:4}  {key}" for key, count in refused.most_common()]
+    every = collections.Counter(
+        general(k) for o in outcomes for k in dict.fromkeys(o.all_refused or ())
+    )
+    alone = collections.Counter(
+        general(o.all_refused[0])
+        for o in outcomes
+        if o.all_refused and len(set(general(k) for k in o.all_refused)) == 1
+    )
+    lines.append("every key refused (configs that set it, where all could be found):")
+    lines += [
+        f"  {count:4}  {key}  ({alone[key]} refused for it alone)"
+        for key, count in every.most_common()
+    ]
     return "\n".join(lines)
 
 

@@ -263,12 +263,8 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
             "agents[0].backend.hooks",
         ),
         ("      enable_web_search: true\n", "agents[0].backend.enable_web_search"),
-        (
-            "orchestrator:\n  agent_temporary_workspace: temp\n",
-            "orchestrator.agent_temporary_workspace",
-        ),
-        ("orchestrator:\n  snapshot_storage: snaps\n", "orchestrator.snapshot_storage"),
-        ("memory:\n  enabled: true\n", "memory"),
+        ("orchestrator:\n  presenter_agent: a\n", "orchestrator.presenter_agent"),
+        ("checkpoint:\n  enabled: true\n", "checkpoint"),
         (
             "timeout_settings:\n  agent_timeout_seconds: 60\n",
             "timeout_settings.agent_timeout_seconds",
@@ -359,9 +355,9 @@ def test_other_coordination_keys_of_the_predecessor_are_named_as_unsupported(dir
     text = (
         f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    max_orchestration_restarts: 2\n"
     )
-    assert error_for(dirs, text) == (
-        "`orchestrator.coordination.max_orchestration_restarts` is not supported by this "
-        "version of massgen yet. Remove it to run this config"
+    assert error_for(dirs, text).startswith(
+        "`orchestrator.coordination.max_orchestration_restarts` is not supported: "
+        "post-presentation evaluation and restarts are not part of this version"
     )
 
 
