@@ -154,7 +154,16 @@ def _validate(value: str) -> int:
     loaded = load(value)
     count = len(loaded.config.agents)
     print(f"{loaded.source}: valid ({count} agent{'s' if count != 1 else ''})")
+    for note in _predecessor_notes(loaded.raw, loaded.source):
+        print(f"  note: {note}")
     return ExitCode.OK
+
+
+def _predecessor_notes(raw: object, source: str | None) -> list[str]:
+    """What the predecessor's keys in `raw` do not do here (`config/predecessor.py`)."""
+    from massgen.config import predecessor
+
+    return [str(note) for note in predecessor.translate(raw, source or "")[1]]
 
 
 def _list_sessions() -> int:
@@ -238,6 +247,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     from massgen.api import TeamRun
 
     loaded = _load(args)
+    for note in _predecessor_notes(loaded.raw, loaded.source):
+        print(f"massgen: note: {note}", file=sys.stderr)
     view = _view(args, loaded.config.ui.display_type)
     events: list[AnyEvent] = []
     turn = TeamRun(
