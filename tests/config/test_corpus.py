@@ -62,7 +62,11 @@ class Placeholders(Mapping[str, str]):
     """The environment, with any variable it lacks set to a placeholder."""
 
     def __getitem__(self, name: str) -> str:
-        return os.environ.get(name, f"placeholder-{name.lower()}")
+        if name in os.environ:
+            return os.environ[name]
+        if re.search(r"ENDPOINT|URL|BASE", name):
+            return f"https://{name.lower().replace('_', '-')}.example"
+        return f"placeholder-{name.lower()}"
 
     def __iter__(self) -> Iterator[str]:
         return iter(os.environ)
