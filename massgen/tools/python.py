@@ -5,7 +5,8 @@ description from the config's `description` or else its docstring (the first par
 Google-style `Args:` lines describe the parameters). The model's arguments are validated
 against that schema before the function runs.
 
-    sync function    runs in a worker thread (`asyncio.to_thread`), off the event loop
+    sync function    runs in a daemon thread, off the event loop (at most
+                     `MAX_LIVE_THREADS` at once)
     async function   awaited on the loop
     timeout          the call's bound (`orchestrator.tool_timeout_seconds`, less a margin
                      so the tool reports its own timeout); a thread that overruns it is
@@ -29,12 +30,14 @@ effects, or a function from the validated arguments to a tuple of effects.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import json
 import re
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,10 +128,54 @@ async def _invoke(tool: PythonTool, arguments: dict[str, Any]) -> Any:
     kwargs = {**arguments, **tool.preset}
     if inspect.iscoroutinefunction(tool.function):
         return await tool.function(**kwargs)
-    value = await asyncio.to_thread(tool.function, **kwargs)
+    value = await _in_thread(tool.function, kwargs)
     if inspect.isawaitable(value):  # a sync wrapper around a coroutine function
         value = await value
     return value
+
+
+# Sync calls still running (past their timeout, the thread cannot be stopped); past this
+# many, a sync call is refused instead of starting yet another thread.
+MAX_LIVE_THREADS = 32
+_live_threads = 0
+_threads_lock = threading.Lock()
+
+
+async def _in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """`function(**kwargs)` in a daemon thread. Not `asyncio.to_thread`: the default
+    executor is joined when the loop closes and at interpreter exit, so one hung tool
+    would keep massgen from exiting (Ctrl-C included)."""
+    global _live_threads
+    with _threads_lock:
+        if _live_threads >= MAX_LIVE_THREADS:
+            raise RuntimeError(f"{MAX_LIVE_THREADS} earlier tool calls are still running")
+        _live_threads += 1
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
+
+    def work() -> None:
+        global _live_threads
+        value, error = None, None
+        try:
+            value = function(**kwargs)
+        except BaseException as caught:  # handed to the awaiting task, not lost
+            error = caught
+        finally:
+            with _threads_lock:
+                _live_threads -= 1
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=work, name="massgen-custom-tool", daemon=True).start()
+    return await future
 
 
 def _validated(tool: PythonTool, text: str) -> dict[str, Any]:

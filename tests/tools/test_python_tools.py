@@ -8,6 +8,7 @@ import asyncio
 import json
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,20 @@ def test_a_team_uses_a_custom_tool_and_the_answer_has_its_result(tmp_path, monke
         result = massgen.run("What is 1234 + 4321?", config=str(file), logs=False)
     assert result.status == "ok"
     assert "The sum of 1234 and 4321 is 5555" in result.answer
+
+
+def test_a_hung_sync_function_times_out_without_holding_the_loop_open():
+    release = threading.Event()
+
+    def hangs() -> str:
+        release.wait(30)
+        return "late"
+
+    box = PythonToolbox([tool_from_function(hangs, "hangs")], timeout_seconds=0.2)
+    started = time.monotonic()
+    try:
+        result = asyncio.run(box.call(call("hangs"), CTX))  # closing the loop joins nothing
+        assert result.is_error and "timed out after 0.2s" in result.content
+        assert time.monotonic() - started < 5
+    finally:
+        release.set()
