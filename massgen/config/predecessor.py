@@ -278,8 +278,62 @@ def _agent(agent: dict[str, Any], at: str, notes: list[Note], source: str) -> No
     _backend(backend, f"{at}.backend", notes, source)
 
 
+# Claude Code's own tool names, as its configs list them in `allowed_tools`.
+CLAUDE_CODE_TOOLS = frozenset(
+    [
+        "Read",
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "Bash",
+        "BashOutput",
+        "KillShell",
+        "Grep",
+        "Glob",
+        "LS",
+        "WebSearch",
+        "WebFetch",
+        "TodoWrite",
+        "NotebookEdit",
+        "NotebookRead",
+        "Task",
+        "ExitPlanMode",
+    ]
+)
+AGENT_CLI_TYPES = frozenset({"claude_code", "codex", "gemini_cli"})
+
+
+def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
+    """An agent CLI's own tool names in `allowed_tools`/`disallowed_tools`: massgen's file
+    tools come with `cwd`; an allowed `Bash` is the `execute_command` tool; MCP names stay
+    (a disallowed one becomes an `exclude_tools` entry)."""
+    for key in ("allowed_tools", "disallowed_tools"):
+        names = backend.get(key)
+        if not isinstance(names, list):
+            continue
+        native = [n for n in names if n in CLAUDE_CODE_TOOLS]
+        rest = [n for n in names if n not in CLAUDE_CODE_TOOLS]
+        if not native:
+            continue
+        del backend[key]
+        if key == "allowed_tools":
+            if "Bash" in native:
+                backend.setdefault("enable_mcp_command_line", True)
+            if rest:
+                backend["allowed_tools"] = rest
+        elif rest:
+            backend["exclude_tools"] = [*backend.get("exclude_tools", []), *rest]
+        why = (
+            "the agent's own tools here are the file tools of its `cwd` and, for an "
+            "allowed `Bash`, `execute_command`"
+        )
+        notes.append(Note(f"{at}.{key} ({', '.join(native)})", why))
+
+
 def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -> None:
     _apply(backend, BACKEND, at, notes, source)
+    if backend.get("type") in AGENT_CLI_TYPES:
+        _native_tools(backend, at, notes)
     _nested(backend, "text", {"verbosity": "verbosity"}, at, source)
     _nested(
         backend,

@@ -106,3 +106,21 @@ def test_mcp_server_security_has_no_effect_in_either_form():
     data, notes = translate(raw, "c.yaml")
     assert "security" not in data["agents"][0]["backend"]["mcp_servers"]["fs"]
     assert [n.path for n in notes] == ["agents[0].backend.mcp_servers[0].security"]
+
+
+def test_claude_codes_own_tool_names_become_our_tools():
+    backend = {
+        "type": "claude_code",
+        "cwd": "ws",
+        "allowed_tools": ["Read", "Write", "Bash", "mcp__discord__send"],
+        "disallowed_tools": ["WebFetch", "mcp__discord__delete"],
+    }
+    data, notes = translate({"agents": [{"id": "a", "backend": backend}]}, "c.yaml")
+    out = data["agents"][0]["backend"]
+    assert out["allowed_tools"] == ["mcp__discord__send"]
+    assert out["exclude_tools"] == ["mcp__discord__delete"]
+    assert out["enable_mcp_command_line"] is True  # an allowed Bash is execute_command
+    assert [n.path for n in notes] == [
+        "agents[0].backend.allowed_tools (Read, Write, Bash)",
+        "agents[0].backend.disallowed_tools (WebFetch)",
+    ]
