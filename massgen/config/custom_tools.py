@@ -10,8 +10,9 @@ The predecessor's shapes, all accepted:
         category: math                 # a label; no effect
         preset_args: {unit: cm}        # arguments fixed here, hidden from the model
 
-Loading checks, without running the file, that it exists, parses and defines each
-function at its top level (`resolve`); the file is imported when a run opens its tools
+Loading checks, without running the file, that it exists, parses, defines each function
+at its top level, and that the modules it imports at its top level can be found
+(`resolve`); the file is imported when a run opens its tools
 (`massgen/tools/python.py`). The predecessor's built-in tools (a `function` without a
 `path`) do not exist here.
 """
@@ -19,6 +20,7 @@ function at its top level (`resolve`); the file is imported when a run opens its
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -111,7 +113,21 @@ def _resolve_one(tool: CustomTool, source: str, at: str) -> CustomTool:
             path=f"{at}.path",
             fix="Correct the path",
         )
-    defined = _top_level_functions(file, source, f"{at}.path")
+    tree = _parse(file, source, f"{at}.path")
+    missing_module = _missing_import(tree)
+    if missing_module is not None:
+        raise ConfigError(
+            f"`{file}` imports `{missing_module}`, which cannot be found"
+            + (
+                " (a module of the predecessor this version does not have)"
+                if missing_module.startswith("massgen.")
+                else ""
+            ),
+            file=source,
+            path=f"{at}.path",
+            fix="Install it, or remove the tool",
+        )
+    defined = _top_level_functions(tree)
     missing = next((f for f in functions if f not in defined), None)
     if missing is not None:
         raise ConfigError(
@@ -132,13 +148,50 @@ def _find(path: str, source: str) -> Path | None:
     return None
 
 
-def _top_level_functions(file: Path, source: str, at: str) -> set[str]:
+def _parse(file: Path, source: str, at: str) -> ast.Module:
     try:
-        tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
+        return ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
         raise ConfigError(
             f"`{file}` cannot be read as Python ({error})", file=source, path=at
         ) from None
+
+
+def _missing_import(tree: ast.Module) -> str | None:
+    """The first module the file imports at its top level that cannot be found (looked
+    up, not imported: `find_spec` imports only the parent packages of a dotted name)."""
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            try:
+                found = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                found = None
+            if found is None:
+                return name
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("massgen."):
+            lacking = _lacking_names(node.module, [alias.name for alias in node.names])
+            if lacking:
+                return f"{node.module}.{lacking}"
+    return None
+
+
+def _lacking_names(module: str, names: list[str]) -> str | None:
+    """A name imported from one of massgen's own modules that it does not define (a
+    predecessor name); massgen's modules are safe to import."""
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError:
+        return names[0]
+    return next((n for n in names if n != "*" and not hasattr(loaded, n)), None)
+
+
+def _top_level_functions(tree: ast.Module) -> set[str]:
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
     names = {node.name for node in tree.body if isinstance(node, kinds)}
     # A name bound at the top level (`add = make_adder()`) may be a function too.

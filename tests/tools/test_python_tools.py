@@ -200,13 +200,16 @@ def test_a_missing_file_or_function_is_a_config_error_naming_both(tmp_path):
 
 
 def test_a_file_that_does_not_import_is_a_config_error_when_tools_open(tmp_path):
-    write_tools(tmp_path, "import not_a_module_anywhere\n\ndef add(x: int) -> int:\n    return x\n")
+    write_tools(
+        tmp_path,
+        "raise RuntimeError('broken at import')\n\ndef add(x: int) -> int:\n    return x\n",
+    )
     config = load_config(config_file(tmp_path, [{"name": "add", "path": "tools/math_tools.py"}]))
     with pytest.raises(ConfigError) as error:
         python_toolboxes(config, source="team.json")
     text = str(error.value)
     assert text.startswith("team.json: agents[0].backend.custom_tools[0].path")
-    assert "does not import" in text and "not_a_module_anywhere" in text
+    assert "does not import (RuntimeError: broken at import)" in text
 
 
 def test_a_path_without_a_function_list_uses_the_name(tmp_path):
@@ -278,3 +281,15 @@ def test_a_hung_sync_function_times_out_without_holding_the_loop_open():
         assert time.monotonic() - started < 5
     finally:
         release.set()
+
+
+def test_a_tool_importing_a_missing_module_is_refused_at_load(tmp_path):
+    write_tools(
+        tmp_path,
+        "from massgen.logger_config import logger\n\ndef f(x: int) -> int:\n    return x\n",
+    )
+    with pytest.raises(ConfigError) as error:
+        load_config(config_file(tmp_path, [{"name": "f", "path": "tools/math_tools.py"}]))
+    text = str(error.value)
+    assert "custom_tools[0].path" in text and "`massgen.logger_config`" in text
+    assert "predecessor" in text
