@@ -65,10 +65,6 @@ _MEDIA = Refused(
     "media generation and understanding tools are not part of this version",
     "Remove the key; give the agents such tools as MCP servers or `custom_tools`",
 )
-_TASK_PLANNING = Refused(
-    "the task-planning tools are not part of this version",
-    "Remove the key; agents can keep a plan in a workspace file with the file tools",
-)
 _MEMORY = Refused(
     "persistent memory is not part of this version",
     "Remove the key; a chat keeps its history (`massgen` interactive mode, --continue)",
@@ -176,9 +172,6 @@ COORDINATION: dict[str, Disposition] = {
     "max_internal_fix_loops": _TUNING,
     "compression_target_ratio": _TUNING,
     "response_depth": _TUNING,
-    "enable_agent_task_planning": _TASK_PLANNING,
-    "task_planning_filesystem_mode": _TASK_PLANNING,
-    "max_tasks_per_plan": _TASK_PLANNING,
     "enable_memory_filesystem_mode": _MEMORY,
     "use_skills": _SKILLS,
     "skills_directory": _SKILLS,

@@ -135,6 +135,11 @@ class CoordinationConfig(Strict):
     enable_planning_mode: bool = False
     # Replaces the planning-mode paragraph of the system prompt (predecessor's key).
     planning_mode_instruction: str | None = None
+    # Task-planning tools for every agent (`tools/planning.py`); the plan also written to
+    # `tasks/plan.json` in the agent's workspace with `task_planning_filesystem_mode`.
+    enable_agent_task_planning: bool = False
+    task_planning_filesystem_mode: bool = False
+    max_tasks_per_plan: int = Field(default=10, ge=1, le=100)
 
 
 class ContextPathConfig(Strict):
@@ -280,7 +285,6 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     CoordinationConfig: _keys(
         "max_orchestration_restarts enable_post_presentation_evaluation"
-        " enable_agent_task_planning max_tasks_per_plan task_planning_filesystem_mode"
         " enable_memory_filesystem_mode use_skills massgen_skills skills_directory write_mode"
         " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
         " max_broadcasts_per_agent enable_subagents subagent_default_timeout"

@@ -36,7 +36,9 @@ async def open_tools(
     the block ends. Raises ConfigError for a tool filter that matches no tool. A server
     that does not start goes to `failed` as an event, one per agent that lost it (without
     `failed`, to `warn`)."""
-    commands = joined(command_toolboxes(config), python_toolboxes(config, source, single))
+    commands = joined(
+        command_toolboxes(config), python_toolboxes(config, source, single), planning(config)
+    )
     if not any(agent.backend.mcp_servers for agent in config.agents):
         yield commands
         return
@@ -85,6 +87,15 @@ def python_toolboxes(
         if box is not None:
             boxes[agent.id] = box
     return boxes
+
+
+def planning(config: MassgenConfig) -> dict[str, Toolbox]:
+    """Agent id -> its task-planning tools (`coordination.enable_agent_task_planning`)."""
+    if not config.orchestrator.coordination.enable_agent_task_planning:
+        return {}
+    from massgen.tools.planning import planning_toolboxes
+
+    return planning_toolboxes(config)
 
 
 def joined(*maps: Mapping[str, Toolbox]) -> dict[str, Toolbox]:
