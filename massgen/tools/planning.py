@@ -30,6 +30,7 @@ from massgen.tools.effects import Effect, Write
 from massgen.tools.python import PythonToolbox, tool_from_function
 
 PLAN_FILE = Path("tasks") / "plan.json"
+TOOL_NAMES = ("create_task_plan", "add_task", "update_task_status", "get_task_plan")
 Status = Literal["pending", "in_progress", "completed", "blocked"]
 _TEXT = 2000  # characters per task field
 

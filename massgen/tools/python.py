@@ -316,8 +316,26 @@ def python_toolbox(config: MassgenConfig, agent: AgentConfig, at: str) -> Python
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
         raise ConfigError(f"two custom tools are named `{twice}`", path=at, fix="Rename one")
+    taken = next((n for n in names if n in reserved_names()), None)
+    if taken is not None:
+        raise ConfigError(
+            f"custom tool `{taken}` has the name of one of massgen's own tools, which "
+            "would hide it",
+            path=f"{at}.custom_tools",
+            fix="Rename the tool (`name:`); the function can keep its name",
+        )
     timeout = max(config.orchestrator.tool_timeout_seconds - TIMEOUT_MARGIN_SECONDS, 0.5)
     return PythonToolbox(tools, timeout)
+
+
+def reserved_names() -> frozenset[str]:
+    """Names of massgen's own tools: the workflow actions, the file tools, the command
+    tool and the planning tools."""
+    from massgen.tools.planning import TOOL_NAMES as PLANNING
+    from massgen.workspace.commands import NAME as COMMAND
+    from massgen.workspace.files import SPECS
+
+    return frozenset({"new_answer", "vote", COMMAND, *PLANNING, *(s.name for s in SPECS)})
 
 
 def _entry_tools(entry: CustomTool, at: str) -> list[PythonTool]:

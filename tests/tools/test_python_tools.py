@@ -293,3 +293,12 @@ def test_a_tool_importing_a_missing_module_is_refused_at_load(tmp_path):
     text = str(error.value)
     assert "custom_tools[0].path" in text and "`massgen.logger_config`" in text
     assert "predecessor" in text
+
+
+def test_a_custom_tool_may_not_take_the_name_of_one_of_ours(tmp_path):
+    write_tools(tmp_path)
+    tool = {"name": "read_file", "path": "tools/math_tools.py", "function": "two_num_tool"}
+    config = load_config(config_file(tmp_path, [tool]))
+    with pytest.raises(ConfigError) as error:
+        python_toolboxes(config, source="team.json")
+    assert "`read_file` has the name of one of massgen's own tools" in str(error.value)
