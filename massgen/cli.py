@@ -184,7 +184,16 @@ def _validate(value: str) -> int:
     loaded = load(value)
     count = len(loaded.config.agents)
     print(f"{loaded.source}: valid ({count} agent{'s' if count != 1 else ''})")
+    for note in _predecessor_notes(loaded.raw, loaded.source):
+        print(f"  note: {note}")
     return ExitCode.OK
+
+
+def _predecessor_notes(raw: object, source: str | None) -> list[str]:
+    """What the predecessor's keys in `raw` do not do here (`config/predecessor.py`)."""
+    from massgen.config import predecessor
+
+    return [str(note) for note in predecessor.translate(raw, source or "")[1]]
 
 
 def _list_sessions() -> int:
@@ -326,6 +335,8 @@ def _drive(
     from massgen.api import TeamRun
     from massgen.ui.choice import approver_for
 
+    for note in _predecessor_notes(loaded.raw, loaded.source):
+        print(f"massgen: note: {note}", file=sys.stderr)
     view = _view(args, loaded.config.ui.display_type)
     events: list[AnyEvent] = []
     turn = TeamRun(

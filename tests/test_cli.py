@@ -61,6 +61,18 @@ def test_validate_accepts_a_preset(capsys):
     assert "valid (3 agents)" in capsys.readouterr().out
 
 
+def test_validate_notes_predecessor_keys_that_have_no_effect(tmp_path, capsys):
+    config = tmp_path / "old.yaml"
+    config.write_text(
+        "agents:\n  - id: a\n    backend: {type: openai, model: gpt-5}\n"
+        "orchestrator:\n  snapshot_storage: snapshots\n"
+    )
+    assert main(["--validate", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "valid (1 agent)" in out
+    assert "note: `orchestrator.snapshot_storage` has no effect here:" in out
+
+
 BAD_CONFIGS = {
     "wrong type": (
         "agents:\n  - id: a\n    backend: {type: chatcompletion, model: m, base_url: http://x/v1, temperature: hot}\n",

@@ -26,10 +26,6 @@ from massgen.core.types import TYPED_PARAMS
 
 # Predecessor `type`s we do not implement yet, with the nearest thing that works today.
 _PREDECESSOR_TYPES: dict[str, str] = {
-    "claude_code": "the Claude Code agent (claude-agent-sdk) is not wired in yet; "
-    "use type: claude, the Anthropic API with ANTHROPIC_API_KEY",
-    "codex": "",
-    "gemini_cli": "",
     "antigravity_cli": "",
     "copilot": "",
     "ag2": "",

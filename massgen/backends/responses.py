@@ -85,7 +85,10 @@ class ResponsesBackend(OpenAiSdkBackend):
             payload["include"] = [_INCLUDE[h] for h in request.hosted]
         if request.json_schema is not None:
             payload["text"] = {"format": _text_format(request.json_schema)}
-        payload.update(_params(request.params))
+        params = _params(request.params)
+        if "text" in params:  # verbosity beside a JSON-schema format: one `text` object
+            params["text"] = {**payload.get("text", {}), **params["text"]}
+        payload.update(params)
         return payload
 
 
@@ -94,6 +97,8 @@ def _params(params: types.GenerationParams) -> dict[str, Any]:
     reasoning = wire_params(params, _REASONING)
     if reasoning:
         out["reasoning"] = reasoning
+    if params.verbosity is not None:
+        out["text"] = {"verbosity": params.verbosity}
     if params.extra_body:
         out["extra_body"] = params.extra_body
     return out

@@ -118,7 +118,7 @@ _CHAT_PARAMS = frozenset(
     }
 )
 _RESPONSES_PARAMS = frozenset(
-    {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary"}
+    {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary", "verbosity"}
 )
 
 CHAT_COMPLETIONS = Wire("chatcompletion", _entry("chat_completions"), check_http, _CHAT_PARAMS)

@@ -24,6 +24,7 @@ import yaml
 from dotenv import dotenv_values
 from pydantic import ValidationError
 
+from massgen.config import custom_tools, predecessor
 from massgen.config.problems import SECRET_KEY, KeyPath, first_problem, kind_of
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
@@ -200,6 +201,7 @@ def _parse_json(text: str, file: str) -> Any:
 
 def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfig:
     _check_top_level(raw, source)
+    raw, _ = predecessor.translate(raw, source)  # its keys mapped, dropped or refused
     _check_agent_keys(raw, source)
     unset: list[tuple[str, KeyPath]] = []
     data = _expand(raw, [], unset, environment() if env is None else env)
@@ -213,7 +215,20 @@ def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfi
         raise problem
     assert config is not None
     _check_context_paths(config, source)
-    return config
+    return _resolve_custom_tools(config, source, single="agent" in raw)
+
+
+def _resolve_custom_tools(config: MassgenConfig, source: str, single: bool) -> MassgenConfig:
+    """The config with every `custom_tools` path absolute and checked (no code runs)."""
+    if not any(agent.backend.custom_tools for agent in config.agents):
+        return config
+    agents = []
+    for index, agent in enumerate(config.agents):
+        at = ("agent" if single else f"agents[{index}]") + ".backend"
+        tools = custom_tools.resolve(agent.backend.custom_tools, source, at)
+        backend = agent.backend.model_copy(update={"custom_tools": tools})
+        agents.append(agent.model_copy(update={"backend": backend}))
+    return config.model_copy(update={"agents": agents})
 
 
 def _check_context_paths(config: MassgenConfig, source: str) -> None:

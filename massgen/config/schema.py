@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
 from massgen.core.types import GenerationParams, HostedTool
@@ -70,6 +71,8 @@ class BackendConfig(Strict):
     reasoning_summary: Literal["auto", "concise", "detailed"] | None = None
     # Anthropic: extended thinking with this many tokens (added to max_tokens).
     thinking_budget: int | None = Field(default=None, ge=1024)
+    # OpenAI Responses `text.verbosity` (the predecessor's `text: {verbosity: ...}`).
+    verbosity: Literal["low", "medium", "high"] | None = None
     extra_body: dict[str, Any] | None = None
     # Ask the model for a JSON action instead of function calls (models without tools).
     structured_actions: bool = False
@@ -118,6 +121,8 @@ class BackendConfig(Strict):
     enable_x_search: bool = False
     # This agent's role and rules for the permission engine (`config/permissions.py`).
     permissions: PermissionsConfig | None = None
+    # The user's Python functions as tools (`config/custom_tools.py`, `tools/python.py`).
+    custom_tools: tuple[CustomTool, ...] = ()
 
     def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
         """(config key, hosted tool) for each hosted-tool key this config switches on."""
@@ -164,6 +169,11 @@ class CoordinationConfig(Strict):
     enable_planning_mode: bool = False
     # Replaces the planning-mode paragraph of the system prompt (predecessor's key).
     planning_mode_instruction: str | None = None
+    # Task-planning tools for every agent (`tools/planning.py`); the plan also written to
+    # `tasks/plan.json` in the agent's workspace with `task_planning_filesystem_mode`.
+    enable_agent_task_planning: bool = False
+    task_planning_filesystem_mode: bool = False
+    max_tasks_per_plan: int = Field(default=10, ge=1, le=100)
 
 
 class ContextPathConfig(Strict):
@@ -293,7 +303,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     AgentConfig: _keys("subtask main_agent subagent_agents memory hooks filesystem"),
     BackendConfig: _keys(
         # tools and workspaces
-        "custom_tools hooks"
+        "hooks"
         " disallowed_tools direct_mcp_servers exclude_file_operation_mcps"
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
@@ -324,7 +334,6 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     CoordinationConfig: _keys(
         "max_orchestration_restarts enable_post_presentation_evaluation"
-        " enable_agent_task_planning max_tasks_per_plan task_planning_filesystem_mode"
         " enable_memory_filesystem_mode use_skills massgen_skills skills_directory write_mode"
         " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
         " max_broadcasts_per_agent enable_subagents subagent_default_timeout"

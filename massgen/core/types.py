@@ -74,6 +74,8 @@ class GenerationParams:
     reasoning_summary: str | None = None
     # Anthropic, Gemini: thinking tokens (Anthropic adds them to max_tokens).
     thinking_budget: int | None = None
+    # OpenAI Responses: how long the answer should be ("low", "medium", "high").
+    verbosity: str | None = None
     # Provider fields we have no type for, merged into the request body as they are.
     extra_body: dict[str, Any] | None = None
 

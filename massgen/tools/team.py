@@ -2,7 +2,8 @@
 
 Without `mcp_servers` in the config this imports nothing beyond the seam, so configs
 that use no tools behave, and start, as before; `enable_mcp_command_line` adds the command
-tool (`workspace/commands.py`), which needs no SDK.
+tool (`workspace/commands.py`), which needs no SDK, and `custom_tools` the user's Python
+functions (`tools/python.py`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ async def open_tools(
     the block ends. Raises ConfigError for a tool filter that matches no tool. A server
     that does not start goes to `failed` as an event, one per agent that lost it (without
     `failed`, to `warn`)."""
-    commands = command_toolboxes(config, warn)
+    commands = joined(
+        command_toolboxes(config, warn), python_toolboxes(config, source, single), planning(config)
+    )
     if not any(agent.backend.mcp_servers for agent in config.agents):
         yield commands
         return
@@ -65,6 +68,37 @@ def command_toolboxes(
 
     boxes = {agent.id: command_toolbox(config, agent, warn) for agent in config.agents}
     return {agent: box for agent, box in boxes.items() if box is not None}
+
+
+def python_toolboxes(
+    config: MassgenConfig, source: str | None = None, single: bool = False
+) -> dict[str, Toolbox]:
+    """Agent id -> its Python function tools (`custom_tools`), importing their files.
+    Raises ConfigError naming the file, the function and the key path."""
+    if not any(agent.backend.custom_tools for agent in config.agents):
+        return {}
+    from massgen.core.errors import ConfigError
+    from massgen.tools.python import python_toolbox
+
+    boxes: dict[str, Toolbox] = {}
+    for index, agent in enumerate(config.agents):
+        at = ("agent" if single else f"agents[{index}]") + ".backend"
+        try:
+            box = python_toolbox(config, agent, at)
+        except ConfigError as error:
+            raise ConfigError(error.message, file=source, path=error.path, fix=error.fix) from None
+        if box is not None:
+            boxes[agent.id] = box
+    return boxes
+
+
+def planning(config: MassgenConfig) -> dict[str, Toolbox]:
+    """Agent id -> its task-planning tools (`coordination.enable_agent_task_planning`)."""
+    if not config.orchestrator.coordination.enable_agent_task_planning:
+        return {}
+    from massgen.tools.planning import planning_toolboxes
+
+    return planning_toolboxes(config)
 
 
 def joined(*maps: Mapping[str, Toolbox]) -> dict[str, Toolbox]:

@@ -43,7 +43,7 @@ def test_check_suggests_a_close_type():
     assert "did you mean 'groq'?" in fix
 
 
-@pytest.mark.parametrize("old_type", ["claude_code", "codex", "copilot"])
+@pytest.mark.parametrize("old_type", ["copilot", "ag2", "antigravity_cli"])
 def test_check_names_predecessor_types_as_not_supported_yet(old_type):
     key, message, fix = registry.check(cfg(type=old_type, model="m"))
     assert key == "type"
@@ -51,9 +51,14 @@ def test_check_names_predecessor_types_as_not_supported_yet(old_type):
     assert fix
 
 
-def test_check_points_claude_code_at_the_claude_type():
-    _, _, fix = registry.check(cfg(type="claude_code", model="m"))
-    assert "type: claude" in fix and "ANTHROPIC_API_KEY" in fix
+@pytest.mark.parametrize(
+    ("old_type", "wire"),
+    [("claude_code", "anthropic"), ("codex", "responses"), ("gemini_cli", "gemini")],
+)
+def test_agent_cli_types_are_their_model_over_its_api(old_type, wire):
+    assert registry.check(cfg(type=old_type)) is None
+    assert registry.PROFILES[old_type].wire.name == wire
+    assert not registry.PROFILES[old_type].models  # never offered by the wizard
 
 
 def test_check_requires_a_model_without_a_profile_default():

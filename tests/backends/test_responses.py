@@ -56,6 +56,18 @@ async def test_payload_uses_input_items_instructions_and_typed_params(make):
     assert not {"max_tokens", "seed", "stop", "top_p", "text"} & set(body)
 
 
+async def test_verbosity_goes_in_text_beside_a_json_schema_format(make):
+    schema = {"title": "A", "type": "object", "properties": {}}
+    params = types.GenerationParams(verbosity="low")
+    body = await first_request(
+        FakeResponses, make, ask(json_schema=schema, params=params), reply="{}"
+    )
+    assert body["text"]["verbosity"] == "low"
+    assert body["text"]["format"]["type"] == "json_schema"
+    plain = await first_request(FakeResponses, make, ask(params=params), reply="x")
+    assert plain["text"] == {"verbosity": "low"}
+
+
 async def test_json_schema_becomes_the_text_format(make):
     schema = {"title": "Workflow action", "type": "object", "properties": {}}
     body = await first_request(FakeResponses, make, ask(json_schema=schema), reply="{}")

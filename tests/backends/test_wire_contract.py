@@ -657,6 +657,7 @@ PARAM_VALUES: dict[str, Any] = {
     "reasoning_effort": "high",
     "reasoning_summary": "auto",
     "thinking_budget": 2048,
+    "verbosity": "low",
 }
 
 

@@ -259,15 +259,11 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
     ("extra", "path"),
     [
         (
-            "      custom_tools:\n        - {name: [w], path: tools.py}\n",
-            "agents[0].backend.custom_tools",
+            "      hooks:\n        PreToolUse: [{matcher: '*', handler: m.f}]\n",
+            "agents[0].backend.hooks",
         ),
-        (
-            "orchestrator:\n  agent_temporary_workspace: temp\n",
-            "orchestrator.agent_temporary_workspace",
-        ),
-        ("orchestrator:\n  snapshot_storage: snaps\n", "orchestrator.snapshot_storage"),
-        ("memory:\n  enabled: true\n", "memory"),
+        ("orchestrator:\n  presenter_agent: a\n", "orchestrator.presenter_agent"),
+        ("checkpoint:\n  enabled: true\n", "checkpoint"),
         (
             "timeout_settings:\n  agent_timeout_seconds: 60\n",
             "timeout_settings.agent_timeout_seconds",
@@ -281,16 +277,16 @@ def test_unsupported_predecessor_keys_say_not_supported_yet(dirs, extra, path):
 
 
 def test_unsupported_key_path_in_single_agent_form(dirs):
-    text = "agent:\n  id: a\n  backend:\n    type: x\n    custom_tools: []\n"
-    assert error_for(dirs, text).startswith("`agent.backend.custom_tools` is not supported")
+    text = "agent:\n  id: a\n  backend:\n    type: x\n    hooks: {}\n"
+    assert error_for(dirs, text).startswith("`agent.backend.hooks` is not supported")
 
 
 def test_unsupported_key_is_reported_before_typos_and_unset_variables(dirs):
     text = (
         "agents:\n  - id: a\n    backend:\n      type: x\n      modle: m\n"
-        "      custom_tools:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
+        "      hooks:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
     )
-    assert error_for(dirs, text).startswith("`agents[0].backend.custom_tools` is not supported")
+    assert error_for(dirs, text).startswith("`agents[0].backend.hooks` is not supported")
 
 
 @pytest.mark.parametrize("key", ["models", "num_agents", "max_rounds", "consensus_threshold"])
@@ -358,9 +354,9 @@ def test_other_coordination_keys_of_the_predecessor_are_named_as_unsupported(dir
     text = (
         f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    max_orchestration_restarts: 2\n"
     )
-    assert error_for(dirs, text) == (
-        "`orchestrator.coordination.max_orchestration_restarts` is not supported by this "
-        "version of massgen yet. Remove it to run this config"
+    assert error_for(dirs, text).startswith(
+        "`orchestrator.coordination.max_orchestration_restarts` is not supported: "
+        "post-presentation evaluation and restarts are not part of this version"
     )
 
 

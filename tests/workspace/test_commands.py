@@ -166,10 +166,13 @@ def test_a_bad_regex_names_the_key_and_the_fix():
     )
 
 
-def test_docker_execution_is_refused_as_not_supported_yet():
+def test_docker_execution_is_refused_pointing_at_the_command_tool():
     with pytest.raises(ConfigError) as caught:
         config({"command_line_execution_mode": "docker"})
-    assert "`docker` execution is not supported by this version of massgen yet" in str(caught.value)
+    message = str(caught.value)
+    assert "`agents[0].backend.command_line_execution_mode` is not supported" in message
+    assert "Docker execution is not part of this version" in message
+    assert "execute_command" in message
 
 
 def test_a_command_timeout_above_the_tool_timeout_is_a_config_error():

@@ -1,0 +1,410 @@
+"""The predecessor's config keys that our schema does not declare, each with what it means
+here. Applied to the parsed file before validation (`translate`):
+
+    mapped    rewritten to our typed keys: `text: {verbosity}` -> `verbosity`,
+              `reasoning: {effort, summary}` -> `reasoning_effort`/`reasoning_summary`,
+              `ui.type`/`display:` -> `ui.display_type`, `top_k`-style server parameters
+              -> `extra_body`, `append_system_prompt` -> the end of `system_message`
+    no effect accepted and dropped, with a note (`--validate` prints them): massgen
+              already does what the key asked for its own way (`snapshot_storage`: every
+              run has its own snapshot store), or the key tuned a mechanism massgen does
+              not have and the run means the same without it
+    refused   a ConfigError naming the key path, why, and what to use instead
+
+A key set to an "off" value (false, 0, null, empty) asks for nothing and is dropped
+without a note. Keys not listed here go on to the schema, which knows the rest.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from massgen.core.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class NoEffect:
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    why: str
+    instead: str
+
+
+Disposition = NoEffect | Refused
+
+_OWN_STORE = NoEffect(
+    "every run keeps its workspaces and answer snapshots in its own store under .massgen/"
+)
+_NO_FS_MCP = NoEffect("the file tools are built in (no filesystem MCP server to exclude)")
+_AS_FUNCTIONS = NoEffect("tools are offered to the model as function calls")
+_NO_BUILTINS = NoEffect(
+    "massgen ships no library of custom tools; list your own under `custom_tools`"
+)
+_OUR_ENGINE = NoEffect("massgen's permission engine decides every tool call")
+_OUR_ROUNDS = NoEffect(
+    "coordination here restarts an agent when a peer publishes; there are no "
+    "mid-stream injections, fairness caps or checklists to tune"
+)
+_ROUND_TIMEOUTS = NoEffect(
+    "there are no per-round deadlines; `orchestrator_timeout_seconds` bounds the run"
+)
+_TUNING = NoEffect("a tuning knob of a predecessor mechanism massgen does not have")
+_DOCKER = Refused(
+    "Docker execution is not part of this version",
+    "Use the `execute_command` tool (`enable_mcp_command_line: true`, local mode): local "
+    "commands run in an OS sandbox (`command_line_sandbox: auto`, bubblewrap or landlock) "
+    "that writes only in the agent's workspace, with no network unless "
+    "`command_line_network: true`, and the permission engine decides what may run",
+)
+_MEDIA = Refused(
+    "media generation and understanding tools are not part of this version",
+    "Remove the key; give the agents such tools as MCP servers or `custom_tools`",
+)
+_MEMORY = Refused(
+    "persistent memory is not part of this version",
+    "Remove the key; a chat keeps its history (`massgen` interactive mode, --continue)",
+)
+_SKILLS = Refused(
+    "skills are not part of this version",
+    "Remove the key; share a skills directory with `orchestrator.context_paths`",
+)
+_SUBAGENTS = Refused(
+    "subagents are not part of this version",
+    "Remove the key; a team is one level of agents",
+)
+_NOT_HERE = Refused("this predecessor feature is not part of this version", "Remove the key")
+_PROVIDER_TOOL = Refused("this provider-side tool option is not supported", "Remove the key")
+
+BACKEND: dict[str, Disposition] = {
+    "exclude_file_operation_mcps": _NO_FS_MCP,
+    "enable_code_based_tools": _AS_FUNCTIONS,
+    "shared_tools_directory": _AS_FUNCTIONS,
+    "auto_discover_custom_tools": _NO_BUILTINS,
+    "exclude_custom_tools": _NO_BUILTINS,
+    "permission_mode": _OUR_ENGINE,
+    "concurrent_tool_execution": NoEffect(
+        "a turn's tool calls always run concurrently (`orchestrator.max_concurrent_tools`)"
+    ),
+    "max_concurrent_tools": NoEffect("the bound is `orchestrator.max_concurrent_tools`"),
+    "parallel_tool_calls": NoEffect("models may always make several tool calls in a turn"),
+    "websocket_mode": NoEffect("requests go over HTTP streaming"),
+    "command_line_docker_image": _DOCKER,
+    "command_line_docker_memory_limit": _DOCKER,
+    "command_line_docker_cpu_limit": _DOCKER,
+    "command_line_docker_network_mode": _DOCKER,
+    "command_line_docker_enable_sudo": _DOCKER,
+    "command_line_docker_credentials": _DOCKER,
+    "command_line_docker_packages": _DOCKER,
+    "enable_image_generation": _MEDIA,
+    "enable_audio_generation": _MEDIA,
+    "enable_file_generation": _MEDIA,
+    "enable_video_generation": _MEDIA,
+    "enable_multimodal_tools": _MEDIA,
+    "upload_files": Refused(
+        "uploading files to the provider (file search, document Q&A) is not supported",
+        "Put the files in a context path (`orchestrator.context_paths`) or the workspace, "
+        "where the agents read them with the file tools",
+    ),
+    "betas": Refused("Anthropic beta features (computer use) are not supported", "Remove the key"),
+    "enable_programmatic_flow": _PROVIDER_TOOL,
+    "enable_tool_search": _PROVIDER_TOOL,
+    "tool_search_variant": _PROVIDER_TOOL,
+    "enable_strict_tool_use": _PROVIDER_TOOL,
+    "debug_delay_seconds": _NOT_HERE,
+    "debug_delay_after_n_tools": _NOT_HERE,
+    "agent_config": Refused("AG2 agents are not supported", "Use an API backend type"),
+    "group_config": Refused("AG2 group chats are not supported", "Use an API backend type"),
+}
+# Inference-server parameters with no typed field: sent as they are, in `extra_body`.
+TO_EXTRA_BODY = ("top_k", "repetition_penalty", "chat_template_kwargs", "min_p")
+
+ORCHESTRATOR: dict[str, Disposition] = {
+    "snapshot_storage": _OWN_STORE,
+    "agent_temporary_workspace": _OWN_STORE,
+    "fairness_enabled": _OUR_ROUNDS,
+    "fairness_lead_cap_answers": _OUR_ROUNDS,
+    "max_midstream_injections_per_round": _OUR_ROUNDS,
+    "defer_peer_updates_until_restart": _OUR_ROUNDS,
+    "allow_midstream_peer_updates_before_checklist_submit": _OUR_ROUNDS,
+    "disable_injection": _OUR_ROUNDS,
+    "defer_voting_until_all_answered": NoEffect(
+        "agents already wait for every peer's first answer before they vote"
+    ),
+    "voting_threshold": NoEffect(
+        "votes here are endorsements of an answer; there is no score threshold "
+        "(`voting_sensitivity`: lenient, balanced or strict)"
+    ),
+    "enable_multimodal_tools": _MEDIA,
+    "image_generation_backend": _MEDIA,
+    "video_generation_backend": _MEDIA,
+    "audio_generation_backend": _MEDIA,
+    "skip_coordination_rounds": _NOT_HERE,
+    "debug_final_answer": _NOT_HERE,
+    "dspy": _NOT_HERE,
+    "enable_nlip": _NOT_HERE,
+    "nlip": _NOT_HERE,
+    "skills_directory": _SKILLS,
+    "type": _NOT_HERE,
+    "max_turns": Refused(
+        "the number of chat turns is not bounded by the config",
+        "Remove the key; end a chat with /exit",
+    ),
+}
+
+_RESTARTS = Refused(
+    "post-presentation evaluation and restarts are not part of this version",
+    "Remove the key, or raise `max_new_answers_per_agent` for more refinement",
+)
+
+COORDINATION: dict[str, Disposition] = {
+    "write_mode": NoEffect(
+        "each agent writes in its own workspace; only the final presenter writes to context paths"
+    ),
+    "fast_iteration_mode": _TUNING,
+    "learning_capture_mode": _TUNING,
+    "skip_redundant_scaffolding": _TUNING,
+    "max_verifications_per_round": _TUNING,
+    "max_internal_fix_loops": _TUNING,
+    "compression_target_ratio": _TUNING,
+    "response_depth": _TUNING,
+    "enable_memory_filesystem_mode": _MEMORY,
+    "use_skills": _SKILLS,
+    "skills_directory": _SKILLS,
+    "load_previous_session_skills": _SKILLS,
+    "max_orchestration_restarts": _RESTARTS,
+    "enable_post_presentation_evaluation": _RESTARTS,
+    "enable_changedoc": _NOT_HERE,
+    "enable_subagents": _SUBAGENTS,
+    "subagent_orchestrator": _SUBAGENTS,
+    "subagent_default_timeout": _SUBAGENTS,
+    "subagent_max_concurrent": _SUBAGENTS,
+    "subagent_types": _SUBAGENTS,
+}
+
+TIMEOUTS: dict[str, Disposition] = {
+    "initial_round_timeout_seconds": _ROUND_TIMEOUTS,
+    "subsequent_round_timeout_seconds": _ROUND_TIMEOUTS,
+    "round_timeout_grace_seconds": _ROUND_TIMEOUTS,
+}
+
+MCP_SERVER: dict[str, Disposition] = {
+    "security": NoEffect(
+        "servers start with a scrubbed environment and the permission engine decides every call"
+    ),
+    "defer_loading": NoEffect("every tool of a server is offered from the start"),
+}
+
+TOP: dict[str, Disposition] = {
+    "memory": _MEMORY,
+    "nlip": _NOT_HERE,
+}
+
+AGENT: dict[str, Disposition] = {
+    "nlip": _NOT_HERE,
+    "enable_nlip": _NOT_HERE,
+}
+
+
+# ---------------------------------------------------------------- the pass
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    path: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"`{self.path}` has no effect here: {self.why}"
+
+
+def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
+    """`raw` with predecessor keys mapped or dropped, and a note per dropped key that
+    asked for something.
+
+    Raises:
+        ConfigError: the first refused key, with its path, the reason and the fix.
+    """
+    if not isinstance(raw, dict):
+        return raw, []
+    data = copy.deepcopy(raw)
+    notes: list[Note] = []
+    _apply(data, TOP, "", notes, source)
+    _display(data)
+    single = "agent" in data and isinstance(data["agent"], dict)
+    for at, agent in _agents(data, single):
+        _agent(agent, at, notes, source)
+    sections = (("orchestrator", ORCHESTRATOR), ("timeout_settings", TIMEOUTS))
+    for key, table in sections:
+        if isinstance(data.get(key), dict):
+            _apply(data[key], table, key, notes, source)
+    coordination = (data.get("orchestrator") or {}).get("coordination")
+    if isinstance(coordination, dict):
+        _apply(coordination, COORDINATION, "orchestrator.coordination", notes, source)
+    return data, notes
+
+
+def _agents(data: dict[str, Any], single: bool) -> Iterator[tuple[str, dict[str, Any]]]:
+    if single:
+        yield "agent", data["agent"]
+        return
+    agents = data.get("agents")
+    if isinstance(agents, list):
+        for index, agent in enumerate(agents):
+            if isinstance(agent, dict):
+                yield f"agents[{index}]", agent
+
+
+def _agent(agent: dict[str, Any], at: str, notes: list[Note], source: str) -> None:
+    _apply(agent, AGENT, at, notes, source)
+    append = agent.pop("append_system_prompt", None)
+    if isinstance(append, str) and append.strip():
+        base = agent.get("system_message")
+        agent["system_message"] = f"{base}\n\n{append}" if isinstance(base, str) else append
+    backend = agent.get("backend")
+    if not isinstance(backend, dict):
+        return
+    _backend(backend, f"{at}.backend", notes, source)
+
+
+# Claude Code's own tool names, as its configs list them in `allowed_tools`.
+CLAUDE_CODE_TOOLS = frozenset(
+    [
+        "Read",
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "Bash",
+        "BashOutput",
+        "KillShell",
+        "Grep",
+        "Glob",
+        "LS",
+        "WebSearch",
+        "WebFetch",
+        "TodoWrite",
+        "NotebookEdit",
+        "NotebookRead",
+        "Task",
+        "ExitPlanMode",
+    ]
+)
+AGENT_CLI_TYPES = frozenset({"claude_code", "codex", "gemini_cli"})
+
+
+def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
+    """An agent CLI's own tool names in `allowed_tools`/`disallowed_tools`: massgen's file
+    tools come with `cwd`; an allowed `Bash` is the `execute_command` tool; MCP names stay
+    (a disallowed one becomes an `exclude_tools` entry)."""
+    for key in ("allowed_tools", "disallowed_tools"):
+        names = backend.get(key)
+        if not isinstance(names, list):
+            continue
+        native = [n for n in names if n in CLAUDE_CODE_TOOLS]
+        rest = [n for n in names if n not in CLAUDE_CODE_TOOLS]
+        if not native:
+            continue
+        del backend[key]
+        if key == "allowed_tools":
+            if "Bash" in native:
+                backend.setdefault("enable_mcp_command_line", True)
+            if rest:
+                backend["allowed_tools"] = rest
+        elif rest:
+            backend["exclude_tools"] = [*backend.get("exclude_tools", []), *rest]
+        why = (
+            "the agent's own tools here are the file tools of its `cwd` and, for an "
+            "allowed `Bash`, `execute_command`"
+        )
+        notes.append(Note(f"{at}.{key} ({', '.join(native)})", why))
+
+
+def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -> None:
+    _apply(backend, BACKEND, at, notes, source)
+    if backend.get("type") in AGENT_CLI_TYPES:
+        _native_tools(backend, at, notes)
+    _nested(backend, "text", {"verbosity": "verbosity"}, at, source)
+    _nested(
+        backend,
+        "reasoning",
+        {"effort": "reasoning_effort", "summary": "reasoning_summary"},
+        at,
+        source,
+    )
+    moved = {k: backend.pop(k) for k in TO_EXTRA_BODY if k in backend}
+    if moved:
+        extra = backend.get("extra_body")
+        backend["extra_body"] = {**moved, **(extra if isinstance(extra, dict) else {})}
+    if backend.get("command_line_execution_mode") in ("docker", "srt"):
+        _refuse(f"{at}.command_line_execution_mode", _DOCKER, source)
+    servers = backend.get("mcp_servers")
+    entries = servers.values() if isinstance(servers, dict) else servers
+    if isinstance(entries, list) or isinstance(servers, dict):
+        for index, server in enumerate(entries or ()):
+            if isinstance(server, dict):
+                _apply(server, MCP_SERVER, f"{at}.mcp_servers[{index}]", notes, source)
+
+
+def _nested(backend: dict[str, Any], key: str, names: dict[str, str], at: str, source: str) -> None:
+    """`key: {sub: value}` -> our flat fields; a sub-key we have no field for is refused."""
+    block = backend.get(key)
+    if not isinstance(block, dict):
+        return
+    del backend[key]
+    for sub, value in block.items():
+        if sub not in names:
+            fields = ", ".join(f"`{key}.{s}`" for s in names)
+            raise ConfigError(
+                f"`{key}.{sub}` is not supported",
+                file=source,
+                path=f"{at}.{key}.{sub}",
+                fix=f"Remove it; {fields} {'is' if len(names) == 1 else 'are'} what is taken",
+            )
+        backend.setdefault(names[sub], value)
+
+
+def _display(data: dict[str, Any]) -> None:
+    """`display: {type, logging_enabled}` and `ui.type`: the predecessor's names for `ui`."""
+    display = data.get("display")
+    if isinstance(display, dict):
+        del data["display"]
+        ui = data.setdefault("ui", {})
+        if isinstance(ui, dict):
+            for key, value in display.items():
+                ui.setdefault(key, value)
+    ui = data.get("ui")
+    if isinstance(ui, dict) and "type" in ui:
+        ui.setdefault("display_type", ui.pop("type"))
+
+
+def _apply(
+    node: dict[str, Any], table: dict[str, Disposition], at: str, notes: list[Note], source: str
+) -> None:
+    for key in [k for k in node if k in table]:
+        path = f"{at}.{key}" if at else key
+        value = node[key]
+        if _off(value):
+            del node[key]
+            continue
+        disposition = table[key]
+        if isinstance(disposition, Refused):
+            _refuse(path, disposition, source)
+        del node[key]
+        notes.append(Note(path, disposition.why))
+
+
+def _off(value: Any) -> bool:
+    if isinstance(value, dict) and "enabled" in value:
+        return value["enabled"] is False
+    return value is None or value is False or value == 0 or value in ([], {}, "")
+
+
+def _refuse(path: str, disposition: Refused, source: str) -> None:
+    raise ConfigError(
+        f"`{path}` is not supported: {disposition.why}", file=source, fix=disposition.instead
+    )
