@@ -1,7 +1,8 @@
 """The ASGI app: the OpenAI-compatible routes, the web page's API, and the page itself.
 
 Every route but `/health` and the static page (which holds no data) needs the bearer
-token; the page's GETs may use the cookie it gets from `POST /api/login` instead.
+token; the page's GETs may use the cookie it gets from `POST /api/login` instead. Answering
+a permission ask is a POST, so it needs the token itself (the page keeps it in the tab).
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from starlette.routing import Route
 
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
+from massgen.permissions.approval import Choice
 from massgen.serve import history, wire
+from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
 from massgen.serve.completions import answer_once, answer_stream
-from massgen.serve.runs import Busy, LiveRun, Runs
+from massgen.serve.runs import Busy, LiveRun, OpenAsks, Runs
 from massgen.serve.teams import Teams, UnknownTeam
 
 STATIC = Path(__file__).parent / "static"
@@ -56,10 +59,11 @@ class Settings:
     token: Token
     max_concurrent: int = 4
     cors_origin: str | None = None
+    ask_timeout_s: float = ANSWER_SECONDS  # a permission ask on the page, then a deny
 
 
 def build_app(settings: Settings) -> Starlette:
-    runs = Runs(settings.max_concurrent)
+    runs = Runs(settings.max_concurrent, settings.ask_timeout_s)
     routes = _Routes(settings, runs)
 
     @contextlib.asynccontextmanager
@@ -127,6 +131,7 @@ class _Routes:
             Route("/api/runs", guard(self.start_run), methods=["POST"]),
             Route("/api/runs/{run_id}", guard(self.cancel_run), methods=["DELETE"]),
             Route("/api/runs/{run_id}/events", guard(self.run_events)),
+            Route("/api/runs/{run_id}/asks/{ask_id}", guard(self.answer_ask), methods=["POST"]),
             Route("/api/runs/{run_id}/files/{name:path}", guard(self.run_file)),
         ]
 
@@ -229,7 +234,7 @@ class _Routes:
             if not isinstance(question, str) or not question.strip() or not isinstance(team, str):
                 raise wire.RequestError("`question` must be text and `team` a team name")
             loaded = self.teams.load(team)
-            run = await self.runs.start(team, loaded, question)
+            run = await self.runs.start(team, loaded, question, person=True)
         except wire.RequestError as error:
             return _bad_request(error)
         except UnknownTeam as error:
@@ -248,6 +253,25 @@ class _Routes:
             return _error(404, "no live run with that id", "invalid_request_error", "not_found")
         await run.cancel()
         return JSONResponse({"id": run.id, "cancelled": True})
+
+    async def answer_ask(self, request: Request) -> Response:
+        """A person's choice on an open permission ask of a page-started run."""
+        run = self.runs.get(request.path_params["run_id"])
+        try:
+            body = await _json_body(request)
+            given = body.get("choice") if isinstance(body, dict) else None
+            if given not in tuple(Choice):
+                raise wire.RequestError("`choice` must be one of: once, session, always, deny")
+            if run is None or run.approver is None:
+                raise UnknownAsk("no open ask with that id")
+            run.approver.answer(request.path_params["ask_id"], Choice(given))
+        except wire.RequestError as error:
+            return _bad_request(error)
+        except UnknownAsk as error:
+            return _error(404, str(error), "invalid_request_error", "not_found")
+        except AlreadyAnswered as error:
+            return _error(409, str(error), "invalid_request_error", "already_answered")
+        return JSONResponse({"id": request.path_params["ask_id"], "choice": given})
 
     async def run_events(self, request: Request) -> Response:
         """The run's events (as `--stream-events` prints them), `id:` = index: a page
@@ -308,7 +332,14 @@ def _event_json(event: ev.AnyEvent) -> str:
 
 
 async def _live_events(run: LiveRun, start: int) -> AsyncIterator[dict[str, str]]:
-    async for index, event in run.follow(start):
+    """Events with their index as `id:`; the open asks as an `asks` message without one
+    (a reconnect resumes from the last event, and is sent the open asks again)."""
+    async for item in run.feed(start):
+        if isinstance(item, OpenAsks):
+            asks = [ask.to_dict() for ask in item.asks]
+            yield {"event": "asks", "data": json.dumps({"asks": asks}, ensure_ascii=False)}
+            continue
+        index, event = item
         yield {"id": str(index), "data": _event_json(event)}
     yield {"event": "end", "data": "{}"}
 

@@ -63,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--max-concurrent", type=int, default=4, metavar="N", help="team runs at once (default 4)")
     add("--teams-dir", metavar="DIR", help="also serve every team config file in DIR, by file name")
+    add(
+        "--ask-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="seconds a permission ask waits for an answer on the web page, then is a deny "
+        "(default 300)",
+    )
     return parser
 
 
@@ -78,7 +86,7 @@ def main(argv: list[str]) -> int:
 
     teams = Teams(args.config, Path(args.teams_dir) if args.teams_dir else None)
     teams.check()  # a ConfigError here is printed as one line by massgen.cli
-    settings = Settings(teams, token, args.max_concurrent, args.cors_origin)
+    settings = Settings(teams, token, args.max_concurrent, args.cors_origin, args.ask_timeout)
     print(start_lines(args.host, args.port, token, args.token_env), flush=True)
     return _serve(build_app(settings), args.host, args.port)
 
@@ -86,6 +94,8 @@ def main(argv: list[str]) -> int:
 def _refusal(args: argparse.Namespace, token: Token) -> str | None:
     if not 1 <= args.max_concurrent <= 256:
         return "--max-concurrent must be between 1 and 256"
+    if not 1 <= args.ask_timeout <= 3600:
+        return "--ask-timeout must be between 1 and 3600 seconds"
     if not 0 <= args.port <= 65535:
         return "--port must be between 0 and 65535"
     if is_loopback(args.host):

@@ -3,6 +3,8 @@
 A follower (an OpenAI stream, a web page) reads the events from any index and then waits
 for more, so a page reloaded mid-run replays what it missed and carries on. Finished runs
 stay in memory for a while (`KEEP_FINISHED`), then only their log directory remains.
+A run started from the web page has a `WebApprover`: its open permission asks are part of
+the page's feed (`feed`); API runs have none, and the config's headless policy answers.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import contextlib
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from massgen.api import RunResult, TeamRun
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
 from massgen.loading import LoadedConfig
+from massgen.serve.approvals import ANSWER_SECONDS, OpenAsk, WebApprover
 from massgen.serve.history import run_id_of
 
 KEEP_FINISHED = 32  # finished runs kept in memory for followers; older ones are on disk
@@ -50,16 +54,36 @@ class Slots:
         self._free.release()
 
 
+@dataclass(frozen=True, slots=True)
+class OpenAsks:
+    """The asks waiting for a person now (in the feed whenever they change)."""
+
+    asks: tuple[OpenAsk, ...]
+
+
 class LiveRun:
     """One team run and its events. `start()` launches it; `cancel()` stops it."""
 
     def __init__(
-        self, team: str, loaded: LoadedConfig, question: str, history: Sequence[Turn] = ()
+        self,
+        team: str,
+        loaded: LoadedConfig,
+        question: str,
+        history: Sequence[Turn] = (),
+        *,
+        ask_timeout_s: float | None = None,
     ) -> None:
+        """`ask_timeout_s`: a person on the web page answers the permission asks, each
+        within that time; None keeps the config's headless policy (API runs)."""
         self.team, self.question = team, question
         self.events: list[ev.AnyEvent] = []
         self._changed = asyncio.Event()
-        self.turn = TeamRun(loaded, question, history=history, sinks=[self._on_event])
+        self.approver = (
+            WebApprover(self._wake, timeout_s=ask_timeout_s) if ask_timeout_s is not None else None
+        )
+        self.turn = TeamRun(
+            loaded, question, history=history, sinks=[self._on_event], approver=self.approver
+        )
         self.turn.cli_args = ["serve", "--team", team]
         log_dir = self.turn.open_log()
         self.id = run_id_of(log_dir) if log_dir else f"live_{secrets.token_hex(8)}"
@@ -73,6 +97,8 @@ class LiveRun:
     def _finished(self, slots: Slots | None) -> None:
         if slots is not None:
             slots.release()
+        if self.approver is not None:
+            self.approver.close()
         self._wake()
 
     def _on_event(self, event: ev.AnyEvent) -> None:
@@ -94,12 +120,22 @@ class LiveRun:
 
     async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, ev.AnyEvent]]:
         """(index, event) from `start` on, as they come, until the run ends."""
-        index = max(0, start)
+        async for item in self.feed(start):
+            if not isinstance(item, OpenAsks):
+                yield item
+
+    async def feed(self, start: int = 0) -> AsyncIterator[tuple[int, ev.AnyEvent] | OpenAsks]:
+        """`follow`, with the open asks after the replay and whenever they change."""
+        index, shown = max(0, start), None
         while True:
             changed = self._changed
             while index < len(self.events):
                 yield index, self.events[index]
                 index += 1
+            asks = tuple(self.approver.open_asks()) if self.approver else ()
+            if self.approver is not None and [a.id for a in asks] != shown:
+                shown = [a.id for a in asks]
+                yield OpenAsks(asks)
             if self.done:
                 return
             await changed.wait()
@@ -130,17 +166,26 @@ class LiveRun:
 class Runs:
     """The live and recently finished runs, by id, with the bound on how many run at once."""
 
-    def __init__(self, max_concurrent: int) -> None:
+    def __init__(self, max_concurrent: int, ask_timeout_s: float = ANSWER_SECONDS) -> None:
         self.slots = Slots(max_concurrent)
+        self.ask_timeout_s = ask_timeout_s
         self._runs: OrderedDict[str, LiveRun] = OrderedDict()
 
     async def start(
-        self, team: str, loaded: LoadedConfig, question: str, history: Sequence[Turn] = ()
+        self,
+        team: str,
+        loaded: LoadedConfig,
+        question: str,
+        history: Sequence[Turn] = (),
+        *,
+        person: bool = False,
     ) -> LiveRun:
-        """A started run. Raises Busy when no slot frees up in time."""
+        """A started run; with `person`, its permission asks wait for the web page.
+        Raises Busy when no slot frees up in time."""
         await self.slots.acquire()
         try:
-            run = LiveRun(team, loaded, question, history)
+            timeout = self.ask_timeout_s if person else None
+            run = LiveRun(team, loaded, question, history, ask_timeout_s=timeout)
         except BaseException:
             self.slots.release()
             raise
