@@ -28,12 +28,16 @@ from massgen.permissions.describe import effects_text, visible
 ANSWER_SECONDS = 300.0  # as long as the terminal's prompt waits
 MAX_OPEN = 64  # asks waiting at once in one run; past that an ask is a deny at once
 KEEP_ANSWERED = 256  # answered ids remembered, so a second answer is told apart (409)
-CHOICE_TEXT = {
-    Choice.ONCE: "allow once",
-    Choice.SESSION: "allow for this run",
-    Choice.ALWAYS: "always allow (saved in .massgen/settings.local.json)",
-    Choice.DENY: "deny",
-}
+CHOICES = (  # (choice, button text, what it means)
+    (Choice.ONCE, "allow once", "allow this call only"),
+    (Choice.SESSION, "allow for this run", "allow the same effect for the rest of this run"),
+    (
+        Choice.ALWAYS,
+        "always allow",
+        "allow, and save an allow rule in .massgen/settings.local.json",
+    ),
+    (Choice.DENY, "deny", "refuse this call"),
+)
 
 
 class NotAnswered(Exception):
@@ -68,7 +72,7 @@ class OpenAsk:
             "phase": request.phase,
             "arguments": visible(request.arguments),
             "deadline": self.deadline,
-            "choices": [{"value": c.value, "text": t} for c, t in CHOICE_TEXT.items()],
+            "choices": [{"value": c.value, "text": t, "hint": h} for c, t, h in CHOICES],
         }
 
 

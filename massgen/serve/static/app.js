@@ -148,6 +148,9 @@
       mine.state.count += 1;
       $("run").dataset.events = String(mine.state.count);
     };
+    source.addEventListener("asks", function (message) {
+      if (current === mine) showAsks(mine, JSON.parse(message.data).asks);
+    });
     source.addEventListener("end", function () {
       source.close();
       if (current !== mine) return;
@@ -176,7 +179,8 @@
   }
 
   function newState() {
-    return { agents: {}, order: [], count: 0, finished: false, finalText: "", winner: null };
+    return { agents: {}, order: [], count: 0, finished: false, finalText: "", winner: null,
+      asks: {} };
   }
 
   function agentOf(state, id) {
@@ -207,10 +211,13 @@
     var tools = el("ul", "tools");
     var answers = el("div", "answers");
     var votes = el("ul", "votes");
-    root.append(head, stream, tools, answers, votes);
+    var asks = el("div", "asks");
+    var perms = el("ul", "perms");
+    root.append(head, asks, stream, tools, perms, answers, votes);
     $("agents").appendChild(root);
     return { root: root, label: label, state: state, tokens: tokens, stream: stream,
-      tools: tools, answers: answers, votes: votes, text: "", usage: 0, calls: {} };
+      tools: tools, answers: answers, votes: votes, asks: asks, perms: perms, text: "",
+      usage: 0, calls: {} };
   }
 
   function setAgentState(agent, text, kind) {
@@ -260,6 +267,9 @@
         if (!call.parentNode) agent.card.tools.appendChild(call);
         break;
       }
+      case "permission_decided":
+        showDecision(agent, e);
+        break;
       case "tool_source_failed":
         agent.card.tools.appendChild(el("li", "tool failed", e.source + ": " + e.error));
         break;
@@ -319,6 +329,76 @@
         loadRuns();
         break;
     }
+  }
+
+  // --- permission asks: the open ones come as an `asks` message, whenever they change ---
+
+  function showAsks(run, asks) {
+    var open = {};
+    asks.forEach(function (ask) {
+      open[ask.id] = true;
+      if (!run.state.asks[ask.id]) run.state.asks[ask.id] = askBox(run, ask);
+    });
+    Object.keys(run.state.asks).forEach(function (id) {
+      if (open[id]) return;
+      var box = run.state.asks[id];
+      delete run.state.asks[id];
+      box.remove();
+    });
+    run.state.order.forEach(function (id) {
+      var c = run.state.agents[id].card;
+      c.root.classList.toggle("asking", c.asks.children.length > 0);
+    });
+  }
+
+  function askBox(run, ask) {
+    var agent = agentOf(run.state, ask.agent);
+    var box = el("div", "ask");
+    box.dataset.ask = ask.id;
+    box.dataset.risk = ask.risk;
+    var title = el("div", "ask-title", "permission asked · ");
+    title.appendChild(el("span", "risk", ask.risk + " risk"));
+    var facts = el("dl");
+    var rows = [["tool", ask.tool]];
+    ask.effects.forEach(function (line, i) { rows.push([i ? "" : "effect", line]); });
+    rows.push(["reason", ask.reason]);
+    if (ask.phase === "presentation") rows.push(["phase", "final presentation"]);
+    rows.forEach(function (row) { facts.append(el("dt", null, row[0]), el("dd", null, row[1])); });
+    var buttons = el("div", "ask-buttons");
+    var note = el("p", "ask-note",
+      "no answer by " + new Date(ask.deadline * 1000).toLocaleTimeString() + " is a deny");
+    ask.choices.forEach(function (choice) {
+      var button = el("button", "choice " + choice.value, choice.text);
+      button.type = "button";
+      button.dataset.choice = choice.value;
+      button.title = choice.hint;
+      button.addEventListener("click", function () { answer(run, ask, choice, box, note); });
+      buttons.appendChild(button);
+    });
+    box.append(title, facts, buttons, note);
+    agent.card.asks.appendChild(box);
+    return box;
+  }
+
+  function answer(run, ask, choice, box, note) {
+    box.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    var path = "/api/runs/" + encodeURIComponent(run.id) + "/asks/" + encodeURIComponent(ask.id);
+    api(path, { method: "POST", body: JSON.stringify({ choice: choice.value }) })
+      .then(function () { note.textContent = "sent: " + choice.text; })
+      .catch(function (error) {
+        note.textContent = error.status === 409 ? "already answered"
+          : error.status === 404 ? "this ask is no longer open" : error.message;
+      });
+  }
+
+  // Refusals and what a person or policy allowed; rule-allowed calls are the quiet norm.
+  function showDecision(agent, e) {
+    if (e.allowed && e.operator === "rule") return;
+    var text = (e.allowed ? "allowed " : "refused ") + e.tool + " · " + e.operator + ": " + e.reason;
+    var item = el("li", "perm " + (e.allowed ? "allowed" : "refused"), text);
+    item.dataset.operator = e.operator;
+    item.dataset.seq = String(e.seq);
+    agent.card.perms.appendChild(item);
   }
 
   var pending = null;
