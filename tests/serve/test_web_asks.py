@@ -43,6 +43,12 @@ def post(server: Server, path: str, body: Any, headers: dict[str, str] | None = 
         return error.code, json.loads(error.read()), error.headers
 
 
+def start_run(server: Server, question: str) -> str:
+    status, body, _ = post(server, "/api/runs", {"question": question, "team": "asks"})
+    assert status == 201, body
+    return str(body["id"])
+
+
 def messages(server: Server, run_id: str) -> Iterator[tuple[str, Any]]:
     """(name, data) of the run's SSE feed: "message" for events, "asks", "end"."""
     request = urllib.request.Request(
@@ -90,9 +96,7 @@ def wait_finished(server: Server, run_id: str) -> dict[str, Any]:
 
 
 def test_an_ask_is_answered_once_by_id_with_the_token(asks_server):
-    status, body, _ = post(asks_server, "/api/runs", {"question": "Make it.", "team": "asks"})
-    assert status == 201, body
-    run_id = body["id"]
+    run_id = start_run(asks_server, "Make it.")
     ask = first_ask(asks_server, run_id)
     assert (ask["agent"], ask["tool"], ask["risk"]) == ("maker", "execute_command", "medium")
     assert ask["effects"][0].startswith(f"run: /bin/sh -c '{COMMAND}' (in ")
@@ -123,8 +127,7 @@ def test_an_ask_is_answered_once_by_id_with_the_token(asks_server):
 
 
 def test_a_finished_run_has_no_open_ask_and_its_feed_says_so(asks_server):
-    status, body, _ = post(asks_server, "/api/runs", {"question": "Deny it.", "team": "asks"})
-    run_id = body["id"]
+    run_id = start_run(asks_server, "Deny it.")
     ask = first_ask(asks_server, run_id)
     assert post(asks_server, f"/api/runs/{run_id}/asks/{ask['id']}", {"choice": "deny"})[0] == 200
     assert wait_finished(asks_server, run_id)["status"] == "ok"
@@ -133,6 +136,30 @@ def test_a_finished_run_has_no_open_ask_and_its_feed_says_so(asks_server):
     assert replay == [{"asks": []}]  # a page opened now shows no stale ask
     status, _, _ = post(asks_server, f"/api/runs/{run_id}/asks/{ask['id']}", {"choice": "once"})
     assert status == 409
+
+
+def test_stopping_a_run_mid_ask_closes_the_ask_and_runs_nothing(asks_server):
+    run_id = start_run(asks_server, "Stop it.")
+    ask = first_ask(asks_server, run_id)
+    request = urllib.request.Request(
+        f"{asks_server.url}/api/runs/{run_id}", method="DELETE",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert json.loads(response.read())["cancelled"] is True
+    assert post(asks_server, f"/api/runs/{run_id}/asks/{ask['id']}", {"choice": "once"})[0] == 404
+    assert not made(asks_server, run_id)
+    records = [r for r in ledger(asks_server, run_id) if r["tool"] == "execute_command"]
+    assert [(r["decision"], r["reason"]) for r in records] == [
+        ("deny", "cancelled before a decision")
+    ]
+
+
+def test_the_ask_timeout_is_bounded(capsys):
+    from massgen.serve.cli import main
+
+    assert main(["--ask-timeout", "0"]) != 0
+    assert "--ask-timeout must be between 1 and 3600 seconds" in capsys.readouterr().err
 
 
 def test_api_runs_keep_the_headless_policy(asks_server):

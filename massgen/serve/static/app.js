@@ -386,8 +386,10 @@
     api(path, { method: "POST", body: JSON.stringify({ choice: choice.value }) })
       .then(function () { note.textContent = "sent: " + choice.text; })
       .catch(function (error) {
+        var closed = error.status === 409 || error.status === 404;
         note.textContent = error.status === 409 ? "already answered"
           : error.status === 404 ? "this ask is no longer open" : error.message;
+        if (!closed) box.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
       });
   }
 
