@@ -36,10 +36,24 @@ KEYS = sorted(
         "path",
         "permission",
         "env",
+        # the predecessor's shapes, translated before validation (config/predecessor.py)
+        "text",
+        "verbosity",
+        "reasoning",
+        "display",
+        "append_system_prompt",
+        "coordination",
+        "rules",
+        "allow",
+        "ask",
+        "deny",
+        "function",
+        "preset_args",
+        "command_line_execution_mode",
     }
 )
 FUZZ = settings(
-    max_examples=150,
+    max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

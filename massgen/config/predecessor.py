@@ -243,7 +243,8 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     for key, table in sections:
         if isinstance(data.get(key), dict):
             _apply(data[key], table, key, notes, source)
-    coordination = (data.get("orchestrator") or {}).get("coordination")
+    orchestrator = data.get("orchestrator")
+    coordination = orchestrator.get("coordination") if isinstance(orchestrator, dict) else None
     if isinstance(coordination, dict):
         _apply(coordination, COORDINATION, "orchestrator.coordination", notes, source)
     return data, notes
@@ -324,9 +325,15 @@ def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
         notes.append(Note(f"{at}.{key} ({', '.join(native)})", why))
 
 
+def _word(value: Any) -> str | None:
+    """A value compared against names: a string, else None (the schema says what is wrong
+    with it; comparing a list here would raise instead)."""
+    return value if isinstance(value, str) else None
+
+
 def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -> None:
     _apply(backend, BACKEND, at, notes, source)
-    if backend.get("type") in AGENT_CLI_TYPES:
+    if _word(backend.get("type")) in AGENT_CLI_TYPES:
         _native_tools(backend, at, notes)
     _nested(backend, "text", {"verbosity": "verbosity"}, at, source)
     _nested(
@@ -340,7 +347,7 @@ def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -
     if moved:
         extra = backend.get("extra_body")
         backend["extra_body"] = {**moved, **(extra if isinstance(extra, dict) else {})}
-    if backend.get("command_line_execution_mode") in ("docker", "srt"):
+    if _word(backend.get("command_line_execution_mode")) in ("docker", "srt"):
         _refuse(f"{at}.command_line_execution_mode", _DOCKER, source)
     servers = backend.get("mcp_servers")
     entries = servers.values() if isinstance(servers, dict) else servers
