@@ -21,11 +21,12 @@ import json
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
 import yaml
-from process_checks import running_with
+from process_checks import alive
 from tmux_terminal import TmuxTerminal, require_tmux, start_massgen
 
 from massgen.permissions.ledger import read
@@ -178,3 +179,70 @@ def test_deny_runs_nothing(folder):
     [record] = commands(ledgers(folder)[0])
     assert (record["decision"], record["operator"], record["choice"]) == ("deny", "human", "deny")
     assert made(folder) == []
+
+
+# --- a signal while the prompt is open ----------------------------------------------------
+
+
+def massgen_pid() -> int:
+    """The pid of the `python -m massgen` under test: the process whose argv holds the
+    question as one word (the pane's shell holds it inside its one `-c` script)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if QUESTION.encode() in argv and b"massgen" in argv:
+                return int(entry.name)
+    raise AssertionError("the massgen process is not running")
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` now (children, their children, ...)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def all_gone(pids: set[int], within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(alive(p) for p in pids)
+
+
+@pytest.mark.parametrize("how", ["Ctrl-C", "SIGTERM"])
+def test_a_signal_at_the_prompt_ends_the_run_as_interrupted_with_the_ask_denied(folder, how):
+    with FakeProvider(RunsTheCommand(times=1)) as fake:
+        write_team(folder, fake.base_url)
+        with start(folder) as term:
+            wait_for_prompt(term)
+            pid = massgen_pid()
+            below = descendants(pid)
+            if how == "Ctrl-C":
+                term.keys("C-c")
+            else:
+                os.kill(pid, signal.SIGTERM)
+            assert term.exit_status(timeout=60) == 4
+            assert term.settings_restored()
+            shown = term.history()
+    [ledger] = ledgers(folder)
+    assert f"resume with: massgen --resume {ledger.parent}" in shown
+    assert "Traceback" not in shown
+    [record] = commands(ledger)
+    assert record["decision"] == "deny"
+    if how == "Ctrl-C":  # the person's answer; SIGTERM cancels the ask unanswered
+        assert (record["operator"], record["choice"]) == ("human", "deny")
+    assert made(folder) == []
+    assert all_gone(below | {pid}), [p for p in below if alive(p)]
