@@ -64,11 +64,11 @@ class RunsTheCommand:
         return cooperative_agent(request)
 
 
-def write_team(folder: Path, base_url: str) -> None:
+def write_team(folder: Path, base_url: str, **orchestrator: object) -> None:
     backend = {"type": "chatcompletion", "model": "m1", "base_url": base_url, "api_key": "k",
                "cwd": "ws", "enable_mcp_command_line": True}  # fmt: skip
     config = {"agents": [{"id": "careful", "backend": backend}],
-              "orchestrator": {"max_new_answers_per_agent": 1}}  # fmt: skip
+              "orchestrator": {"max_new_answers_per_agent": 1, **orchestrator}}  # fmt: skip
     (folder / "team.yaml").write_text(yaml.safe_dump(config))
 
 
@@ -179,6 +179,21 @@ def test_deny_runs_nothing(folder):
     [record] = commands(ledgers(folder)[0])
     assert (record["decision"], record["operator"], record["choice"]) == ("deny", "human", "deny")
     assert made(folder) == []
+
+
+def test_a_person_slower_than_the_tool_timeout_still_runs_the_command(folder):
+    """The time to answer is not the tool's: with a 1 s tool timeout, an answer after 2 s
+    still runs the command."""
+    with FakeProvider(RunsTheCommand(times=1)) as fake:
+        write_team(folder, fake.base_url, tool_timeout_seconds=1)
+        with start(folder) as term:
+            wait_for_prompt(term)
+            time.sleep(2)  # the person thinks it over: longer than the tool may take
+            term.keys(*KEYS["once"])
+            run_to_the_end(term)
+    [record] = commands(ledgers(folder)[0])
+    assert (record["decision"], record["choice"]) == ("allow", "once")
+    assert len(made(folder)) == 1
 
 
 # --- a signal while the prompt is open ----------------------------------------------------
