@@ -120,7 +120,10 @@ class Engine:
         emit: Callable[[Call, Decision], None] | None = None,
         roles: Mapping[str, str] | None = None,
         approval_seconds: float = MAX_APPROVAL_SECONDS,
+        session: set[str] | None = None,
     ) -> None:
+        """`session`: the "for this session" grants, shared with the caller when given (a
+        chat keeps one set for all its turns); granting adds to it."""
         self.approval_seconds = approval_seconds
         self.books = dict(books or {})
         self.roles = dict(roles or {})  # agent -> "read-only" | "read-write" (the sandbox reads it)
@@ -131,7 +134,8 @@ class Engine:
         self.grants_path = grants_path
         self.project = project or Path.cwd()
         self.emit = emit
-        self.session: set[str] = set()  # subject keys granted for the rest of the run
+        # Subject keys granted for the rest of the run (of the chat session, when shared).
+        self.session: set[str] = session if session is not None else set()
         self._auto: dict[str, int] = {}  # agent -> automatic approvals in a row
 
     def role(self, agent: str) -> str:
