@@ -116,6 +116,7 @@ class TeamRun:
         previous_workspace: Path | None = None,
         approver: Approver | None = None,
         resumed: Resumed | None = None,
+        session_grants: set[str] | None = None,
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
@@ -128,7 +129,9 @@ class TeamRun:
         without one, the config's headless policy answers.
         `resumed`: what the interrupted attempts of the run in `log_dir` decided
         (`massgen.resuming.prepare`); the run continues from there, journalling into the
-        same directory as a new attempt."""
+        same directory as a new attempt.
+        `session_grants`: the approvals given "for this session", kept by the caller so
+        they outlast this run (a chat's turns share one set); this run adds to it."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -146,6 +149,7 @@ class TeamRun:
         self.previous_workspace = previous_workspace
         self.approver = approver
         self.resumed = resumed
+        self.session_grants = session_grants
         self.permissions: Any = None  # the run's permission engine, once equipped
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
@@ -253,7 +257,11 @@ class TeamRun:
 
         config = self.loaded.config
         self.permissions = wiring.engine_for(
-            config, log_dir=self.log_dir, approver=self.approver, emit=self._permission_event
+            config,
+            log_dir=self.log_dir,
+            approver=self.approver,
+            emit=self._permission_event,
+            session=self.session_grants,
         )
         if self.permissions is None:
             return members

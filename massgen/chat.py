@@ -104,6 +104,8 @@ class Chat:
         self._log_root: Path | None = None
         self._toolboxes: Mapping[str, Toolbox] | None = None
         self._tool_failures: list[ev.ToolSourceFailed] = []
+        # "Allow for this session" lasts the chat session, not one turn's engine.
+        self.session_grants: set[str] = set()
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -240,6 +242,7 @@ class Chat:
             previous_workspace=self.session.previous_workspace(before=number),
             approver=approver_for(view),
             resumed=resumed,
+            session_grants=self.session_grants,
         )
         started = time.time()
         try:
@@ -314,6 +317,7 @@ class Chat:
         old = self.session
         self.session = Session.new(old.dir.parent, config=self.loaded.source)
         self.history, self.last, self._log_root = [], None, None
+        self.session_grants.clear()  # a new session starts without grants
         kept = f"; session {old.id} is kept" if old.turns() else ""
         return f"conversation cleared: new session {self.session.id}{kept}"
 

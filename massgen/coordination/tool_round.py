@@ -6,6 +6,10 @@ result's size, and cancellation (a restart or the run's deadline cancels the rou
 call in flight is cancelled and reported). Whatever a toolbox does, raising included, the
 model gets a `ToolResult` and the agent goes on. The toolbox is the only way to a tool.
 
+A toolbox with an `authorize(call, ctx)` step (the permission engine's `Guarded`) is asked
+first, outside the call's timeout: the time a person takes to answer an approval is not
+the tool's. Any exception there is a refusal; nothing runs.
+
 Planning mode: during coordination a tool not marked read-only is held back. The model is
 told it runs in the final presentation, and that its plan belongs in its answer.
 """
@@ -99,6 +103,9 @@ async def _run_one(
     if held_back(spec, ctx.phase, bounds):
         return finished(ToolResult(call.id, HELD.format(name=call.name)), held=True)
     try:
+        refusal = await _authorized(toolbox, call, ctx)
+        if refusal is not None:
+            return finished(dataclasses.replace(refusal, call_id=call.id))
         result = await _guarded_call(toolbox, call, ctx, bounds.timeout_seconds)
     except asyncio.CancelledError:
         finished(ToolResult(call.id, "Error: cancelled (the run moved on).", is_error=True))
@@ -114,6 +121,21 @@ def held_back(spec: ToolSpec | None, phase: Phase, bounds: ToolBounds) -> bool:
     if not bounds.planning_mode or phase != "coordination" or spec is None:
         return False
     return spec.annotations.read_only is not True
+
+
+async def _authorized(toolbox: Toolbox, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+    """None when the call may start (or the toolbox decides inside `call`), else the
+    refusal. Untimed here: the approver's own timeout bounds a person's answer."""
+    authorize = getattr(toolbox, "authorize", None)
+    if authorize is None:
+        return None
+    try:
+        verdict = await authorize(call, ctx)
+    except Exception as error:  # a failed check is a no, never a yes
+        return ToolResult.error(call, f"the permission check failed ({_describe(error)})")
+    if verdict is None or isinstance(verdict, ToolResult):
+        return verdict
+    return ToolResult.error(call, "the permission check gave no verdict")
 
 
 async def _guarded_call(

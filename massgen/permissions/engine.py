@@ -31,6 +31,10 @@ from massgen.tools.effects import Delete, Effect, Read, Write
 STEPS = ("floor", "canonical", "deny", "ask", "allow", "risk", "approval")
 _RANK: dict[Risk, int] = {"low": 0, "medium": 1, "high": 2}
 MAX_SHOWN_ARGUMENTS = 2000
+# The backstop for an approver that never answers (the terminal's and the handshake's
+# own timeouts are 300 s). The tool's timeout no longer bounds the wait: `Guarded.authorize`
+# runs before it starts.
+MAX_APPROVAL_SECONDS = 900.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +119,12 @@ class Engine:
         project: Path | None = None,
         emit: Callable[[Call, Decision], None] | None = None,
         roles: Mapping[str, str] | None = None,
+        approval_seconds: float = MAX_APPROVAL_SECONDS,
+        session: set[str] | None = None,
     ) -> None:
+        """`session`: the "for this session" grants, shared with the caller when given (a
+        chat keeps one set for all its turns); granting adds to it."""
+        self.approval_seconds = approval_seconds
         self.books = dict(books or {})
         self.roles = dict(roles or {})  # agent -> "read-only" | "read-write" (the sandbox reads it)
         self.default_book = default_book
@@ -125,7 +134,8 @@ class Engine:
         self.grants_path = grants_path
         self.project = project or Path.cwd()
         self.emit = emit
-        self.session: set[str] = set()  # subject keys granted for the rest of the run
+        # Subject keys granted for the rest of the run (of the chat session, when shared).
+        self.session: set[str] = session if session is not None else set()
         self._auto: dict[str, int] = {}  # agent -> automatic approvals in a row
 
     def role(self, agent: str) -> str:
@@ -261,7 +271,13 @@ class Engine:
                 risk=state.risk,
             )
             return
-        choice = await self.approver.ask(self._request(state))
+        try:
+            async with asyncio.timeout(self.approval_seconds):
+                choice = await self.approver.ask(self._request(state))
+        except TimeoutError:
+            why = f"no answer within {self.approval_seconds:g}s"
+            state.deny(why, "error", rule="approval timeout", risk=state.risk)
+            return
         state.choice = str(choice)
         if not isinstance(choice, Choice) or choice is Choice.DENY:
             state.deny(

@@ -4,6 +4,12 @@ Every call is turned into effects by the toolbox that would run it, decided by t
 engine, recorded, and only then run. A refused call returns an error the model reads;
 nothing of it runs. A toolbox that cannot say what a call does yields `External`
 (unknown), never "no effect".
+
+Two ways in. `call` decides and runs. `authorize` decides only, before the caller starts
+the call's timeout (`coordination/tool_round.py`), so a person taking their time to answer
+is not a tool that timed out; the `call` that follows with the same `ToolCall` object runs
+without asking again. The approver's own timeout bounds the wait (and the engine's
+backstop, `engine.MAX_APPROVAL_SECONDS`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from massgen.tools.base import UNKNOWN_SERVER, Toolbox, ToolContext, ToolResult
 from massgen.tools.effects import Effect, External
 
 REFUSED = "refused by the permission engine: {reason}; do not try to work around it"
+MAX_ADMITTED = 1024  # authorized calls not yet run (a cancelled round leaves some behind)
 
 
 class Guarded:
@@ -27,6 +34,9 @@ class Guarded:
         self.inner = inner
         self.engine = engine
         self.zones = zones
+        # id(call) -> call, for calls `authorize` allowed; the call is kept so its id is
+        # not reused by another object while its admission stands.
+        self._admitted: dict[int, ToolCall] = {}
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return self.inner.specs()
@@ -37,14 +47,32 @@ class Guarded:
             return (External(UNKNOWN_SERVER, call.name),)
         return tuple(effects(call, ctx))
 
+    async def authorize(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+        """Decide `call` now: None when it may run (the next `call(call, ...)` with this
+        very object runs it without deciding again), else the refusal the model reads."""
+        if all(spec.name != call.name for spec in self.inner.specs()):
+            return None  # "not available": `call` answers it and nothing runs
+        refusal = await self._refusal(call, ctx)
+        if refusal is None:
+            while len(self._admitted) >= MAX_ADMITTED:
+                del self._admitted[next(iter(self._admitted))]  # the oldest
+            self._admitted[id(call)] = call
+        return refusal
+
     async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        if self._admitted.get(id(call)) is call:
+            del self._admitted[id(call)]  # one admission, one run
+            return await self.inner.call(call, ctx)
         if all(spec.name != call.name for spec in self.inner.specs()):
             return await self.inner.call(call, ctx)  # "not available": nothing runs
+        refusal = await self._refusal(call, ctx)
+        return refusal if refusal is not None else await self.inner.call(call, ctx)
+
+    async def _refusal(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
         decision = await self._decide(call, ctx)
-        if not decision.allowed:
-            reason = _unnamed(decision.reason, ctx)
-            return ToolResult.error(call, REFUSED.format(reason=reason))
-        return await self.inner.call(call, ctx)
+        if decision.allowed:
+            return None
+        return ToolResult.error(call, REFUSED.format(reason=_unnamed(decision.reason, ctx)))
 
     async def _decide(self, call: ToolCall, ctx: ToolContext) -> Decision:
         try:

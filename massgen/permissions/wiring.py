@@ -62,8 +62,10 @@ def engine_for(
     approver: Approver | None = None,
     emit: Callable[[Call, Decision], None] | None = None,
     project: Path | None = None,
+    session: set[str] | None = None,
 ) -> Engine | None:
-    """The run's engine, or None (loudly) when the config turns it off.
+    """The run's engine, or None (loudly) when the config turns it off. `session`: the
+    "for this session" grants to start from and add to (a chat's, across its turns).
 
     Raises:
         ConfigError: a settings file with a rule that can never match, or an approval
@@ -97,6 +99,7 @@ def engine_for(
         project=project,
         emit=emit,
         roles=roles,
+        session=session,
     )
 
 

@@ -27,7 +27,6 @@ from massgen.ui.live import LiveView
 from massgen.ui.model import display_name
 
 ANSWER_SECONDS = 300.0  # the predecessor's handshake waits as long
-INTERRUPT_DELAY = 0.05  # lets the engine record the deny before the run is cancelled
 CHOICES: tuple[tuple[str, Choice], ...] = (
     ("allow once", Choice.ONCE),
     ("allow for this session", Choice.SESSION),
@@ -135,7 +134,8 @@ def _drop_typed_ahead() -> None:
 
 def _interrupt_run() -> None:
     """Send ourselves the SIGINT that Ctrl-C would have sent outside the prompt: the CLI's
-    `asyncio.run` cancels the run, a chat cancels the turn. A moment later, so that the
-    deny reaches the engine (and its ledger) before the cancellation does."""
-    loop = asyncio.get_running_loop()
-    loop.call_later(INTERRUPT_DELAY, signal.raise_signal, signal.SIGINT)
+    `asyncio.run` cancels the run, a chat cancels the turn. Sent on the loop's next turn:
+    the deny goes back to the engine, which records it without yielding, so the ledger has
+    it before the cancellation lands. Not later than that: a timer (the old 50 ms) let a
+    fast run finish first, and the late SIGINT then hit the process outside the run."""
+    asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGINT)
