@@ -42,7 +42,7 @@ def main() -> int:
     load = os.getloadavg()[0]
     section = "\n\n".join(
         [
-            "## 10. First run",
+            "## 11. First run",
             f"Written by `python -m bench.first_run` on {time.strftime('%Y-%m-%d')}: a fresh "
             "clone, a new venv, `pip install '.[local]'` with no pip cache, then the README's "
             f"first command with an empty HOME and no keys (exit {done.returncode}; 1-minute "

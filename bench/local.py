@@ -205,7 +205,7 @@ def _math_right(text: str, answer: int) -> bool:
 def _render(models: list[local_models.PackagedModel], sections: list[dict], team_limit: int) -> str:
     names = ", ".join(m.name for m in models)
     parts = [
-        "## 9. Local models",
+        "## 10. Local models",
         f"Written by `python -m bench.local` on {time.strftime('%Y-%m-%d')} for the installed "
         f"models ({names}), on the machine above (1-minute load average {_load():.2f} at the "
         "end); the embedded models run on its CPU, so these numbers are the models' own "

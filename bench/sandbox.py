@@ -83,7 +83,7 @@ def render(timings: dict[str, list[float]], runs: int, load: tuple[float, float]
     ]  # fmt: skip
     return "\n\n".join(
         [
-            "## 11. Command sandbox",
+            "## 12. Command sandbox",
             f"Written by `python -m bench.sandbox` on {time.strftime('%Y-%m-%d')}: one "
             f"`execute_command` call of `true`, {runs} times per sandbox (1-minute load "
             f"average {load[0]:.2f} before, {load[1]:.2f} after). `none` runs it bare; the "

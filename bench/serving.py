@@ -191,7 +191,7 @@ def _section(
     ]
     return "\n\n".join(
         [
-            "## 12. Serving (`massgen serve`)",
+            "## 13. Serving (`massgen serve`)",
             f"Written by `python -m bench.serving` on {time.strftime('%Y-%m-%d')}: {requests} "
             "streamed `/v1/chat/completions` requests at once through the openai SDK, against "
             f"`massgen serve --max-concurrent {requests}` in its own process, each a team of "
