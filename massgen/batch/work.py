@@ -102,7 +102,7 @@ class Worker:
 
         log_dir = run_dir(self.out, job.id) / "team"
         result = await TeamRun(self.loaded, job.question, log_dir=log_dir).execute()
-        return {
+        row = {
             "answer": result.answer,
             "status": str(result.status),
             "reason": result.reason,
@@ -111,6 +111,10 @@ class Worker:
             "cost": result.total_cost_usd,
             "log_dir": str(result.log_dir) if result.log_dir else None,
         }
+        if not result.ok:  # why, in the row: the agents' own errors say more than the status
+            failures = "; ".join(f"{a}: {e}" for a, e in result.failed_agents.items())
+            row["error"] = " ".join(f"{result.reason}. {failures}".split())[:300]
+        return row
 
     async def _single(self, member: Member, job: Job) -> dict[str, Any]:
         text, usage = await _call(member, job.question, member.params)
