@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -59,9 +60,7 @@ def write_tasks(path: Path, count: int) -> Path:
 def write_team(path: Path, base_url: str, agents: int = 2) -> Path:
     backend = {"type": "chatcompletion", "base_url": base_url}
     team = {
-        "agents": [
-            {"id": f"a{i}", "backend": {**backend, "model": f"m{i}"}} for i in range(agents)
-        ]
+        "agents": [{"id": f"a{i}", "backend": {**backend, "model": f"m{i}"}} for i in range(agents)]
     }
     path.write_text(json.dumps(team), encoding="utf-8")
     return path
@@ -71,10 +70,8 @@ def rows(out: Path) -> list[dict]:
     lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
     found = []
     for line in lines:
-        try:
+        with contextlib.suppress(json.JSONDecodeError):  # a line cut by a kill
             found.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass  # a line cut by a kill
     return found
 
 

@@ -29,9 +29,7 @@ def test_exact_ignores_case_punctuation_articles_and_spaces():
         ("no number at all", "#### 72", False),
     ],
 )
-def test_numeric_compares_the_last_number_with_gsm8k_or_a_plain_reference(
-    answer, reference, right
-):
+def test_numeric_compares_the_last_number_with_gsm8k_or_a_plain_reference(answer, reference, right):
     assert scorer("numeric").score(answer, reference) == float(right)
 
 

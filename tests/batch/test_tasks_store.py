@@ -15,7 +15,10 @@ def test_jsonl_tasks_with_and_without_ids(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text('{"id": 7, "question": "a?", "answer": 1}\n\n{"question": "b?"}\n')
     tasks = load_tasks(str(path))
-    assert [(t.id, t.question, t.answer) for t in tasks] == [("7", "a?", "1"), ("line-3", "b?", None)]
+    assert [(t.id, t.question, t.answer) for t in tasks] == [
+        ("7", "a?", "1"),
+        ("line-3", "b?", None),
+    ]
 
 
 def test_csv_with_a_field_mapping(tmp_path):
