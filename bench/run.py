@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out or ROOT / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    # Written by `python -m bench.local` and `bench.first_run`, which take minutes.
+    # Written by `python -m bench.local`, `bench.first_run` and `bench.batch`, which take minutes.
     kept = [local.kept_section(out), local.kept_section(out, first_run.BEGIN, first_run.END)]
+    kept.append(local.kept_section(out, "<!-- batch: begin -->", "<!-- batch: end -->"))
     tail = "\n\n".join(section for section in kept if section)
     out.write_text(f"{text.rstrip()}\n\n{tail}\n" if tail else text, encoding="utf-8")
     _say(f"wrote {out}")
