@@ -174,7 +174,7 @@ def _render(
             f"{report.seconds(alone)} of this process at 0 ms (above), a ceiling of "
             f"{1 / alone:.1f} questions/s on one free core, and with the load average at "
             f"{load:.1f} on {os.cpu_count()} cores this process got a fraction of one. "
-            "Raise throughput past one core with `--executor ray`.",
+            "`--executor ray` runs the team runs in other processes (not measured here).",
         ]
     )
 

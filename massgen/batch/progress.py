@@ -11,8 +11,9 @@ from massgen.batch.runner import Tally
 
 
 class BatchProgress:
-    def __init__(self, *, live: bool | None = None) -> None:
+    def __init__(self, *, live: bool | None = None, console: Any = None) -> None:
         self.live = sys.stderr.isatty() if live is None else live
+        self.console = console  # a rich Console; None: one on stderr
         self._progress: Any = None
         self._task: Any = None
         self.last: Tally | None = None
@@ -37,7 +38,7 @@ class BatchProgress:
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
-                console=Console(stderr=True),
+                console=self.console or Console(stderr=True),
                 refresh_per_second=4,
             )
             self._progress.start()
