@@ -32,7 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("tasks", help="a .jsonl or .csv file of {id, question, answer}, or @datasets/NAME")
-    add("--out", required=True, metavar="DIR", help="where results, logs and the summary go")
+    add(
+        "--out",
+        metavar="DIR",
+        help="where results, logs and the summary go (.massgen/batch/<tasks name>)",
+    )
     add("--config", metavar="FILE", help="the team: YAML/JSON config or @examples/NAME")
     add("--concurrency", type=_positive, default=4, metavar="N", help="jobs at once (4)")
     add(
@@ -99,7 +103,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     check = scoring.scorer(args.scorer)
     tasks = load_tasks(args.tasks, fields, limit=args.limit, shuffle=args.shuffle, seed=args.seed)
     loaded = load(args.config)
-    out = Path(args.out)
+    out = Path(args.out) if args.out else default_out(args.tasks)
     store.check_manifest(out, _manifest(args, loaded, baselines, fields), force=args.force)
     plan = runner.Plan(
         tasks=tasks,
@@ -130,6 +134,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     _print_table(result)
     print(f"results: {out / store.RESULTS}\nsummary: {out / store.SUMMARY}", file=sys.stderr)
     return ExitCode.EXECUTION if _any_failed(rows, tasks) else ExitCode.OK
+
+
+def default_out(tasks: str) -> Path:
+    """`.massgen/batch/<name>`: the same for the same tasks, so a rerun resumes."""
+    name = Path(tasks.removeprefix("@datasets/")).stem or "batch"
+    return Path(".massgen") / "batch" / name
 
 
 def _baselines(spec: str | None) -> frozenset[str]:

@@ -103,6 +103,18 @@ def test_report_prints_the_table_again_and_draws_the_chart(tmp_path, capsys):
     assert png.startswith(b"\x89PNG")
 
 
+def test_without_out_the_batch_goes_under_dot_massgen_and_resumes_there(tmp_path, capsys):
+    with FakeProvider(summing_agent) as fake:
+        tasks = write_tasks(tmp_path / "sums.jsonl", 2)
+        team = write_team(tmp_path / "team.json", fake.base_url)
+        assert main(["batch", str(tasks), "--config", str(team)]) == 0
+        calls = len(fake.requests)
+        assert main(["batch", str(tasks), "--config", str(team)]) == 0
+        assert len(fake.requests) == calls  # nothing left to run
+    assert len(rows(tmp_path / ".massgen" / "batch" / "sums")) == 2
+    assert ".massgen/batch/sums/results.jsonl" in capsys.readouterr().err
+
+
 def test_report_of_a_folder_without_a_batch_is_one_line(tmp_path, capsys):
     assert main(["batch", "report", str(tmp_path)]) == 1
     assert "no batch in" in capsys.readouterr().err
