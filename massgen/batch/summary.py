@@ -154,7 +154,8 @@ def chart(out: Path, summary: Mapping[str, Any]) -> Path | None:
         [e["interval"][1] - v for v, e in zip(values, entries, strict=True)],
     ]
     figure, axes = plt.subplots(figsize=(max(5, 1.8 * len(entries)), 4))
-    axes.bar(labels, values, yerr=errors, capsize=4, color="#4c72b0")
+    colours = ["#dd8452" if e["method"] == TEAM else "#4c72b0" for e in entries]
+    axes.bar(labels, values, yerr=errors, capsize=4, color=colours)
     axes.set_ylim(0, 1)
     axes.set_ylabel("accuracy (95% interval)")
     axes.set_title(f"{summary['questions']} questions: accuracy by method, cheapest first")
