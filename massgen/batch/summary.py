@@ -99,7 +99,7 @@ def table(summary: Mapping[str, Any]) -> Any:
     grid = Table(title=f"massgen batch: {summary['questions']} questions", title_justify="left")
     for name in ("method", "n", "accuracy", "95% interval", "tokens/q", "cost/q", "s/q"):
         grid.add_column(name, justify="left" if name == "method" else "right")
-    grid.add_column("team right / it right (only)", justify="right")
+    grid.add_column("paired: team / it only", justify="right")
     for entry in summary["methods"]:
         grid.add_row(*_cells(entry))
     return grid
