@@ -2,8 +2,8 @@
 
 Either way the driver decides what runs when (concurrency, provider bounds, phases) and
 is the only writer; an executor only turns a job into a row. Ray actors are long-lived
-workers: each builds its backends once (and, for the local backend, loads the model once)
-and keeps them for every job it gets.
+workers: a local model loads once per actor process, and baseline calls reuse the backends
+the actor built once (a team run builds its own, as `TeamRun` always does).
 """
 
 from __future__ import annotations
