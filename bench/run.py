@@ -18,16 +18,28 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import commands, doc, first_run, inproc, journal, local, sandbox, serving, workspace
+from bench import (
+    batch,
+    commands,
+    doc,
+    first_run,
+    inproc,
+    journal,
+    local,
+    sandbox,
+    serving,
+    workspace,
+)
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
-# `python -m bench.local`, `bench.first_run`, `bench.sandbox`, `bench.serving`.
+# `python -m bench.local`, `bench.first_run`, `bench.sandbox`, `bench.serving`, `bench.batch`.
 KEPT_SECTIONS = (
     (local.BEGIN, local.END),
     (first_run.BEGIN, first_run.END),
     (sandbox.BEGIN, sandbox.END),
     (serving.BEGIN, serving.END),
+    (batch.BEGIN, batch.END),
 )
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"

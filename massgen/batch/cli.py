@@ -1,0 +1,228 @@
+"""`massgen batch TASKS --out DIR ...` and `massgen batch report DIR`.
+
+`main(argv) -> int`; the top-level CLI turns a ConfigError into one line and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from massgen.core.errors import ConfigError
+from massgen.core.status import ExitCode
+
+BASELINES = ("single", "self-consistency")
+EXECUTORS = ("local", "ray")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="massgen batch",
+        description="Run a team on every question of a dataset: resumable, scored, and "
+        "compared with single-call and self-consistency baselines at equal tokens.",
+        epilog="Examples:\n"
+        "  massgen batch @datasets/gsm8k-sample --limit 10 --out runs/gsm8k \\\n"
+        "      --baselines single,self-consistency\n"
+        "  massgen batch tasks.csv --field question=q,answer=a --config team.yaml --out out\n"
+        "  massgen batch report runs/gsm8k        (the table again, and summary.png)\n"
+        "Rerun the same command to resume: finished questions are skipped, failed ones retried.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add("tasks", help="a .jsonl or .csv file of {id, question, answer}, or @datasets/NAME")
+    add(
+        "--out",
+        metavar="DIR",
+        help="where results, logs and the summary go (.massgen/batch/<tasks name>)",
+    )
+    add("--config", metavar="FILE", help="the team: YAML/JSON config or @examples/NAME")
+    add("--concurrency", type=_positive, default=4, metavar="N", help="jobs at once (4)")
+    add(
+        "--provider-concurrency",
+        type=_positive,
+        default=8,
+        metavar="N",
+        help="jobs at once that call the same provider (8)",
+    )
+    add("--limit", type=_positive, metavar="N", help="only the first N questions")
+    add("--shuffle", action="store_true", help="shuffle the questions (before --limit)")
+    add("--seed", type=int, default=0, metavar="S", help="the shuffle's seed (0)")
+    add("--field", metavar="OURS=THEIRS,...", help="column names, e.g. question=q,answer=a")
+    add("--baselines", metavar="LIST", help="single,self-consistency")
+    add(
+        "--sc-k",
+        type=_positive,
+        metavar="K",
+        help="self-consistency samples (default: equal tokens)",
+    )
+    add("--scorer", default="numeric", help="exact, numeric, choice or module:function (numeric)")
+    add("--executor", choices=EXECUTORS, default="local", help="where jobs run (local)")
+    add("--ray-actors", type=_positive, default=2, metavar="N", help="Ray actors (2)")
+    add("--force", action="store_true", help="reuse --out even though the settings changed")
+    return parser
+
+
+def report_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="massgen batch report",
+        description="Print a batch's summary table again and draw summary.png.",
+    )
+    parser.add_argument("out", metavar="DIR", help="the --out of a batch")
+    return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "report":
+        return report(report_parser().parse_args(argv[1:]))
+    args = build_parser().parse_args(argv)
+    return run(args, argv)
+
+
+# --- running a batch -----------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    import asyncio
+
+    from massgen.batch import runner, scoring, store, summary
+    from massgen.batch.progress import BatchProgress
+    from massgen.batch.tasks import load_tasks, parse_fields
+    from massgen.loading import load
+
+    fields = parse_fields(args.field)
+    baselines = _baselines(args.baselines)
+    check = scoring.scorer(args.scorer)
+    tasks = load_tasks(args.tasks, fields, limit=args.limit, shuffle=args.shuffle, seed=args.seed)
+    loaded = load(args.config)
+    out = Path(args.out) if args.out else default_out(args.tasks)
+    store.check_manifest(out, _manifest(args, loaded, baselines, fields), force=args.force)
+    plan = runner.Plan(
+        tasks=tasks,
+        out=out,
+        scorer=check,
+        agents=[agent.id for agent in loaded.config.agents],
+        baselines=baselines,
+        sc_k=args.sc_k,
+        concurrency=args.concurrency,
+        provider_concurrency=args.provider_concurrency,
+        providers=runner.providers_of(loaded.config),
+    )
+    executor = _executor(args, loaded, out)
+    with BatchProgress() as progress:
+        driver = runner.Driver(plan, executor, progress.update)
+        try:
+            rows = asyncio.run(driver.run())
+        except KeyboardInterrupt:
+            kept = sum(1 for _ in store.read_rows(out))
+            print(
+                f"\nmassgen: batch interrupted; {kept} results kept in {out / store.RESULTS} "
+                "(in-flight questions dropped). Rerun the same command to resume.",
+                file=sys.stderr,
+            )
+            return ExitCode.INTERRUPTED
+    result = summary.summarise(rows, [task.id for task in tasks])
+    summary.write(out, result)
+    _print_table(result)
+    print(f"results: {out / store.RESULTS}\nsummary: {out / store.SUMMARY}", file=sys.stderr)
+    return ExitCode.EXECUTION if _any_failed(rows, tasks) else ExitCode.OK
+
+
+def default_out(tasks: str) -> Path:
+    """`.massgen/batch/<name>`: the same for the same tasks, so a rerun resumes."""
+    name = Path(tasks.removeprefix("@datasets/")).stem or "batch"
+    return Path(".massgen") / "batch" / name
+
+
+def _baselines(spec: str | None) -> frozenset[str]:
+    names = {part.strip() for part in (spec or "").split(",") if part.strip()}
+    unknown = sorted(names - set(BASELINES))
+    if unknown:
+        raise ConfigError(
+            f"unknown baseline {unknown[0]!r}", fix=f"choose from {', '.join(BASELINES)}"
+        )
+    return frozenset(names)
+
+
+def _manifest(
+    args: argparse.Namespace, loaded: Any, baselines: frozenset[str], fields: dict[str, str]
+) -> dict[str, Any]:
+    """What decides the answers and their scores; the fingerprint is its hash."""
+    from massgen import __version__
+    from massgen.batch.store import fingerprint
+    from massgen.config import loader
+
+    config = loader.redact(loaded.raw) if loaded.raw else loaded.config.model_dump(mode="json")
+    settings = {
+        "config": config,
+        "scorer": args.scorer,
+        "baselines": sorted(baselines),
+        "sc_k": args.sc_k,
+        "fields": fields,
+    }
+    return {
+        "fingerprint": fingerprint(settings),
+        "settings": settings,
+        "tasks": args.tasks,
+        "config_source": loaded.source,
+        "massgen": __version__,
+    }
+
+
+def _executor(args: argparse.Namespace, loaded: Any, out: Path) -> Any:
+    from massgen.batch import executors
+
+    if args.executor == "ray":
+        return executors.RayExecutor(
+            loaded, out, args.scorer, actors=args.ray_actors, concurrency=args.concurrency
+        )
+    return executors.LocalExecutor(loaded, out, args.scorer)
+
+
+def _any_failed(rows: dict, tasks: list) -> bool:
+    from massgen.batch import store
+
+    ids = {task.id for task in tasks}
+    return any(
+        tid in ids and row.get("status") not in store.FINISHED for (tid, _), row in rows.items()
+    )
+
+
+def _print_table(result: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    from massgen.batch import summary
+
+    Console(width=120).print(summary.table(result))
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def report(args: argparse.Namespace) -> int:
+    from massgen.batch import store, summary
+
+    out = Path(args.out)
+    store.read_manifest(out)  # a clear error when DIR holds no batch
+    rows = store.read_rows(out)
+    ids = list(dict.fromkeys(tid for tid, _ in rows))
+    result = summary.summarise(rows, ids)
+    summary.write(out, result)
+    _print_table(result)
+    drawn = summary.chart(out, result)
+    if drawn is None:
+        print(
+            "massgen: no chart: pip install 'massgen[plot]' (or nothing was scored)",
+            file=sys.stderr,
+        )
+    else:
+        print(f"chart: {drawn}", file=sys.stderr)
+    return ExitCode.OK

@@ -1,0 +1,170 @@
+"""The summary of a batch: per method, on the questions it shares with the team, accuracy
+with its 95% Wilson interval, tokens, cost and seconds per question, and the paired
+difference against the team. Written to `summary.json`, printed as a table, and drawn as
+a bar chart (`summary.png`, with `massgen[plot]`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from massgen.batch import store
+from massgen.batch.scoring import wilson
+from massgen.batch.work import SC, SINGLE, TEAM
+
+Row = dict[str, Any]
+CHART = "summary.png"
+
+
+def methods_in(rows: Mapping[tuple[str, str], Row]) -> list[str]:
+    """The team first, then each member alone, then self-consistency."""
+    found = {method for _, method in rows}
+    singles = sorted(m for m in found if m.startswith(SINGLE))
+    return [m for m in (TEAM, *singles, SC) if m in found]
+
+
+def summarise(rows: Mapping[tuple[str, str], Row], ids: Sequence[str]) -> dict[str, Any]:
+    """`ids`: the batch's questions, in order. Only finished rows count; a baseline is
+    compared with the team on the questions both finished."""
+    team = _finished(rows, ids, TEAM)
+    methods = []
+    for method in methods_in(rows):
+        mine = _finished(rows, ids, method)
+        shared = [tid for tid in ids if tid in mine and (tid in team or method == TEAM)]
+        entry = {"method": method, **_measure([mine[tid] for tid in shared])}
+        if method != TEAM:
+            entry["paired"] = _paired(team, mine, shared)
+        if method == SC and shared:
+            entry["k"] = mine[shared[0]].get("k")
+            entry["member"] = mine[shared[0]].get("winner")
+        methods.append(entry)
+    failed = sum(1 for row in rows.values() if row.get("status") not in store.FINISHED)
+    return {"questions": len(ids), "failed_rows": failed, "methods": methods}
+
+
+def _finished(rows: Mapping[tuple[str, str], Row], ids: Sequence[str], method: str) -> dict:
+    found = {}
+    for tid in ids:
+        row = rows.get((tid, method))
+        if row and row.get("status") in store.FINISHED:
+            found[tid] = row
+    return found
+
+
+def _measure(rows: Sequence[Row]) -> dict[str, Any]:
+    n = len(rows)
+    scores = [float(r["score"]) for r in rows if r.get("score") is not None]
+    costs = [float(r["cost"]) for r in rows if r.get("cost") is not None]
+    accuracy = sum(scores) / len(scores) if scores else None
+    low, high = wilson(sum(scores), len(scores)) if scores else (None, None)
+    return {
+        "n": n,
+        "scored": len(scores),
+        "accuracy": accuracy,
+        "interval": [low, high],
+        "tokens_per_question": sum(int(r.get("tokens") or 0) for r in rows) / n if n else 0,
+        "cost_per_question": sum(costs) / n if costs and n else None,
+        "seconds_per_question": sum(float(r.get("seconds") or 0) for r in rows) / n if n else 0,
+    }
+
+
+def _paired(team: Mapping[str, Row], mine: Mapping[str, Row], shared: Sequence[str]) -> dict:
+    """Questions where exactly one of the two is right (score 1 vs 0)."""
+    both = [tid for tid in shared if team[tid].get("score") is not None]
+    right = lambda row: (row.get("score") or 0) >= 1  # noqa: E731
+    return {
+        "team_only": sum(right(team[t]) and not right(mine[t]) for t in both),
+        "baseline_only": sum(right(mine[t]) and not right(team[t]) for t in both),
+    }
+
+
+def write(out: Path, summary: Mapping[str, Any]) -> Path:
+    from massgen.record.atomic import write_json
+
+    path = out / store.SUMMARY
+    write_json(path, dict(summary))
+    return path
+
+
+# --- showing it --------------------------------------------------------------------------------
+
+
+def table(summary: Mapping[str, Any]) -> Any:
+    """A rich Table of the summary."""
+    from rich.table import Table
+
+    grid = Table(title=f"massgen batch: {summary['questions']} questions", title_justify="left")
+    for name in ("method", "n", "accuracy", "95% interval", "tokens/q", "cost/q", "s/q"):
+        grid.add_column(name, justify="left" if name == "method" else "right")
+    grid.add_column("paired: team / it only", justify="right")
+    for entry in summary["methods"]:
+        grid.add_row(*_cells(entry))
+    return grid
+
+
+def _cells(entry: Mapping[str, Any]) -> list[str]:
+    method = entry["method"]
+    if method == SC and entry.get("k"):
+        method = f"{SC} (k={entry['k']}, {entry.get('member')})"
+    low, high = entry["interval"]
+    paired = entry.get("paired")
+    return [
+        method,
+        str(entry["n"]),
+        _percent(entry["accuracy"]),
+        f"{_percent(low)}–{_percent(high)}" if low is not None else "–",
+        f"{entry['tokens_per_question']:,.0f}",
+        _dollars(entry["cost_per_question"]),
+        f"{entry['seconds_per_question']:.1f}",
+        f"{paired['team_only']} / {paired['baseline_only']}" if paired else "–",
+    ]
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
+def _dollars(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
+
+
+def chart(out: Path, summary: Mapping[str, Any]) -> Path | None:
+    """Accuracy (bars, with the interval) against tokens per question, per method; None
+    when matplotlib is not installed or nothing was scored."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    entries = [e for e in summary["methods"] if e["accuracy"] is not None]
+    if not entries:
+        return None
+    entries.sort(key=lambda e: e["tokens_per_question"])
+    labels = [f"{e['method']}\n{e['tokens_per_question']:,.0f} tok/q" for e in entries]
+    values = [e["accuracy"] for e in entries]
+    errors = [
+        [v - e["interval"][0] for v, e in zip(values, entries, strict=True)],
+        [e["interval"][1] - v for v, e in zip(values, entries, strict=True)],
+    ]
+    figure, axes = plt.subplots(figsize=(max(5, 1.8 * len(entries)), 4))
+    colours = ["#dd8452" if e["method"] == TEAM else "#4c72b0" for e in entries]
+    axes.bar(labels, values, yerr=errors, capsize=4, color=colours)
+    axes.set_ylim(0, 1)
+    axes.set_ylabel("accuracy (95% interval)")
+    axes.set_title(f"{summary['questions']} questions: accuracy by method, cheapest first")
+    figure.tight_layout()
+    path = out / CHART
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def dumps(summary: Mapping[str, Any]) -> str:
+    return json.dumps(summary, indent=2)

@@ -1,0 +1,176 @@
+"""One job of a batch and the worker that does it, the same in-process and in a Ray actor.
+
+A job is a team run on one question (a normal `TeamRun`, with its own log directory), one
+member alone with one call (`single:<agent>`), or `k` samples from one member with a
+majority vote on the extracted answers (`self-consistency`). Baseline calls go through the
+member's own backend, built once per worker as `team.build` builds it for a team run, so
+they are real calls with counted tokens and the member's system message and parameters.
+The worker returns a row; scoring and writing are the driver's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from massgen.batch.scoring import scorer
+from massgen.core.types import Message, Request, TextChunk, Usage
+
+if TYPE_CHECKING:
+    from massgen.coordination.agent import Member
+    from massgen.loading import LoadedConfig
+
+TEAM, SC = "team", "self-consistency"
+SINGLE = "single:"
+SC_TEMPERATURE = 0.7  # when the member samples greedily: k equal samples would vote on one
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: str
+    question: str
+    method: str  # "team", "single:<agent>" or "self-consistency"
+    agent: str | None = None  # the member of a baseline
+    k: int = 1  # samples, for self-consistency
+
+
+def run_dir(out: Path, task_id: str) -> Path:
+    """`out/runs/<id>`: the id made safe for a file name, with a hash so two ids never meet."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", task_id)[:60].strip("._") or "task"
+    digest = hashlib.sha256(task_id.encode()).hexdigest()[:8]
+    return out / "runs" / f"{safe}-{digest}"
+
+
+class Worker:
+    """Runs jobs for one config. Holds the members' backends for baseline calls (their
+    clients and, for the local backend, the loaded model) until `aclose`."""
+
+    def __init__(self, loaded: LoadedConfig, out: Path, scorer_spec: str) -> None:
+        self.loaded, self.out = loaded, out
+        self.extract = scorer(scorer_spec).extract
+        self._members: dict[str, Member] | None = None
+
+    def members(self) -> dict[str, Member]:
+        """Built on first use. Raises ConfigError (a missing key, ...)."""
+        if self._members is None:
+            from massgen import team
+
+            loaded = self.loaded
+            built = team.build(
+                loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
+            )
+            self._members = {member.id: member for member in built}
+        return self._members
+
+    async def aclose(self) -> None:
+        for member in (self._members or {}).values():
+            with contextlib.suppress(Exception):
+                await member.backend.aclose()
+        self._members = None
+
+    async def run(self, job: Job) -> dict[str, Any]:
+        """The job's row: never raises for a failed job (status "failed" says why), only
+        for cancellation."""
+        started = time.monotonic()
+        try:
+            row = await self._dispatch(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            text = " ".join(str(error).split())[:300] or type(error).__name__
+            row = {"answer": "", "status": "failed", "error": text, "tokens": 0, "cost": None}
+        return {"id": job.id, "method": job.method, **row, "seconds": time.monotonic() - started}
+
+    async def _dispatch(self, job: Job) -> dict[str, Any]:
+        if job.method == TEAM:
+            return await self._team(job)
+        member = self.members()[job.agent or ""]
+        if job.method == SC:
+            return await self._self_consistency(member, job)
+        return await self._single(member, job)
+
+    async def _team(self, job: Job) -> dict[str, Any]:
+        from massgen.api import TeamRun
+
+        log_dir = run_dir(self.out, job.id) / "team"
+        result = await TeamRun(self.loaded, job.question, log_dir=log_dir).execute()
+        row = {
+            "answer": result.answer,
+            "status": str(result.status),
+            "reason": result.reason,
+            "winner": result.winner,
+            "tokens": result.total_usage.total_tokens,
+            "cost": result.total_cost_usd,
+            "log_dir": str(result.log_dir) if result.log_dir else None,
+        }
+        if not result.ok:  # why, in the row: the agents' own errors say more than the status
+            failures = "; ".join(f"{a}: {e}" for a, e in result.failed_agents.items())
+            row["error"] = " ".join(f"{result.reason}. {failures}".split())[:300]
+        return row
+
+    async def _single(self, member: Member, job: Job) -> dict[str, Any]:
+        text, usage = await _call(member, job.question, member.params)
+        return {
+            "answer": text,
+            "status": "ok",
+            "winner": member.id,
+            "tokens": usage.total_tokens,
+            "cost": member.price(usage) if member.price else None,
+        }
+
+    async def _self_consistency(self, member: Member, job: Job) -> dict[str, Any]:
+        calls = [_call(member, job.question, _sample_params(member, i)) for i in range(job.k)]
+        samples = await asyncio.gather(*calls)
+        texts = [text for text, _ in samples]
+        usage = sum((u for _, u in samples), Usage())
+        answer, votes = majority(texts, self.extract)
+        return {
+            "answer": answer,
+            "status": "ok",
+            "winner": member.id,
+            "k": job.k,
+            "votes": votes,
+            "tokens": usage.total_tokens,
+            "cost": member.price(usage) if member.price else None,
+        }
+
+
+async def _call(member: Member, question: str, params: Any) -> tuple[str, Usage]:
+    """One call to the member's backend: its system message, the question, its params."""
+    messages = [Message("system", member.system_message)] if member.system_message else []
+    request = Request((*messages, Message("user", question)), params=params)
+    text: list[str] = []
+    usage = Usage()
+    async for event in member.backend.stream(request):
+        if isinstance(event, TextChunk):
+            text.append(event.text)
+        elif isinstance(event, Usage):
+            usage = usage + event
+    return "".join(text).strip(), usage
+
+
+def _sample_params(member: Member, index: int) -> Any:
+    params = member.params
+    temperature = params.temperature if params.temperature else SC_TEMPERATURE
+    seed = None if params.seed is None else params.seed + index
+    return replace(params, temperature=temperature, seed=seed)
+
+
+def majority(texts: Sequence[str], extract: Any) -> tuple[str, int]:
+    """The first sample whose extracted answer is the most common (ties: the value seen
+    first), and its vote count. Samples with nothing extracted do not vote."""
+    values = [extract(text) for text in texts]
+    counts = Counter(v for v in values if v is not None)
+    if not counts:
+        return (texts[0] if texts else ""), 0
+    top = max(counts.values())
+    winner = next(v for v in values if v is not None and counts[v] == top)
+    return texts[values.index(winner)], top
