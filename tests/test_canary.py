@@ -2,13 +2,15 @@
 literally in the YAML, must not show up in anything a run leaves behind or prints.
 
 Every mode runs as a real `massgen` process (one-shot, automation, stream-events, debug
-logging, chat, a provider that fails and echoes the key it was sent, faults mid-stream),
+logging, chat, a batch with baselines; each also with a provider that fails and echoes the
+key it was sent, and faults mid-stream),
 then every file under the run's directory and HOME is searched for every key; the only
 files allowed to hold one are those the user wrote them into.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -48,6 +50,10 @@ def project(tmp_path: Path) -> Path:
     (home / ".config" / "massgen").mkdir(parents=True)
     (home / ".config" / "massgen" / ".env").write_text(f"CANARY_HOME_KEY={CANARY['home_dotenv']}\n")
     (tmp_path / ".env").write_text(f"CANARY_DOTENV_KEY={CANARY['dotenv']}\n")
+    tasks = [
+        {"id": f"t{n}", "question": f"What is {n} + {n}?", "answer": str(2 * n)} for n in (1, 2)
+    ]
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     return tmp_path
 
 
@@ -96,7 +102,15 @@ MODES = {
     "stream-events": ["--stream-events", "q"],
     "debug log": ["--debug", "--automation", "q"],
     "chat": [],
+    # A dataset, with both baselines: every member's backend called outside a team too.
+    "batch": ["--out", ".massgen/batch", "--baselines", "single,self-consistency", "--sc-k", "2"],
 }
+
+
+def argv_of(mode: str, config: Path) -> list[str]:
+    if mode == "batch":
+        return ["batch", "tasks.jsonl", "--config", str(config), *MODES[mode]]
+    return ["--config", str(config), *MODES[mode]]
 
 
 @pytest.mark.parametrize("mode", MODES, ids=list(MODES))
@@ -105,7 +119,7 @@ def test_no_key_appears_in_any_output_or_file(project, mode, faults):
     policy = leaking_policy if faults else cooperative_agent
     with FakeProvider(policy) as fake:
         config = write_team(project, fake.base_url)
-        done = massgen(project, "--config", str(config), *MODES[mode], stdin="q\n/quit\n")
+        done = massgen(project, *argv_of(mode, config), stdin="q\n/quit\n")
         sent = {h.get("authorization", "") for h in fake.headers}
     # The keys did reach the provider (so the test is not vacuous)...
     assert {f"Bearer {KEY_OF_MODEL[m]}" for m in KEY_OF_MODEL} <= sent
