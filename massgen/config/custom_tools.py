@@ -13,8 +13,8 @@ The predecessor's shapes, all accepted:
 Loading checks, without running the file, that it exists, parses, defines each function
 at its top level, and that the modules it imports at its top level can be found
 (`resolve`); the file is imported when a run opens its tools
-(`massgen/tools/python.py`). The predecessor's built-in tools (a `function` without a
-`path`) do not exist here.
+(`massgen/tools/python.py`). A `function` without a `path` is one of the predecessor's
+built-in example tools, from `massgen/tool/_basic.py` (`two_num_tool`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from massgen.core.errors import ConfigError
 
 TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-NO_PATH_FIX = (
-    "Name the Python file that defines it with `path:`; the predecessor's built-in tools "
-    "are not part of this version"
-)
+# Where a `function` without a `path` is looked up: the predecessor's built-in examples.
+BUILTINS = Path(__file__).parents[1] / "tool" / "_basic.py"
 
 
 def _as_tuple(value: Any) -> Any:
@@ -104,7 +102,7 @@ def resolve(tools: tuple[CustomTool, ...], source: str, at: str) -> tuple[Custom
 def _resolve_one(tool: CustomTool, source: str, at: str) -> CustomTool:
     functions = tool.function or tool.name
     if tool.path is None:
-        raise ConfigError(f"no `path` for `{functions[0]}`", file=source, path=at, fix=NO_PATH_FIX)
+        return _builtin(tool, functions, source, at)
     file = _find(tool.path, source)
     if file is None:
         raise ConfigError(
@@ -137,6 +135,20 @@ def _resolve_one(tool: CustomTool, source: str, at: str) -> CustomTool:
             fix=f"Functions defined there: {', '.join(sorted(defined)) or '(none)'}",
         )
     return tool.model_copy(update={"path": str(file)})
+
+
+def _builtin(tool: CustomTool, functions: tuple[str, ...], source: str, at: str) -> CustomTool:
+    defined = _top_level_functions(_parse(BUILTINS, source, at))
+    missing = next((f for f in functions if f not in defined), None)
+    if missing is not None:
+        raise ConfigError(
+            f"no `path` for `{missing}`, and it is not a built-in tool",
+            file=source,
+            path=at,
+            fix=f"Name the Python file that defines it with `path:` (built-in: "
+            f"{', '.join(sorted(defined))})",
+        )
+    return tool.model_copy(update={"path": str(BUILTINS)})
 
 
 def _find(path: str, source: str) -> Path | None:

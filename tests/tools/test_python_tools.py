@@ -222,9 +222,19 @@ def test_a_path_without_a_function_list_uses_the_name(tmp_path):
     assert entry.tools() == (("two_num_tool", "two_num_tool", None),)
 
 
-def test_a_tool_without_a_path_is_refused_with_the_reason(tmp_path):
-    with pytest.raises(ConfigError, match=r"no `path` for `two_num_tool`.*built-in tools"):
-        load_config(config_file(tmp_path, [{"name": "two_num_tool"}]))
+def test_a_tool_without_a_path_is_the_predecessors_built_in(tmp_path):
+    config = load_config(config_file(tmp_path, [{"name": ["two_num_tool"]}]))
+    (entry,) = config.agents[0].backend.custom_tools
+    assert Path(entry.path).name == "_basic.py"
+    (box,) = python_toolboxes(config, source="team.json").values()
+    result = asyncio.run(box.call(ToolCall("c1", "two_num_tool", '{"x": 20, "y": 22}'), CTX))
+    assert result.content == "The sum of 20 and 22 is 42"
+
+
+def test_a_function_that_is_no_built_in_needs_a_path(tmp_path):
+    entry = {"name": "two_num_tool", "function": "wrong_two_num_tool"}
+    with pytest.raises(ConfigError, match=r"no `path` for `wrong_two_num_tool`.*built-in"):
+        load_config(config_file(tmp_path, [entry]))
 
 
 # ---------------------------------------------------------------- a whole team
