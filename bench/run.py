@@ -26,6 +26,7 @@ from bench import (
     inproc,
     journal,
     local,
+    permissions,
     sandbox,
     serving,
     workspace,
@@ -33,13 +34,15 @@ from bench import (
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
-# `python -m bench.local`, `bench.first_run`, `bench.sandbox`, `bench.serving`, `bench.batch`.
+# Written by `python -m bench.local`, `.first_run`, `.sandbox`, `.serving`, `.batch`,
+# `.permissions`.
 KEPT_SECTIONS = (
     (local.BEGIN, local.END),
     (first_run.BEGIN, first_run.END),
     (sandbox.BEGIN, sandbox.END),
     (serving.BEGIN, serving.END),
     (batch.BEGIN, batch.END),
+    (permissions.BEGIN, permissions.END),
 )
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"
