@@ -9,7 +9,7 @@ and the setup wizard read the same rows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlparse
 
 from massgen.backends import wires
@@ -116,33 +116,6 @@ PROFILES: dict[str, Profile] = {
             wires.GROK,
             title="xAI Grok",
             models=("grok-4-1-fast-non-reasoning", "grok-4", "grok-3-mini"),
-        ),
-        # The predecessor's agent-CLI types, as the same model over its API with massgen's
-        # own tools (the workspace's file tools, `execute_command` when enabled); the
-        # vendor CLI is not used. No `models`: the wizard and default team leave them out.
-        _P(
-            "claude_code",
-            "https://api.anthropic.com",
-            ("ANTHROPIC_API_KEY",),
-            "claude-sonnet-4-6",
-            True,
-            wires.ANTHROPIC_MESSAGES,
-        ),
-        _P(
-            "codex",
-            "https://api.openai.com/v1",
-            ("OPENAI_API_KEY",),
-            "gpt-5.2",
-            True,
-            wires.RESPONSES,
-        ),
-        _P(
-            "gemini_cli",
-            "https://generativelanguage.googleapis.com",
-            ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-            "gemini-2.5-flash",
-            True,
-            wires.GEMINI,
         ),
         # OpenAI-compatible hosted providers: profiles over Chat Completions.
         _P(
@@ -256,6 +229,14 @@ PROFILES: dict[str, Profile] = {
             free=True,
         ),
     )
+}
+# The predecessor's agent-CLI types, as the same model over its API with massgen's own
+# tools (the workspace's file tools, `execute_command` when enabled); the vendor CLI is not
+# used. No `title` or `models`: the wizard and the default team leave them out.
+AGENT_CLI_APIS = {"claude_code": "claude", "codex": "openai", "gemini_cli": "gemini"}
+PROFILES |= {
+    cli: replace(PROFILES[api], name=cli, title="", models=())
+    for cli, api in AGENT_CLI_APIS.items()
 }
 
 # Host suffix -> key env vars, for the generic `chatcompletion` type. Matched on the URL's

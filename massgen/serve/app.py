@@ -98,6 +98,22 @@ def _error(
     return JSONResponse(wire.error_body(message, kind, code), status_code=status, headers=headers)
 
 
+# What starting a run can refuse, each an OpenAI-shaped error (`_refused`).
+REFUSALS = (wire.RequestError, UnknownTeam, ConfigError, Busy)
+
+
+def _refused(error: Exception) -> Response:
+    if isinstance(error, UnknownTeam):
+        return _error(404, str(error), "invalid_request_error", "model_not_found")
+    if isinstance(error, ConfigError):
+        return _error(400, error.render(), "invalid_request_error", "team_config")
+    if isinstance(error, Busy):
+        retry = {"retry-after": str(error.retry_after)}
+        return _error(429, str(error), "rate_limit_error", "busy", **retry)
+    assert isinstance(error, wire.RequestError)
+    return _bad_request(error)
+
+
 def _bad_request(error: wire.RequestError) -> Response:
     body = wire.error_body(error.message, "invalid_request_error", error.code, error.param)
     return JSONResponse(body, status_code=error.status)
@@ -200,18 +216,9 @@ class _Routes:
         try:
             req = wire.parse_request(await _json_body(request))
             loaded = self.teams.load(req.model)
-        except wire.RequestError as error:
-            return _bad_request(error)
-        except UnknownTeam as error:
-            return _error(404, str(error), "invalid_request_error", "model_not_found")
-        except ConfigError as error:
-            return _error(400, error.render(), "invalid_request_error", "team_config")
-        try:
             run = await self.runs.start(req.model, loaded, req.question, req.history)
-        except Busy as busy:
-            return _error(
-                429, str(busy), "rate_limit_error", "busy", **{"retry-after": str(busy.retry_after)}
-            )
+        except REFUSALS as error:
+            return _refused(error)
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
         if req.stream:
             return self._sse(answer_stream(run, req, completion_id))
@@ -235,16 +242,8 @@ class _Routes:
                 raise wire.RequestError("`question` must be text and `team` a team name")
             loaded = self.teams.load(team)
             run = await self.runs.start(team, loaded, question, person=True)
-        except wire.RequestError as error:
-            return _bad_request(error)
-        except UnknownTeam as error:
-            return _error(404, str(error), "invalid_request_error", "model_not_found")
-        except ConfigError as error:
-            return _error(400, error.render(), "invalid_request_error", "team_config")
-        except Busy as busy:
-            return _error(
-                429, str(busy), "rate_limit_error", "busy", **{"retry-after": str(busy.retry_after)}
-            )
+        except REFUSALS as error:
+            return _refused(error)
         return JSONResponse({"id": run.id}, status_code=201)
 
     async def cancel_run(self, request: Request) -> Response:
