@@ -55,12 +55,30 @@ _ROUND_TIMEOUTS = NoEffect(
     "there are no per-round deadlines; `orchestrator_timeout_seconds` bounds the run"
 )
 _TUNING = NoEffect("a tuning knob of a predecessor mechanism massgen does not have")
-_DOCKER = Refused(
-    "Docker execution is not part of this version",
-    "Use the `execute_command` tool (`enable_mcp_command_line: true`, local mode): local "
-    "commands run in an OS sandbox (`command_line_sandbox: auto`, bubblewrap or landlock) "
-    "that writes only in the agent's workspace, with no network unless "
-    "`command_line_network: true`, and the permission engine decides what may run",
+_INJECTION_TEST = NoEffect(
+    "a delay the predecessor's tests used to exercise mid-stream injection, which massgen "
+    "does not have (a peer's answer restarts an agent instead)"
+)
+# Docker (and `srt`) execution: commands here always run in massgen's OS sandbox, which
+# keeps what a container was for (writes only in the workspace, no network unless asked,
+# secrets hidden). What only a container has is dropped with a note saying so.
+_SANDBOXED = NoEffect(
+    "commands run in massgen's OS sandbox on this machine (bubblewrap or Landlock, "
+    "`command_line_sandbox: auto`), not in a container: they write only in the agent's "
+    "workspace and have no network unless `command_line_network: true`"
+)
+_NO_IMAGE = NoEffect(
+    "there is no container image: commands use the programs installed on this machine; "
+    "install beforehand what the image provided"
+)
+_NO_ROOT = NoEffect("commands cannot become root in the sandbox; install packages beforehand")
+_NO_CREDENTIALS = NoEffect(
+    "secrets are never passed to commands; name a variable a command truly needs in "
+    "`command_line_env`"
+)
+_NO_LIMITS = NoEffect(
+    "the sandbox bounds a command by its timeout (`command_line_timeout_seconds`) and "
+    "output size, not by memory or CPU quotas"
 )
 _MEDIA = Refused(
     "media generation and understanding tools are not part of this version",
@@ -94,13 +112,12 @@ BACKEND: dict[str, Disposition] = {
     "max_concurrent_tools": NoEffect("the bound is `orchestrator.max_concurrent_tools`"),
     "parallel_tool_calls": NoEffect("models may always make several tool calls in a turn"),
     "websocket_mode": NoEffect("requests go over HTTP streaming"),
-    "command_line_docker_image": _DOCKER,
-    "command_line_docker_memory_limit": _DOCKER,
-    "command_line_docker_cpu_limit": _DOCKER,
-    "command_line_docker_network_mode": _DOCKER,
-    "command_line_docker_enable_sudo": _DOCKER,
-    "command_line_docker_credentials": _DOCKER,
-    "command_line_docker_packages": _DOCKER,
+    "command_line_docker_image": _NO_IMAGE,
+    "command_line_docker_packages": _NO_IMAGE,
+    "command_line_docker_memory_limit": _NO_LIMITS,
+    "command_line_docker_cpu_limit": _NO_LIMITS,
+    "command_line_docker_enable_sudo": _NO_ROOT,
+    "command_line_docker_credentials": _NO_CREDENTIALS,
     "enable_image_generation": _MEDIA,
     "enable_audio_generation": _MEDIA,
     "enable_file_generation": _MEDIA,
@@ -116,8 +133,8 @@ BACKEND: dict[str, Disposition] = {
     "enable_tool_search": _PROVIDER_TOOL,
     "tool_search_variant": _PROVIDER_TOOL,
     "enable_strict_tool_use": _PROVIDER_TOOL,
-    "debug_delay_seconds": _NOT_HERE,
-    "debug_delay_after_n_tools": _NOT_HERE,
+    "debug_delay_seconds": _INJECTION_TEST,
+    "debug_delay_after_n_tools": _INJECTION_TEST,
     "agent_config": Refused("AG2 agents are not supported", "Use an API backend type"),
     "group_config": Refused("AG2 group chats are not supported", "Use an API backend type"),
 }
@@ -218,9 +235,42 @@ AGENT: dict[str, Disposition] = {
 class Note:
     path: str
     why: str
+    said: str = "has no effect here"  # or what it was mapped to
 
     def __str__(self) -> str:
-        return f"`{self.path}` has no effect here: {self.why}"
+        return f"`{self.path}` {self.said}: {self.why}"
+
+
+# The predecessor's later `voting_sensitivity` values, each as the nearest of ours: how
+# high the bar is for voting instead of writing a better answer. Their machinery (checklist
+# scoring, ROI thresholds, per-round schedules) is not here, and the note says so.
+SENSITIVITIES: dict[str, str] = {
+    "checklist": "strict",
+    "checklist_scored": "strict",
+    "checklist_gated": "strict",
+    "adversarial": "strict",
+    "consistency": "strict",
+    "roi_conservative": "strict",
+    "roi": "balanced",
+    "roi_balanced": "balanced",
+    "sequential": "balanced",
+    "reflective": "balanced",
+    "diversity": "balanced",
+    "roi_aggressive": "lenient",
+}
+
+
+def _sensitivity(node: dict[str, Any], at: str, notes: list[Note]) -> None:
+    value = _word(node.get("voting_sensitivity"))
+    ours = SENSITIVITIES.get(value.strip().lower()) if value else None
+    if ours is None:
+        return
+    node["voting_sensitivity"] = ours
+    why = (
+        f"agents vote with the `{ours}` bar; the predecessor's scoring machinery for "
+        f"`{value}` is not part of this version"
+    )
+    notes.append(Note(f"{at}.voting_sensitivity ({value})", why, said=f"is read as `{ours}`"))
 
 
 def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
@@ -235,6 +285,8 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     data = copy.deepcopy(raw)
     notes: list[Note] = []
     _apply(data, TOP, "", notes, source)
+    if isinstance(data.get("timeout"), dict) and "timeout_settings" not in data:
+        data["timeout_settings"] = data.pop("timeout")  # the predecessor's older name
     _display(data)
     single = "agent" in data and isinstance(data["agent"], dict)
     for at, agent in _agents(data, single):
@@ -247,6 +299,8 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     coordination = orchestrator.get("coordination") if isinstance(orchestrator, dict) else None
     if isinstance(coordination, dict):
         _apply(coordination, COORDINATION, "orchestrator.coordination", notes, source)
+    if isinstance(orchestrator, dict):
+        _sensitivity(orchestrator, "orchestrator", notes)
     return data, notes
 
 
@@ -263,6 +317,7 @@ def _agents(data: dict[str, Any], single: bool) -> Iterator[tuple[str, dict[str,
 
 def _agent(agent: dict[str, Any], at: str, notes: list[Note], source: str) -> None:
     _apply(agent, AGENT, at, notes, source)
+    _sensitivity(agent, at, notes)
     append = agent.pop("append_system_prompt", None)
     if isinstance(append, str) and append.strip():
         base = agent.get("system_message")
@@ -332,6 +387,7 @@ def _word(value: Any) -> str | None:
 
 
 def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -> None:
+    _container(backend, at, notes)
     _apply(backend, BACKEND, at, notes, source)
     if _word(backend.get("type")) in AGENT_CLI_TYPES:
         _native_tools(backend, at, notes)
@@ -347,14 +403,24 @@ def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -
     if moved:
         extra = backend.get("extra_body")
         backend["extra_body"] = {**moved, **(extra if isinstance(extra, dict) else {})}
-    if _word(backend.get("command_line_execution_mode")) in ("docker", "srt"):
-        _refuse(f"{at}.command_line_execution_mode", _DOCKER, source)
     servers = backend.get("mcp_servers")
     entries = servers.values() if isinstance(servers, dict) else servers
     if isinstance(entries, list) or isinstance(servers, dict):
         for index, server in enumerate(entries or ()):
             if isinstance(server, dict):
                 _apply(server, MCP_SERVER, f"{at}.mcp_servers[{index}]", notes, source)
+
+
+def _container(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
+    """`command_line_execution_mode: docker|srt` -> local commands in our sandbox; the
+    container's network mode -> `command_line_network` (anything but `none` is network)."""
+    mode = _word(backend.get("command_line_execution_mode"))
+    if mode in ("docker", "srt"):
+        del backend["command_line_execution_mode"]
+        notes.append(Note(f"{at}.command_line_execution_mode ({mode})", _SANDBOXED.why))
+    network = backend.pop("command_line_docker_network_mode", None)
+    if isinstance(network, str) and network.strip().lower() != "none":
+        backend.setdefault("command_line_network", True)
 
 
 def _nested(backend: dict[str, Any], key: str, names: dict[str, str], at: str, source: str) -> None:

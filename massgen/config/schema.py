@@ -7,7 +7,9 @@ Unknown keys are errors; nothing is forwarded to a provider unless it is declare
 
 from __future__ import annotations
 
+import collections
 import re
+from collections.abc import Sequence
 from dataclasses import fields
 from typing import Annotated, Any, Literal
 
@@ -109,6 +111,7 @@ class BackendConfig(Strict):
                 "(`command_line_sandbox: auto`, bubblewrap or landlock)"
             )
         return value
+
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
     # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
     cwd: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -272,9 +275,12 @@ class MassgenConfig(Strict):
             if agent.id in seen:
                 raise ValueError(f"agent id {agent.id!r} is used twice; ids must be unique")
             seen.add(agent.id)
-        workspaces = [agent.backend.cwd for agent in self.agents if agent.backend.cwd]
-        if len(set(workspaces)) != len(workspaces):
-            raise ValueError("two agents name the same `cwd`; each agent needs its own")
+        names = list(workspace_names(self.agents).values())
+        if len(set(names)) != len(names):
+            raise ValueError(
+                "two agents' workspaces land in the same directory (a shared `cwd` is "
+                "suffixed with each agent's id); rename one `cwd`"
+            )
         return self
 
     @model_validator(mode="after")
@@ -289,6 +295,26 @@ class MassgenConfig(Strict):
                     "tool call; lower it, or raise tool_timeout_seconds"
                 )
         return self
+
+
+def workspace_names(agents: Sequence[AgentConfig]) -> dict[str, str]:
+    """Agent id -> the directory name of its workspace: its `cwd`, or, where several agents
+    name the same `cwd` (as the predecessor's examples do), `<cwd>_<agent id>` for each of
+    them, so that no two agents ever write in one directory."""
+    named = [agent for agent in agents if agent.backend.cwd]
+    counts = collections.Counter(agent.backend.cwd for agent in named)
+    return {
+        agent.id: (
+            str(agent.backend.cwd)
+            if counts[agent.backend.cwd] == 1
+            else f"{agent.backend.cwd}_{_dir_safe(agent.id)}"
+        )
+        for agent in named
+    }
+
+
+def _dir_safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "-", text)[:64]
 
 
 def _keys(text: str) -> frozenset[str]:

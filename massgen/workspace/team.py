@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from massgen.config.schema import MassgenConfig
+from massgen.config.schema import MassgenConfig, workspace_names
 from massgen.log import logger
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.files import FileTools
@@ -70,7 +70,7 @@ class Workspaces:
     ) -> Workspaces | None:
         """The run's workspaces; with context paths, their baseline is taken now.
         `previous`: the previous chat turn's final workspace, read-only under `previous/`."""
-        dirs = {a.id: a.backend.cwd for a in config.agents if a.backend.cwd}
+        dirs = workspace_names(config.agents)
         if not dirs:
             return None
         contexts = ContextPaths.of(config.orchestrator.context_paths)

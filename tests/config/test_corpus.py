@@ -38,10 +38,10 @@ from massgen.testing import FakeProvider, Reply, cooperative_agent
 WHEEL_ENV = "MASSGEN_PREDECESSOR_WHEEL"
 DEFAULT_WHEEL = Path(__file__).parents[2] / ".ci/cache/massgen-0.1.97-py3-none-any.whl"
 CORPUS_SIZE = 276
-# Configs that validate today (146 of 276). The issue's target is 240; what stands between
-# is listed in docs/migrating.md (Docker execution, memory, skills, media tools, the
+# Configs that validate today (164 of 276). The issue's target is 240; what stands between
+# is listed in docs/migrating.md (memory, skills, media tools, the
 # predecessor's own packaged tools, the vendor CLI backends). Raise it as they land.
-VALIDATED_AT_LEAST = 146
+VALIDATED_AT_LEAST = 164
 # Refused only for a provider-hosted tool on a backend that has none: counted apart.
 HOSTED_TOOL_KEYS = frozenset(
     {"enable_web_search", "enable_code_interpreter", "enable_code_execution", "enable_x_search"}
@@ -241,9 +241,33 @@ def test_every_config_validates_or_names_the_key_it_refuses(corpus):
 
 def test_a_refusal_names_the_key_path_and_what_to_do(corpus):
     _, outcomes = corpus
-    docker = next(o for o in outcomes if o.refused and o.refused.endswith("docker_image"))
-    assert docker.message.startswith(f"{Path.cwd()}/massgen/configs/")
-    assert "execute_command" in docker.message  # the alternative
+    ag2 = next(o for o in outcomes if o.refused and o.refused.endswith("backend.agent_config"))
+    assert ag2.message.startswith(f"{Path.cwd()}/massgen/configs/")
+    assert f"`{ag2.refused}`" in ag2.message
+    assert "Use an API backend type" in ag2.message  # the alternative
+
+
+def test_docker_execution_runs_in_the_sandbox_with_its_network_choice(corpus):
+    """The predecessor's Docker configs load as sandboxed local commands: never bare
+    (`command_line_sandbox` stays `auto`), with network exactly when the container had it."""
+    root, outcomes = corpus
+    docker = [
+        o
+        for o in outcomes
+        if o.config is not None
+        and "command_line_execution_mode: docker"
+        in (root / o.name).read_text(encoding="utf-8").replace('"', "")
+    ]
+    assert len(docker) >= 10
+    for chosen in docker:
+        raw = (root / chosen.name).read_text(encoding="utf-8")
+        for agent in chosen.config.agents:  # type: ignore[union-attr]
+            backend = agent.backend
+            assert backend.command_line_execution_mode == "local"
+            assert backend.command_line_sandbox == "auto", chosen.name
+        bridged = re.search(r"^\s*command_line_docker_network_mode:\s*\"?bridge", raw, re.M)
+        networked = any(a.backend.command_line_network for a in chosen.config.agents)  # type: ignore[union-attr]
+        assert networked == bool(bridged), chosen.name
 
 
 def test_predecessor_parameters_arrive_typed(corpus):

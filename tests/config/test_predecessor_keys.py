@@ -5,9 +5,11 @@ key path and what to use instead."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from massgen.config import load_config
 from massgen.config.predecessor import translate
+from massgen.config.schema import workspace_names
 from massgen.core.errors import ConfigError
 
 AGENT = "agents:\n  - id: a\n    backend:\n      type: openai\n      model: gpt-5\n"
@@ -74,12 +76,66 @@ def test_a_key_set_to_off_asks_for_nothing_and_loads_without_a_note():
     assert data["orchestrator"]["coordination"] == {}
 
 
-def test_docker_execution_is_refused_pointing_at_the_command_tool(dirs):
-    message = refusal(dirs, AGENT + "      command_line_execution_mode: docker\n")
-    assert message.startswith(
-        f"{dirs.work}/c.yaml: `agents[0].backend.command_line_execution_mode`"
+DOCKER = (
+    "      enable_mcp_command_line: true\n"
+    "      command_line_execution_mode: docker\n"
+    "      command_line_docker_image: ghcr.io/massgen/mcp-runtime:latest\n"
+    "      command_line_docker_enable_sudo: true\n"
+    "      command_line_docker_credentials: {env_file: .env, env_vars_from_file: [OPENAI_API_KEY]}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("network", "expected"), [("bridge", True), ("none", False), (None, False)]
+)
+def test_docker_execution_becomes_sandboxed_local_commands(dirs, network, expected):
+    text = AGENT + DOCKER
+    if network is not None:
+        text += f"      command_line_docker_network_mode: {network}\n"
+    backend = load(dirs, text).agents[0].backend
+    assert backend.enable_mcp_command_line
+    assert (backend.command_line_execution_mode, backend.command_line_sandbox) == ("local", "auto")
+    assert backend.command_line_network is expected
+    assert backend.command_line_env == {}  # the container's credentials do not reach commands
+
+
+def test_what_only_a_container_had_is_named_in_the_notes():
+    raw = yaml.safe_load(AGENT + DOCKER)
+    _, notes = translate(raw, "c.yaml")
+    said = {note.path: str(note) for note in notes}
+    assert set(said) == {
+        "agents[0].backend.command_line_execution_mode (docker)",
+        "agents[0].backend.command_line_docker_image",
+        "agents[0].backend.command_line_docker_enable_sudo",
+        "agents[0].backend.command_line_docker_credentials",
+    }
+    assert "OS sandbox" in said["agents[0].backend.command_line_execution_mode (docker)"]
+    assert "never passed to commands" in said["agents[0].backend.command_line_docker_credentials"]
+
+
+def test_agents_sharing_a_cwd_each_get_their_own_workspace(dirs):
+    text = (
+        "agents:\n"
+        "  - {id: agent_a, backend: {type: openai, model: m, cwd: workspace}}\n"
+        "  - {id: agent_b, backend: {type: openai, model: m, cwd: workspace}}\n"
+        "  - {id: agent_c, backend: {type: openai, model: m, cwd: mine}}\n"
     )
-    assert "execute_command" in message and "sandbox" in message
+    config = load(dirs, text)
+    assert workspace_names(config.agents) == {
+        "agent_a": "workspace_agent_a",
+        "agent_b": "workspace_agent_b",
+        "agent_c": "mine",
+    }
+
+
+def test_a_suffixed_workspace_that_collides_with_another_is_refused(dirs):
+    text = (
+        "agents:\n"
+        "  - {id: a, backend: {type: openai, model: m, cwd: w}}\n"
+        "  - {id: b, backend: {type: openai, model: m, cwd: w}}\n"
+        "  - {id: c, backend: {type: openai, model: m, cwd: w_a}}\n"
+    )
+    assert "rename one `cwd`" in refusal(dirs, text)
 
 
 def test_a_refusal_in_the_single_agent_form_names_agent(dirs):
@@ -124,3 +180,26 @@ def test_claude_codes_own_tool_names_become_our_tools():
         "agents[0].backend.allowed_tools (Read, Write, Bash)",
         "agents[0].backend.disallowed_tools (WebFetch)",
     ]
+
+
+def test_the_older_timeout_block_is_timeout_settings(dirs):
+    config = load(dirs, AGENT + "timeout:\n  orchestrator_timeout_seconds: 60\n")
+    assert config.timeout_settings.orchestrator_timeout_seconds == 60
+
+
+@pytest.mark.parametrize(
+    ("value", "ours"), [("checklist_gated", "strict"), ("roi", "balanced"), ("lenient", "lenient")]
+)
+def test_later_voting_sensitivities_are_read_as_the_nearest_of_ours(dirs, value, ours):
+    text = AGENT + f"orchestrator:\n  voting_sensitivity: {value}\n"
+    assert load(dirs, text).orchestrator.voting_sensitivity == ours
+    _, notes = translate(yaml.safe_load(text), "c.yaml")
+    said = [str(n) for n in notes]
+    if value != ours:
+        assert said == [
+            f"`orchestrator.voting_sensitivity ({value})` is read as `{ours}`: agents vote with "
+            f"the `{ours}` bar; the predecessor's scoring machinery for `{value}` is not part "
+            "of this version"
+        ]
+    else:
+        assert said == []

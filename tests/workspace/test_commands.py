@@ -166,13 +166,21 @@ def test_a_bad_regex_names_the_key_and_the_fix():
     )
 
 
-def test_docker_execution_is_refused_pointing_at_the_command_tool():
-    with pytest.raises(ConfigError) as caught:
-        config({"command_line_execution_mode": "docker"})
-    message = str(caught.value)
-    assert "`agents[0].backend.command_line_execution_mode` is not supported" in message
-    assert "Docker execution is not part of this version" in message
-    assert "execute_command" in message
+@pytest.mark.skipif(NO_SANDBOX, reason="this machine has no OS sandbox")
+async def test_a_docker_mode_command_runs_confined_to_the_workspace(tmp_path):
+    """The predecessor's `command_line_execution_mode: docker`: commands run in the OS
+    sandbox, never bare; a write outside the workspace fails and changes nothing."""
+    cfg = config({"enable_mcp_command_line": True, "command_line_execution_mode": "docker"})
+    toolbox = command_toolbox(cfg, cfg.agents[0])
+    assert toolbox is not None and not isinstance(toolbox.sandbox, (Unconfined, NoSandbox))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = await toolbox.call(call(f"touch inside && touch {outside}/escaped"), ctx(workspace))
+    assert (workspace / "inside").exists()
+    assert not (outside / "escaped").exists()
+    assert "exit code 0" not in result.content
 
 
 def test_a_command_timeout_above_the_tool_timeout_is_a_config_error():
