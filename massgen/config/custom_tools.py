@@ -9,6 +9,7 @@ The predecessor's shapes, all accepted:
         description: Add two numbers   # or a list; default: the docstring
         category: math                 # a label; no effect
         preset_args: {unit: cm}        # arguments fixed here, hidden from the model
+        default_params: {digits: 2}    # defaults the model sees and may override
 
 Loading checks, without running the file, that it exists, parses, defines each function
 at its top level, and that the modules it imports at its top level can be found
@@ -49,6 +50,8 @@ class CustomTool(BaseModel):
     description: tuple[str, ...] = ()
     category: str | None = None
     preset_args: dict[str, Any] = Field(default_factory=dict)
+    # Defaults for the function's parameters, shown to the model, which may override them.
+    default_params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

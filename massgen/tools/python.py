@@ -224,17 +224,23 @@ def tool_from_function(
     name: str,
     description: str | None = None,
     preset: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
 ) -> PythonTool:
-    """A tool over `function`: its schema from the signature, less the `preset` arguments.
+    """A tool over `function`: its schema from the signature, less the `preset` arguments
+    (fixed, hidden from the model), with `defaults` replacing the signature's defaults (the
+    model sees them and may pass another value).
 
     Raises:
-        ValueError: the signature has *args/**kwargs only, or `preset` names no parameter.
+        ValueError: the signature has *args/**kwargs only, or `preset`/`defaults` names no
+            parameter.
     """
     preset = dict(preset or {})
+    defaults = dict(defaults or {})
     signature = inspect.signature(function)
-    unknown = sorted(set(preset) - set(signature.parameters))
-    if unknown:
-        raise ValueError(f"preset_args names no parameter of `{name}`: {', '.join(unknown)}")
+    for key, given in (("preset_args", preset), ("default_params", defaults)):
+        unknown = sorted(set(given) - set(signature.parameters))
+        if unknown:
+            raise ValueError(f"{key} names no parameter of `{name}`: {', '.join(unknown)}")
     docs = _parameter_docs(function.__doc__ or "")
     fields: dict[str, Any] = {}
     for parameter in signature.parameters.values():
@@ -246,7 +252,10 @@ def tool_from_function(
         annotation = (
             Any if parameter.annotation is inspect.Parameter.empty else parameter.annotation
         )
-        default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+        default = defaults.get(
+            parameter.name,
+            ... if parameter.default is inspect.Parameter.empty else parameter.default,
+        )
         fields[parameter.name] = (
             annotation,
             Field(default=default, description=docs.get(parameter.name)),
@@ -349,7 +358,11 @@ def _entry_tools(entry: CustomTool, at: str) -> list[PythonTool]:
                 f"`{entry.path}` has no function `{function_name}`", path=f"{at}.function"
             )
         try:
-            out.append(tool_from_function(function, name, description, entry.preset_args))
+            out.append(
+                tool_from_function(
+                    function, name, description, entry.preset_args, entry.default_params
+                )
+            )
         except (ValueError, TypeError) as error:
             raise ConfigError(
                 f"`{function_name}` in `{entry.path}` cannot be a tool: {error}",

@@ -71,6 +71,10 @@ def config_file(directory: Path, tools: list[dict], base_url: str = "http://x/v1
 
 def box_for(tmp_path: Path, tools: list[dict]) -> PythonToolbox:
     write_tools(tmp_path)
+    return box_for_written(tmp_path, tools)
+
+
+def box_for_written(tmp_path: Path, tools: list[dict]) -> PythonToolbox:
     boxes = python_toolboxes(load_config(config_file(tmp_path, tools)))
     box = boxes["a1"]
     assert isinstance(box, PythonToolbox)
@@ -105,6 +109,26 @@ def test_schema_comes_from_the_signature_and_the_docstring():
 def test_preset_naming_no_parameter_is_refused():
     with pytest.raises(ValueError, match="nope"):
         tool_from_function(lambda x: x, "f", preset={"nope": 1})
+
+
+async def test_default_params_are_shown_used_when_absent_and_overridable(tmp_path):
+    entry = {
+        "name": "mul",
+        "path": "tools/math_tools.py",
+        "function": "slow_multiply",
+        "default_params": {"y": 10.0},
+    }
+    box = box_for(tmp_path, [entry])
+    (spec,) = box.specs()
+    assert spec.parameters["properties"]["y"]["default"] == 10.0
+    assert spec.parameters["required"] == ["x"]
+    assert (await box.call(call("mul", x=3), CTX)).content == "30.0"
+    assert (await box.call(call("mul", x=3, y=2), CTX)).content == "6.0"
+
+
+def test_default_params_naming_no_parameter_is_refused():
+    with pytest.raises(ValueError, match="default_params names no parameter of `f`: nope"):
+        tool_from_function(lambda x: x, "f", defaults={"nope": 1})
 
 
 # ---------------------------------------------------------------- calls
@@ -296,12 +320,12 @@ def test_a_hung_sync_function_times_out_without_holding_the_loop_open():
 def test_a_tool_importing_a_missing_module_is_refused_at_load(tmp_path):
     write_tools(
         tmp_path,
-        "from massgen.logger_config import logger\n\ndef f(x: int) -> int:\n    return x\n",
+        "from massgen.backend.capabilities import x\n\ndef f(x: int) -> int:\n    return x\n",
     )
     with pytest.raises(ConfigError) as error:
         load_config(config_file(tmp_path, [{"name": "f", "path": "tools/math_tools.py"}]))
     text = str(error.value)
-    assert "custom_tools[0].path" in text and "`massgen.logger_config`" in text
+    assert "custom_tools[0].path" in text and "`massgen.backend.capabilities`" in text
     assert "predecessor" in text
 
 
@@ -312,3 +336,21 @@ def test_a_custom_tool_may_not_take_the_name_of_one_of_ours(tmp_path):
     with pytest.raises(ConfigError) as error:
         python_toolboxes(config, source="team.json")
     assert "`read_file` has the name of one of massgen's own tools" in str(error.value)
+
+
+async def test_a_predecessor_tool_file_logging_with_its_logger_config_loads(tmp_path):
+    write_tools(
+        tmp_path,
+        '''
+from massgen.logger_config import logger
+from massgen.tool._result import ExecutionResult, TextContent
+
+
+def shout(text: str) -> ExecutionResult:
+    """Upper-case the text."""
+    logger.info("shouting {}", text)
+    return ExecutionResult(output_blocks=[TextContent(data=text.upper())])
+''',
+    )
+    box = box_for_written(tmp_path, [{"name": "shout", "path": "tools/math_tools.py"}])
+    assert (await box.call(call("shout", text="hi"), CTX)).content == "HI"
