@@ -25,6 +25,7 @@ a warning naming the file. Everything is bounded: skills listed, bytes read, fol
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -56,6 +57,7 @@ MAX_FILE_BYTES = 256 * 1024  # a file `read_skill_file` returns
 MAX_DEPTH = 4  # folder levels listed below a skill's folder
 MAX_FILES = 200  # files listed per skill
 MAX_PREVIOUS_RUNS = 20  # newest log directories searched for evolving skills
+MAX_LOG_DIRS = 10_000  # log directories looked at to find the newest
 MAX_DESCRIPTION = 1024  # characters of a description shown in the prompt
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
@@ -167,7 +169,8 @@ def _canonical(path: Path) -> Path:
 def _scan(directory: Path, location: Location, warnings: list[str]) -> list[Skill]:
     """`<directory>/<folder>/SKILL.md`, one level deep, folders in name order."""
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)[:MAX_ENTRIES]
+        with os.scandir(directory) as listing:
+            entries = sorted(itertools.islice(listing, MAX_ENTRIES), key=lambda e: e.name)
     except OSError:  # absent, or not a directory: nothing there
         return []
     out = []
@@ -186,7 +189,8 @@ def _scan(directory: Path, location: Location, warnings: list[str]) -> list[Skil
 def _previous(logs: Path, warnings: list[str]) -> list[Skill]:
     """Evolving skills in the final workspaces of the newest `MAX_PREVIOUS_RUNS` runs."""
     try:
-        runs = sorted((p for p in logs.glob("log_*") if p.is_dir()), reverse=True)
+        names = itertools.islice(logs.glob("log_*"), MAX_LOG_DIRS)
+        runs = sorted((p for p in names if p.is_dir()), reverse=True)
     except OSError:
         return []
     out = []
