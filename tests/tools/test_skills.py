@@ -294,6 +294,10 @@ def test_the_predecessors_keys_load_including_orchestrator_skills_directory(tmp_
     assert coordination.skills_directory == ".agent/skills"
     raw["orchestrator"]["coordination"]["skills_directory"] = "mine"
     assert translate(raw, "x.yaml")[0]["orchestrator"]["coordination"]["skills_directory"] == "mine"
+    bare = {"orchestrator": {"skills_directory": "skills", "coordination": None}}
+    assert translate(bare, "x.yaml")[0]["orchestrator"] == {
+        "coordination": {"skills_directory": "skills"}
+    }
 
 
 # ---------------------------------------------------------------- a whole team
