@@ -151,6 +151,7 @@ class TeamRun:
         self.resumed = resumed
         self.session_grants = session_grants
         self.permissions: Any = None  # the run's permission engine, once equipped
+        self.skill_folders: tuple[Path, ...] = ()  # readable for the engine (`use_skills`)
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
 
@@ -248,7 +249,20 @@ class TeamRun:
                 else m
                 for m in members
             ]
-        return self._guarded(members)
+        return self._guarded(self._with_skills(members))
+
+    def _with_skills(self, members: list[Any]) -> list[Any]:
+        """With `use_skills`: the skill tools and the skills' list for every member,
+        found afresh each run (a chat's next turn sees a skill added meanwhile)."""
+        if not self.loaded.config.orchestrator.coordination.use_skills:
+            return members
+        from massgen.tools import skills
+
+        catalog = skills.discover(skills.sources_of(self.loaded.config))
+        for warning in catalog.warnings:
+            print(f"massgen: warning: {warning}", file=sys.stderr)
+        self.skill_folders = catalog.roots()
+        return skills.equip(members, catalog)
 
     def _guarded(self, members: list[Any]) -> list[Any]:
         """Every member's toolbox behind the permission engine (`permissions/`), after
@@ -270,6 +284,7 @@ class TeamRun:
             self.permissions,
             self.workspaces,
             wiring.unguarded(config),
+            readable=self.skill_folders,
         )
         from massgen.coordination.prompts import PERMISSIONS_NOTE
 

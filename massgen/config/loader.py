@@ -215,6 +215,7 @@ def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfi
         raise problem
     assert config is not None
     _check_context_paths(config, source)
+    _check_skills(config, source)
     return _resolve_custom_tools(config, source, single="agent" in raw)
 
 
@@ -251,6 +252,37 @@ def _check_context_paths(config: MassgenConfig, source: str) -> None:
             file=source,
             path="orchestrator.context_paths",
             fix="Give the agents a workspace with `cwd:` in their `backend:`",
+        )
+
+
+def _check_skills(config: MassgenConfig, source: str) -> None:
+    """With `use_skills`: the skills directory, where it exists, is a directory, and every
+    name in `massgen_skills` is a bundled skill (`tools/skills.py`)."""
+    coordination = config.orchestrator.coordination
+    if not coordination.use_skills:
+        return
+    from massgen.tools import skills
+
+    at = "orchestrator.coordination"
+    directory = Path(coordination.skills_directory).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(
+            f"the skills directory `{directory}` is not a directory",
+            file=source,
+            path=f"{at}.skills_directory",
+            fix="Name a directory holding one folder per skill (`<name>/SKILL.md`), "
+            "relative to the directory massgen runs in",
+        )
+    known = skills.bundled_names()
+    unknown = [
+        n for n in coordination.massgen_skills if skills.canonical_bundled_name(n) not in known
+    ]
+    if unknown:
+        raise ConfigError(
+            f"no bundled skill is named {', '.join(f'`{n}`' for n in unknown)}",
+            file=source,
+            path=f"{at}.massgen_skills",
+            fix=f"Use some of: {', '.join(known)}",
         )
 
 

@@ -88,10 +88,6 @@ _MEMORY = Refused(
     "persistent memory is not part of this version",
     "Remove the key; a chat keeps its history (`massgen` interactive mode, --continue)",
 )
-_SKILLS = Refused(
-    "skills are not part of this version",
-    "Remove the key; share a skills directory with `orchestrator.context_paths`",
-)
 _SUBAGENTS = Refused(
     "subagents are not part of this version",
     "Remove the key; a team is one level of agents",
@@ -166,7 +162,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
     "dspy": _NOT_HERE,
     "enable_nlip": _NOT_HERE,
     "nlip": _NOT_HERE,
-    "skills_directory": _SKILLS,
     "type": _NOT_HERE,
     "max_turns": Refused(
         "the number of chat turns is not bounded by the config",
@@ -191,9 +186,6 @@ COORDINATION: dict[str, Disposition] = {
     "compression_target_ratio": _TUNING,
     "response_depth": _TUNING,
     "enable_memory_filesystem_mode": _MEMORY,
-    "use_skills": _SKILLS,
-    "skills_directory": _SKILLS,
-    "load_previous_session_skills": _SKILLS,
     "max_orchestration_restarts": _RESTARTS,
     "enable_post_presentation_evaluation": _RESTARTS,
     "enable_changedoc": _NOT_HERE,
@@ -291,6 +283,7 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     single = "agent" in data and isinstance(data["agent"], dict)
     for at, agent in _agents(data, single):
         _agent(agent, at, notes, source)
+    _skills_directory(data)
     sections = (("orchestrator", ORCHESTRATOR), ("timeout_settings", TIMEOUTS))
     for key, table in sections:
         if isinstance(data.get(key), dict):
@@ -302,6 +295,20 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     if isinstance(orchestrator, dict):
         _sensitivity(orchestrator, "orchestrator", notes)
     return data, notes
+
+
+def _skills_directory(data: dict[str, Any]) -> None:
+    """`orchestrator.skills_directory`, where some of the predecessor's configs put it:
+    the coordination key's value (which wins where both are set)."""
+    orchestrator = data.get("orchestrator")
+    if not isinstance(orchestrator, dict) or "skills_directory" not in orchestrator:
+        return
+    value = orchestrator.pop("skills_directory")
+    if orchestrator.get("coordination") is None:
+        orchestrator["coordination"] = {}
+    coordination = orchestrator["coordination"]
+    if isinstance(coordination, dict) and value is not None:
+        coordination.setdefault("skills_directory", value)
 
 
 def _agents(data: dict[str, Any], single: bool) -> Iterator[tuple[str, dict[str, Any]]]:

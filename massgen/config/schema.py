@@ -177,6 +177,15 @@ class CoordinationConfig(Strict):
     enable_agent_task_planning: bool = False
     task_planning_filesystem_mode: bool = False
     max_tasks_per_plan: int = Field(default=10, ge=1, le=100)
+    # Skills (`tools/skills.py`): SKILL.md folders listed in the system prompt, loaded with
+    # `load_skill`; from `skills_directory` (relative to where massgen runs),
+    # `~/.agent/skills` and the bundled ones (`massgen_skills` names some; empty: all).
+    # `load_previous_session_skills` adds the evolving skills earlier runs left in their
+    # final workspaces (`tasks/evolving_skill/SKILL.md`).
+    use_skills: bool = False
+    skills_directory: str = Field(default=".agent/skills", min_length=1)
+    massgen_skills: tuple[str, ...] = ()
+    load_previous_session_skills: bool = False
 
 
 class ContextPathConfig(Strict):

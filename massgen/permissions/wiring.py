@@ -145,17 +145,19 @@ def _file_rules(project: Path, local: Path) -> Book:
     return book
 
 
-def zones_of(workspaces: Workspaces | None) -> Callable[[ToolContext], Zones]:
+def zones_of(
+    workspaces: Workspaces | None, extra: tuple[Path, ...] = ()
+) -> Callable[[ToolContext], Zones]:
     """The managed paths of a call: the caller's workspace, the snapshot store, the
-    previous turn and the context paths."""
+    previous turn, the context paths, and `extra` (canonical, read-only: skill folders)."""
 
     def zones(ctx: ToolContext) -> Zones:
         import os
 
         own = Path(os.path.realpath(ctx.workspace)) if ctx.workspace is not None else None
         if workspaces is None:
-            return Zones(workspace=own)
-        readable = [Path(os.path.realpath(workspaces.store.root))]
+            return Zones(workspace=own, readable=extra)
+        readable = [Path(os.path.realpath(workspaces.store.root)), *extra]
         writable, protected = [], []
         for context in workspaces.contexts.paths if workspaces.contexts else ():
             readable.append(context.root)
@@ -172,9 +174,11 @@ def guard(
     engine: Engine,
     workspaces: Workspaces | None,
     skip: frozenset[str] = frozenset(),
+    readable: tuple[Path, ...] = (),
 ) -> dict[str, Toolbox]:
-    """Every agent's toolbox behind the engine (but those in `skip`)."""
+    """Every agent's toolbox behind the engine (but those in `skip`); `readable`: more
+    read-only managed paths (the skill folders)."""
     from massgen.permissions.guarded import Guarded
 
-    zones = zones_of(workspaces)
+    zones = zones_of(workspaces, readable)
     return {a: box if a in skip else Guarded(box, engine, zones) for a, box in boxes.items()}

@@ -339,12 +339,13 @@ def python_toolbox(config: MassgenConfig, agent: AgentConfig, at: str) -> Python
 
 def reserved_names() -> frozenset[str]:
     """Names of massgen's own tools: the workflow actions, the file tools, the command
-    tool and the planning tools."""
+    tool, the planning tools and the skill tools."""
     from massgen.tools.planning import TOOL_NAMES as PLANNING
+    from massgen.tools.skills import TOOL_NAMES as SKILLS
     from massgen.workspace.commands import NAME as COMMAND
     from massgen.workspace.files import SPECS
 
-    return frozenset({"new_answer", "vote", COMMAND, *PLANNING, *(s.name for s in SPECS)})
+    return frozenset({"new_answer", "vote", COMMAND, *PLANNING, *SKILLS, *(s.name for s in SPECS)})
 
 
 def _entry_tools(entry: CustomTool, at: str) -> list[PythonTool]:
