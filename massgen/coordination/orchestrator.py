@@ -58,6 +58,8 @@ class Memories(Protocol):
 
     def note(self, agent: str, labels: Sequence[str]) -> str | None: ...
 
+    def presenter_note(self) -> str: ...
+
 
 @dataclass(frozen=True, slots=True)
 class TeamOutcome:
@@ -527,6 +529,8 @@ class Orchestrator:
         workspace = None
         if self.workspaces is not None:
             workspace = self.workspaces.presenting(member.id, decision.winner.label)
+        if self.memories is not None and workspace is not None:
+            member = replace(member, notes=(*member.notes, self.memories.presenter_note()))
         return await present(
             member,
             self.state.question,

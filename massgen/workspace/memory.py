@@ -178,6 +178,15 @@ INSTRUCTIONS = (
 )
 
 
+PRESENTER_NOTE = (
+    f"MEMORY: your workspace holds the chosen answer's memories (`{MEMORY_DIR}/{SHORT_TERM}/`, "
+    f"`{MEMORY_DIR}/{LONG_TERM}/`); they are what the next turn of the conversation starts "
+    "from. Before the final answer, bring them up to date with what this turn taught: merge "
+    "near copies, drop what is wrong, and copy a peer's memory worth keeping with "
+    "`copy_from_peer`. Keep the front matter (name, description)."
+)
+
+
 class PeerSnapshots(Protocol):
     """What `TeamMemory` reads besides the agents' workspaces (`workspace/team.py`)."""
 
@@ -211,6 +220,9 @@ class TeamMemory:
         if long:
             parts.append(long_term_block(long, self.bounds))
         return "\n\n".join(parts)
+
+    def presenter_note(self) -> str:
+        return PRESENTER_NOTE
 
     def _gather(self, agent: str, labels: Sequence[str], tier: str, cap: int) -> list[Memory]:
         found = own_memories(self.workspaces.path(agent), tier, cap)

@@ -64,6 +64,12 @@ async def test_a_memory_one_agent_writes_is_in_its_peers_next_request(in_tmp):
     for text in map(json.dumps, requests):
         for secret in (*IDS, str(in_tmp), "ws0", "ws1", ".massgen"):
             assert secret not in text
+    presenting = [
+        _system(r)
+        for r in requests
+        if {t["function"]["name"] for t in r.get("tools") or []}.isdisjoint({"vote", "new_answer"})
+    ]
+    assert presenting and all(memory.PRESENTER_NOTE in s for s in presenting)
     # The final workspace is the winner's: its memories are what carries to a next turn.
     final = result.log_dir / "final" / "workspace" / "memory" / "short_term" / "findings.md"
     assert final.exists() == (result.winner == "alice")
@@ -203,3 +209,29 @@ def test_carry_replaces_each_workspaces_memories_with_a_bounded_copy(tmp_path):
     assert len(long) == memory.MAX_CARRIED_FILES and "deep.md" in long
     assert "n000.md" not in long  # the oldest go first
     assert (target / "memory" / "short_term" / "keep.md").stat().st_mtime == 50
+
+
+# --- the predecessor's keys -----------------------------------------------------------------
+
+
+def test_the_predecessors_key_loads_as_the_typed_field(in_tmp):
+    config = _config("http://127.0.0.1:9/v1", memory_max_chars=2000)
+    coordination = load(config).config.orchestrator.coordination
+    assert coordination.enable_memory_filesystem_mode is True
+    assert coordination.memory_max_chars == 2000
+
+
+@pytest.mark.parametrize("where", ["top", "agent"])
+def test_the_mem0_memory_block_is_refused_naming_what_to_use_instead(in_tmp, where):
+    config = _config("http://127.0.0.1:9/v1")
+    block = {"enabled": True, "persistent_memory": {"enabled": True}}
+    if where == "top":
+        config["memory"] = block
+    else:
+        config["agents"][0]["memory"] = block
+    with pytest.raises(ConfigError) as caught:
+        load(config)
+    message = str(caught.value)
+    assert ("`memory`" if where == "top" else "`agents[0].memory`") in message
+    assert "mem0" in message and "Qdrant" in message
+    assert "enable_memory_filesystem_mode: true" in message
