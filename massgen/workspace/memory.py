@@ -8,10 +8,12 @@ agents keep as Markdown files in their workspaces, which outlast one answer.
 Agents write them with the file tools they already have (`write_file`, `edit_file`); there
 is no memory tool. Each run's system prompt (`TeamMemory.note`) shows the agent's own
 memories (its live workspace) and those in the snapshots of the answers it sees (under
-their anonymous labels, `peers/<label>/memory/...`), newest first, a memory whose text is
-already shown left out, within `MemoryBounds`: past them a memory is cut with a marker
-and the rest are counted, never shown. A file is read only if it is a regular file (not a
-symlink) in a memory directory that is itself inside the workspace.
+their anonymous labels, `peers/<label>/memory/...`), newest first, within `MemoryBounds`:
+past them a memory is cut with a marker and the rest are counted, never shown. A peer's
+memory with the content of one already in view (by sha256, the store's own key) is left
+out unread. A file is read only if it is a regular file (not a symlink) in a memory
+directory that is itself a real directory of the workspace, and only as far as the prompt
+could show it.
 
 Across the turns of a chat, the final workspace (the winner's files) is saved with the
 session (`sessions.py`); at the start of the next turn `carry` replaces each agent's
@@ -22,6 +24,7 @@ and what the next winner keeps carries on. A single run keeps them within the ru
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -40,8 +43,9 @@ LONG_TERM = "long_term"
 TIERS = (SHORT_TERM, LONG_TERM)
 # A memory's file name: what the prompt shows, so nothing odd gets in through it.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md$")
-# Entries of one memory directory looked at (a directory of thousands costs no more).
-MAX_SCANNED = 500
+# Entries of one memory directory looked at, in the directory's order (a directory of
+# thousands costs no more).
+MAX_SCANNED = 200
 # Carried into the next chat turn: files per tier, and the largest file carried.
 MAX_CARRIED_FILES = 100
 MAX_CARRIED_BYTES = 256 * 1024
@@ -67,6 +71,7 @@ class Memory:
     text: str  # the file's text, at most the bytes `_read_cap` allows
     cut: bool  # the file goes on past `text`
     when: float  # last changed (own files) or published (a peer's snapshot)
+    digest: str  # sha256 of the whole file ("" for an own file longer than was read)
 
     @property
     def description(self) -> str:
@@ -102,25 +107,35 @@ def own_memories(root: Path, tier: str, read_cap: int) -> list[Memory]:
     found = []
     for entry in _entries(folder):
         info = entry.stat(follow_symlinks=False)
-        text = _read_head(Path(entry.path), read_cap)
+        data = _read_head(Path(entry.path), read_cap)
+        cut = info.st_size > len(data)
+        digest = "" if cut else hashlib.sha256(data).hexdigest()
         where = f"{MEMORY_DIR}/{tier}/{entry.name}"
-        found.append(Memory(tier, where, text, info.st_size > read_cap, info.st_mtime))
+        found.append(Memory(tier, where, _text(data), cut, info.st_mtime, digest))
     return found
 
 
 def snapshot_memories(
-    store: Store, label: str, manifest: Manifest, tier: str, read_cap: int, when: float
+    store: Store,
+    label: str,
+    manifest: Manifest,
+    tier: str,
+    read_cap: int,
+    when: float,
+    known: set[str],
 ) -> list[Memory]:
-    """The memories of tier `tier` in the snapshot of answer `label` (published at `when`)."""
+    """The memories of tier `tier` in the snapshot of answer `label` (published at `when`),
+    but for those whose content is `known` (shown already: never read again)."""
     prefix = f"{MEMORY_DIR}/{tier}/"
     found = []
     for relpath, entry in manifest.files.items():
         name = relpath[len(prefix) :]
-        if not relpath.startswith(prefix) or not _NAME.match(name):
+        if not relpath.startswith(prefix) or not _NAME.match(name) or entry.hash in known:
             continue
-        text = _read_head(store.object_path(entry.hash), read_cap)
+        known.add(entry.hash)
+        data = _read_head(store.object_path(entry.hash), read_cap)
         where = f"{PEERS}/{label}/{relpath}"
-        found.append(Memory(tier, where, text, entry.size > read_cap, when))
+        found.append(Memory(tier, where, _text(data), entry.size > len(data), when, entry.hash))
         if len(found) >= MAX_SCANNED:
             break
     return found
@@ -151,14 +166,17 @@ def _entries(folder: Path) -> Iterator[os.DirEntry[str]]:
                 yield entry
 
 
-def _read_head(path: Path, limit: int) -> str:
-    """At most `limit` bytes of the file, as text (a broken UTF-8 tail is dropped)."""
+def _read_head(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the file (nothing, when it cannot be read)."""
     try:
         with path.open("rb") as handle:
-            data = handle.read(limit)
+            return handle.read(limit)
     except OSError:
-        return ""
-    return data.decode("utf-8", errors="ignore")
+        return b""
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="ignore")  # a UTF-8 character cut at the end goes
 
 
 # --- the prompt ---------------------------------------------------------------------------
@@ -225,31 +243,24 @@ class TeamMemory:
         return PRESENTER_NOTE
 
     def _gather(self, agent: str, labels: Sequence[str], tier: str, cap: int) -> list[Memory]:
+        """The agent's own memories, then its peers' that it does not hold itself (a
+        memory carried from the last turn is in every workspace), newest first."""
         found = own_memories(self.workspaces.path(agent), tier, cap)
+        known = {memory.digest for memory in found if memory.digest}
         snapshots = self.workspaces.snapshots()
         store = self.workspaces.store
         for label in labels:
             manifest = snapshots.get(label)
             if manifest is not None:
                 when = store.saved_at(label)
-                found += snapshot_memories(store, label, manifest, tier, cap, when)
-        return newest_first(found)
+                found += snapshot_memories(store, label, manifest, tier, cap, when, known)
+        return sorted(found, key=lambda memory: -memory.when)
 
 
 def _read_cap(bounds: MemoryBounds) -> int:
     """Bytes worth reading of one short-term memory: enough for all the characters a
     prompt may show (a UTF-8 character is at most 4 bytes), plus one to see it goes on."""
     return 4 * bounds.max_chars + 1
-
-
-def newest_first(memories: Sequence[Memory]) -> list[Memory]:
-    """Newest first; of memories with the same text, only the agent's own (or the newest)
-    is kept: a memory carried from the last turn is in every workspace."""
-    ranked = sorted(memories, key=lambda m: (m.where.startswith(f"{PEERS}/"), -m.when))
-    kept: dict[str, Memory] = {}
-    for memory in ranked:
-        kept.setdefault(memory.text, memory)
-    return sorted(kept.values(), key=lambda m: -m.when)
 
 
 def short_term_block(memories: Sequence[Memory], bounds: MemoryBounds) -> str:

@@ -235,3 +235,21 @@ def test_the_mem0_memory_block_is_refused_naming_what_to_use_instead(in_tmp, whe
     assert ("`memory`" if where == "top" else "`agents[0].memory`") in message
     assert "mem0" in message and "Qdrant" in message
     assert "enable_memory_filesystem_mode: true" in message
+
+
+def test_the_memory_example_runs_on_the_fake_provider(in_tmp, monkeypatch, capsys):
+    from massgen.cli import main
+
+    def everyone_remembers(request: dict) -> Reply:
+        offered = {t["function"]["name"] for t in request.get("tools") or []}
+        if "new_answer" in offered and not any(m["role"] == "tool" for m in request["messages"]):
+            path = "memory/short_term/user.md"
+            return Reply(tool_calls=[("write_file", {"path": path, "content": NOTE})])
+        return cooperative_agent(request) if offered else Reply(text="A monad is a monoid.")
+
+    with FakeProvider(everyone_remembers) as fake:
+        monkeypatch.setenv("MASSGEN_BASE_URL", fake.base_url)
+        code = main(["--config", "@examples/tools/memory", "What is a monad?"])
+    assert code == 0, capsys.readouterr().err
+    (log,) = (in_tmp / ".massgen" / "massgen_logs").glob("log_*/turn_1")
+    assert (log / "final" / "workspace" / "memory" / "short_term" / "user.md").read_text() == NOTE
