@@ -215,6 +215,7 @@ class TeamRun:
                     deadline_seconds=self.deadline,
                     emit=self._emit,
                     workspaces=self.workspaces,
+                    memories=self._memories(),
                 )
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
@@ -225,6 +226,27 @@ class TeamRun:
                 with contextlib.suppress(OSError):
                     self.recorder.close(interrupted=self.outcome is None)
         return self.result(outcome)
+
+    def _memories(self) -> Any:
+        """The agents' filesystem memory (`workspace/memory.py`), when the config keeps
+        one; a new chat turn (not a resumed one) starts from the last turn's memories."""
+        coordination = self.loaded.config.orchestrator.coordination
+        if not coordination.enable_memory_filesystem_mode or self.workspaces is None:
+            return None
+        from massgen.workspace import memory
+
+        ws = self.workspaces
+        if self.previous_workspace is not None and self.resumed is None:
+            try:
+                memory.carry(self.previous_workspace, [ws.path(agent) for agent in ws.agents])
+            except OSError as error:  # the turn goes on, from the memories it has
+                print(f"massgen: warning: memories not carried ({error})", file=sys.stderr)
+        bounds = memory.MemoryBounds(
+            coordination.memory_max_short_term,
+            coordination.memory_max_chars,
+            coordination.memory_max_long_term,
+        )
+        return memory.TeamMemory(ws, bounds)
 
     async def _equip(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
         """Give each member its toolbox; tools this run opens close with `stack`."""

@@ -85,8 +85,11 @@ _MEDIA = Refused(
     "Remove the key; give the agents such tools as MCP servers or `custom_tools`",
 )
 _MEMORY = Refused(
-    "persistent memory is not part of this version",
-    "Remove the key; a chat keeps its history (`massgen` interactive mode, --continue)",
+    "the `memory` block (mem0 conversation and persistent memory over a Qdrant vector "
+    "store, with LLM fact extraction and context compression) is not part of this version",
+    "Remove the block; a chat keeps its history (`massgen` interactive mode, --continue), "
+    "and `orchestrator.coordination.enable_memory_filesystem_mode: true` gives the agents "
+    "memories as files in their workspaces that carry across a chat's turns",
 )
 _SUBAGENTS = Refused(
     "subagents are not part of this version",
@@ -185,7 +188,6 @@ COORDINATION: dict[str, Disposition] = {
     "max_internal_fix_loops": _TUNING,
     "compression_target_ratio": _TUNING,
     "response_depth": _TUNING,
-    "enable_memory_filesystem_mode": _MEMORY,
     "max_orchestration_restarts": _RESTARTS,
     "enable_post_presentation_evaluation": _RESTARTS,
     "enable_changedoc": _NOT_HERE,
@@ -215,6 +217,7 @@ TOP: dict[str, Disposition] = {
 }
 
 AGENT: dict[str, Disposition] = {
+    "memory": _MEMORY,
     "nlip": _NOT_HERE,
     "enable_nlip": _NOT_HERE,
 }

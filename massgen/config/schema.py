@@ -165,7 +165,8 @@ class AgentConfig(Strict):
 
 
 class CoordinationConfig(Strict):
-    """`orchestrator.coordination`: the predecessor's block; planning mode is what we take."""
+    """`orchestrator.coordination`: the predecessor's block; planning mode, task planning
+    and filesystem memory are what we take."""
 
     # While agents coordinate, tools not marked read-only are described, not run; the
     # winner runs them in the final presentation.
@@ -186,6 +187,15 @@ class CoordinationConfig(Strict):
     skills_directory: str = Field(default=".agent/skills", min_length=1)
     massgen_skills: tuple[str, ...] = ()
     load_previous_session_skills: bool = False
+    # Memories as files in each agent's workspace (`workspace/memory.py`): the short-term
+    # ones shown in every agent's system prompt, newest first, at most `memory_max_short_term`
+    # of them and `memory_max_chars` characters in all; the long-term ones listed (at most
+    # `memory_max_long_term`) and read with `read_file`. A chat's next turn starts from the
+    # final workspace's memories. Needs agents with a workspace (`backend.cwd`).
+    enable_memory_filesystem_mode: bool = False
+    memory_max_short_term: int = Field(default=10, ge=1, le=100)
+    memory_max_chars: int = Field(default=8000, ge=500, le=200_000)
+    memory_max_long_term: int = Field(default=20, ge=0, le=200)
 
 
 class ContextPathConfig(Strict):
@@ -293,6 +303,19 @@ class MassgenConfig(Strict):
         return self
 
     @model_validator(mode="after")
+    def _memory_has_a_workspace(self) -> MassgenConfig:
+        coordination = self.orchestrator.coordination
+        if coordination.enable_memory_filesystem_mode and not any(
+            agent.backend.cwd for agent in self.agents
+        ):
+            raise ValueError(
+                "orchestrator.coordination.enable_memory_filesystem_mode keeps memories as "
+                "files in the agents' workspaces, and no agent has one; give them "
+                "`backend.cwd`, or remove the key"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _command_timeouts_fit(self) -> MassgenConfig:
         limit = self.orchestrator.tool_timeout_seconds
         for index, agent in enumerate(self.agents):
@@ -369,7 +392,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     CoordinationConfig: _keys(
         "max_orchestration_restarts enable_post_presentation_evaluation"
-        " enable_memory_filesystem_mode use_skills massgen_skills skills_directory write_mode"
+        " use_skills massgen_skills skills_directory write_mode"
         " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
         " max_broadcasts_per_agent enable_subagents subagent_default_timeout"
         " subagent_max_concurrent persona_generator evaluation_criteria_generator"

@@ -52,6 +52,15 @@ class Workspaces(Protocol):
     def presenting(self, agent: str, label: str) -> Path | None: ...
 
 
+class Memories(Protocol):
+    """The memory section of an agent's system prompt (`massgen/workspace/memory.py`),
+    read fresh for each run: its own memories and those of the answers `labels`."""
+
+    def note(self, agent: str, labels: Sequence[str]) -> str | None: ...
+
+    def presenter_note(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TeamOutcome:
     answer: str
@@ -125,6 +134,7 @@ class Orchestrator:
         deadline_seconds: float = 1800,
         emit: Emit = lambda event: None,
         workspaces: Workspaces | None = None,
+        memories: Memories | None = None,
     ) -> None:
         if not members:
             raise ValueError("a team needs at least one member")
@@ -134,6 +144,7 @@ class Orchestrator:
         self.deadline_seconds = deadline_seconds
         self._sink = emit
         self.workspaces = workspaces
+        self.memories = memories
         self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
 
@@ -345,7 +356,8 @@ class Orchestrator:
             system = f"{system}\n\n{note}"
         if member.workspace is not None:
             system = f"{system}\n\n{prompts.WORKSPACE_NOTE}"
-        system = "\n\n".join([system, *member.notes])
+        memory = self._memory_note(member, shown)
+        system = "\n\n".join([system, *memory, *member.notes])
         return RunSetup(
             system=system,
             user=prompts.user_message(self.state.question, shown, history=self.state.history),
@@ -360,6 +372,12 @@ class Orchestrator:
                 max_repeated_lines=self.settings.max_repeated_lines,
             ),
         )
+
+    def _memory_note(self, member: Member, shown: Sequence[Answer]) -> tuple[str, ...]:
+        if self.memories is None:
+            return ()
+        note = self.memories.note(member.id, [a.label for a in shown if a.agent != member.id])
+        return (note,) if note else ()
 
     def _tool_bounds(self) -> ToolBounds:
         return ToolBounds(
@@ -511,6 +529,8 @@ class Orchestrator:
         workspace = None
         if self.workspaces is not None:
             workspace = self.workspaces.presenting(member.id, decision.winner.label)
+        if self.memories is not None and workspace is not None:
+            member = replace(member, notes=(*member.notes, self.memories.presenter_note()))
         return await present(
             member,
             self.state.question,

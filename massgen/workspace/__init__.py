@@ -7,4 +7,5 @@ files.py     the file tools (one in-process toolbox), peers read through the sto
 team.py      a run's workspaces: publish, the presenter's start, the final copy
 runner.py    a bounded command runner that kills the whole process group
 commands.py  the `execute_command` tool over the runner
+memory.py    filesystem memory: memory/ files shown in prompts, carried across chat turns
 """

@@ -113,6 +113,13 @@ class Store:
         except FileNotFoundError:
             return None
 
+    def saved_at(self, label: str) -> float:
+        """When the manifest of `label` was saved (its answer published); 0 if never."""
+        try:
+            return (self.root / "manifests" / f"{label}.json").stat().st_mtime
+        except OSError:
+            return 0.0
+
     def labels(self) -> list[str]:
         return sorted(p.stem for p in (self.root / "manifests").glob("*.json"))
 
