@@ -102,6 +102,9 @@ BACKEND: dict[str, Disposition] = {
     "exclude_file_operation_mcps": _NO_FS_MCP,
     "enable_code_based_tools": _AS_FUNCTIONS,
     "shared_tools_directory": _AS_FUNCTIONS,
+    "direct_mcp_servers": NoEffect(
+        "every MCP server's tools are offered to the model directly, as function calls"
+    ),
     "auto_discover_custom_tools": _NO_BUILTINS,
     "exclude_custom_tools": _NO_BUILTINS,
     "permission_mode": _OUR_ENGINE,

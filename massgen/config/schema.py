@@ -362,7 +362,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     BackendConfig: _keys(
         # tools and workspaces
         "hooks"
-        " disallowed_tools direct_mcp_servers exclude_file_operation_mcps"
+        " disallowed_tools exclude_file_operation_mcps"
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
         # provider built-in tools

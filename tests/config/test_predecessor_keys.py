@@ -203,3 +203,14 @@ def test_later_voting_sensitivities_are_read_as_the_nearest_of_ours(dirs, value,
         ]
     else:
         assert said == []
+
+
+def test_direct_mcp_servers_has_no_effect_every_server_is_direct():
+    servers = [{"name": "logfire", "type": "stdio", "command": "x"}]
+    backend = {"type": "openai", "mcp_servers": servers, "direct_mcp_servers": ["logfire"]}
+    data, notes = translate({"agents": [{"id": "a", "backend": backend}]}, "c.yaml")
+    assert "direct_mcp_servers" not in data["agents"][0]["backend"]
+    assert [str(n) for n in notes] == [
+        "`agents[0].backend.direct_mcp_servers` has no effect here: every MCP server's "
+        "tools are offered to the model directly, as function calls"
+    ]
