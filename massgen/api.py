@@ -248,7 +248,25 @@ class TeamRun:
                 else m
                 for m in members
             ]
-        return self._guarded(members)
+        members = self._guarded(members)
+        return await self._uploaded(members, stack)
+
+    async def _uploaded(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
+        """Members with `upload_files` get file search over their files, uploaded now
+        (after the permission engine exists: it decides each read) and deleted with `stack`."""
+        from massgen.uploads import open_uploads
+
+        loaded = self.loaded
+        uploads = open_uploads(
+            loaded.config,
+            members,
+            engine=self.permissions,
+            name=f"massgen-{run_name(self.log_dir)}",
+            source=loaded.source,
+            single=loaded.single,
+        )
+        equipped: list[Any] = await stack.enter_async_context(uploads)
+        return equipped
 
     def _guarded(self, members: list[Any]) -> list[Any]:
         """Every member's toolbox behind the permission engine (`permissions/`), after
