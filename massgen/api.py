@@ -153,6 +153,8 @@ class TeamRun:
         self.permissions: Any = None  # the run's permission engine, once equipped
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
+        # Events emitted before `RunStarted`, sent right after it (None once it was sent).
+        self._held: list[ev.AnyEvent] | None = []
 
     def open_log(self) -> Path | None:
         """Create the log directory now (the CLI prints it before the run starts). One
@@ -342,6 +344,9 @@ class TeamRun:
             print(f"massgen: warning: context path changes not listed ({error})", file=sys.stderr)
 
     def _emit(self, event: ev.AnyEvent) -> None:
+        if self._held is not None and not isinstance(event, ev.RunStarted):
+            self._held.append(event)  # from opening the run (the uploads' permission checks)
+            return
         for sink in tuple(self.sinks):  # a sink may remove itself
             sink(event)
         if isinstance(event, ev.RunStarted):  # tools are opened before the run starts
@@ -351,6 +356,9 @@ class TeamRun:
                         agent=failed.agent, source=failed.source, error=failed.error
                     )
                 )
+            held, self._held = self._held or [], None
+            for early in held:
+                self._emit(early)
 
     @property
     def outcome(self) -> TeamOutcome | None:

@@ -12,7 +12,7 @@ against them unpatched), under `/v1` or Azure's `/openai`:
 
 A batch stays `in_progress` for `index_polls` GETs, then completes; a file named in
 `fail_files` fails processing. `calls` lists every request as "METHOD /path" (without
-the prefix), `deleted` the ids deleted.
+the prefix), `uploads` every file received (name, bytes), `deleted` the ids deleted.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ class FileApi:
     attached: dict[str, list[str]] = field(default_factory=dict)  # store id -> file ids
     batches: dict[str, _Batch] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
+    uploads: list[tuple[str, bytes]] = field(default_factory=list)  # (name, bytes) received
     deleted: list[str] = field(default_factory=list)
     _ids: Any = field(default_factory=itertools.count)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -113,6 +114,7 @@ class FileApi:
             name, content = fields["file"]
             file = _file_object(self._next("file-fake"), name or "upload", content)
             self.files[file["id"]] = _File(file, content)
+            self.uploads.append((file["filename"], content))
             return 200, file
         if ident not in self.files:
             return _error(404, f"No such File object: {ident}")

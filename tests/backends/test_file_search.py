@@ -39,7 +39,10 @@ async def test_files_are_uploaded_into_a_processed_store(responses, report, tmp_
         store = await backend.open_file_store(uploads, name="massgen-run-a", limits=FAST)
         api = fake.files
         assert api.stores[store.id]["name"] == "massgen-run-a"
-        assert sorted(f.object["filename"] for f in api.files.values()) == ["notes.txt", "report.md"]
+        assert sorted(f.object["filename"] for f in api.files.values()) == [
+            "notes.txt",
+            "report.md",
+        ]
         assert api.files[store.file_ids[0]].content == report.read_bytes()
         assert api.attached[store.id] == list(store.file_ids)  # processed: in the store
         batch_polls = [c for c in api.calls if c.startswith("GET /vector_stores/")]
@@ -52,7 +55,9 @@ async def test_requests_search_the_store_and_the_answer_cites_the_file(responses
     with FakeResponses(Scripted([reply])) as fake:
         backend = responses(fake)
         store = await backend.open_file_store([Upload("report.md", report)], name="s", limits=FAST)
-        events = await collect(backend.stream(ask(hosted=("file_search",), file_stores=(store.id,))))
+        events = await collect(
+            backend.stream(ask(hosted=("file_search",), file_stores=(store.id,)))
+        )
         body = fake.requests[0]
     assert {"type": "file_search", "vector_store_ids": [store.id]} in body["tools"]
     assert body["include"] == ["file_search_call.results"]
@@ -118,4 +123,3 @@ async def test_azure_uploads_through_its_own_paths(backends, report):
         store = await backend.open_file_store([Upload("report.md", report)], name="s", limits=FAST)
         assert fake.files.attached[store.id] == list(store.file_ids)
         assert await backend.close_file_store(store, FAST) == []
-
