@@ -136,6 +136,17 @@ async def test_a_file_a_deny_rule_covers_is_not_uploaded(workdir):
     assert "Read(./secrets/**)" in error.message
 
 
+async def test_a_file_among_credentials_is_never_uploaded(workdir, monkeypatch):
+    monkeypatch.setenv("HOME", str(workdir))
+    (workdir / ".aws").mkdir()
+    (workdir / ".aws" / "notes.txt").write_text("aws_secret_access_key = ...")
+    with team(agents=1, files=(str(workdir / ".aws" / "notes.txt"),)) as (config, fakes):
+        with pytest.raises(ConfigError) as raised:
+            await massgen.arun(QUESTION, config, logs=False)
+        assert fakes[0].files.uploads == []
+    assert "directory of credentials" in raised.value.message
+
+
 async def test_a_failed_upload_stops_the_run_and_removes_what_was_uploaded(workdir):
     with team() as (config, fakes):
         fakes[1].files.fail_files = ["report.md"]

@@ -20,6 +20,9 @@ from typing import Any
 
 from massgen.log import logger
 
+# A store left behind (the process killed before cleanup) expires after a day unused;
+# storage is billed by the day.
+_EXPIRY = {"anchor": "last_active_at", "days": 1}
 # Polling a batch: the first wait, how it grows, the longest one.
 _FIRST_POLL, _POLL_GROWTH, _LONGEST_POLL = 0.2, 1.5, 2.0
 
@@ -66,7 +69,7 @@ async def open_store(
             with upload.path.open("rb") as handle:
                 sent = await client.files.create(file=(upload.name, handle), purpose="assistants")
             file_ids.append(sent.id)
-        store = await client.vector_stores.create(name=name)
+        store = await client.vector_stores.create(name=name, expires_after=_EXPIRY)
         store_id = store.id
         await _index(client, store_id, file_ids, limits.index_seconds)
     except BaseException:

@@ -5,6 +5,11 @@ results as `function_call_output`, system text as `instructions`); the event str
 becomes our `BackendEvent`s: output text, reasoning summaries, function calls with JSON
 arguments, usage with cached and reasoning tokens. SDK exceptions and `response.failed`
 become `BackendError`s. The SDK's own retries are off; `retry.retrying` bounds ours.
+
+Hosted tools (`Request.hosted`) become Responses tools; `file_search` names the vector
+stores in `Request.file_stores`, which this backend fills for a run (`FileSearchHost`,
+`backends/file_search.py`), and its `file_search_call` items and `file_citation`
+annotations become `HostedActivity` and the answer's `Sources:` list.
 """
 
 from __future__ import annotations

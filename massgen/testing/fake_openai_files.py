@@ -126,7 +126,9 @@ class FileApi:
 
     def _stores(self, method: str, ident: str | None, body: bytes) -> tuple[int, Json]:
         if method == "POST" and ident is None:
-            store = _store_object(self._next("vs_fake"), str(json.loads(body or b"{}").get("name")))
+            asked = json.loads(body or b"{}")
+            store = _store_object(self._next("vs_fake"), str(asked.get("name")))
+            store["expires_after"] = asked.get("expires_after")
             self.stores[store["id"]] = store
             self.attached[store["id"]] = []
             return 200, store

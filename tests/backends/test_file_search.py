@@ -39,6 +39,8 @@ async def test_files_are_uploaded_into_a_processed_store(responses, report, tmp_
         store = await backend.open_file_store(uploads, name="massgen-run-a", limits=FAST)
         api = fake.files
         assert api.stores[store.id]["name"] == "massgen-run-a"
+        # Left behind by a killed process, it would expire after a day unused.
+        assert api.stores[store.id]["expires_after"] == {"anchor": "last_active_at", "days": 1}
         assert sorted(f.object["filename"] for f in api.files.values()) == [
             "notes.txt",
             "report.md",
