@@ -116,6 +116,9 @@ async def _upload(
     if not isinstance(backend, FileSearchHost):  # `registry.check` lets no other through
         raise where.error(f"backend {backend.name} cannot upload files for file search")
     files = agent.backend.upload_files
+    own = agent.backend.permissions
+    if own is not None and not own.enabled:  # this agent's block turns the engine off
+        engine = None
     for index, upload in enumerate(files):
         if not upload.is_url:
             await _permit(engine, agent.id, index, Path(upload.file_path), where)
