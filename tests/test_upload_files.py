@@ -304,3 +304,15 @@ def test_validate_accepts_a_file_search_config(tmp_path, capsys):
     (tmp_path / "report.md").write_text(REPORT)
     path = write(tmp_path, {**OPENAI, "upload_files": [{"file_path": "report.md"}]})
     assert cli.main(["--validate", str(path)]) == 0, capsys.readouterr().err
+
+
+def test_the_readme_example_validates(tmp_path, monkeypatch):
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("### Documents for file search", 1)[1]
+    snippet = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "q3-report.pdf").write_bytes(b"%PDF")
+    uploads = load(yaml.safe_load(snippet)).config.agents[0].backend.upload_files
+    assert [u.name for u in uploads] == ["q3-report.pdf", "paper.pdf"]
+    assert uploads[0].file_path == str(tmp_path / "docs" / "q3-report.pdf")
