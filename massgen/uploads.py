@@ -3,9 +3,9 @@
     async with open_uploads(config, members, engine=engine, name="run-1") as members:
         ...  # every request of those members carries `file_search` over their store
 
-For each agent with `upload_files`, in turn: the permission engine decides a read of
-each local file, URLs are downloaded (bounded), the files go into one vector store on
-the agent's provider (`backends/file_search.py`, the backend's `FileSearchHost`), and
+For each agent with `upload_files`, all agents at once: the permission engine decides a
+read of each local file, URLs are downloaded (bounded), the files go into one vector
+store on the agent's provider (`backends/file_search.py`, the backend's `FileSearchHost`), and
 the member gets the hosted `file_search` over that store, in coordination and the final
 presentation alike. When the block ends, Ctrl-C included, the stores and their files are
 deleted (bounded); any left behind are named in a warning.
@@ -71,26 +71,37 @@ async def open_uploads(
         ConfigError: a file the engine refuses, a URL that cannot be fetched, or an upload
             the provider refuses or does not process in time (naming the key path).
     """
-    agents = {agent.id: (index, agent) for index, agent in enumerate(config.agents)}
     if not any(agent.backend.upload_files for agent in config.agents):
         yield list(members)
         return
+    positions = {agent.id: index for index, agent in enumerate(config.agents)}
     async with contextlib.AsyncExitStack() as stack:
-        equipped = []
-        for member in members:
-            index, agent = agents[member.id]
-            if agent.backend.upload_files:
-                at = ("agent" if single else f"agents[{index}]") + ".backend.upload_files"
-                where = _Where(source, at)
-                store = await _upload(member, agent, engine, f"{name}-{agent.id}", limits, where)
-                stack.push_async_callback(_close, member, store, limits, warn)
-                member = replace(
-                    member,
-                    hosted=(*member.hosted, "file_search"),
-                    file_stores=(*member.file_stores, store.id),
-                )
-            equipped.append(member)
-        yield equipped
+        stores: dict[str, FileStore] = {}
+
+        async def upload(member: Member, index: int) -> None:
+            agent = config.agents[index]
+            at = ("agent" if single else f"agents[{index}]") + ".backend.upload_files"
+            store = await _upload(
+                member, agent, engine, f"{name}-{agent.id}", limits, _Where(source, at)
+            )
+            stack.push_async_callback(_close, member, store, limits, warn)  # no await between
+            stores[member.id] = store
+
+        try:
+            async with asyncio.TaskGroup() as group:  # agents upload at once
+                for member in members:
+                    if config.agents[positions[member.id]].backend.upload_files:
+                        group.create_task(upload(member, positions[member.id]))
+        except* ConfigError as failed:
+            raise failed.exceptions[0] from None
+        yield [_searching(m, stores[m.id]) if m.id in stores else m for m in members]
+
+
+def _searching(member: Member, store: FileStore) -> Member:
+    """`member` with the hosted `file_search` over `store` in every request."""
+    return replace(
+        member, hosted=(*member.hosted, "file_search"), file_stores=(*member.file_stores, store.id)
+    )
 
 
 class _Where:
@@ -126,7 +137,7 @@ async def _upload(
         sends = [await _local(f, i, Path(scratch), where) for i, f in enumerate(files)]
         try:
             return await backend.open_file_store(sends, name=_NAME.sub("-", name), limits=limits)
-        except (BackendError, IndexingFailed) as error:
+        except (BackendError, IndexingFailed, OSError) as error:  # OSError: a file went away
             raise where.error(
                 f"uploading the files to {backend.name} failed ({error})",
                 fix="Check the files and the API key, or remove upload_files",

@@ -21,7 +21,7 @@ from rich.console import Console
 
 import massgen
 from massgen import cli
-from massgen.api import load
+from massgen.api import TeamRun, load
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
 from massgen.testing.fake_openai_responses import FakeResponses
@@ -157,6 +157,17 @@ async def test_a_failed_upload_stops_the_run_and_removes_what_was_uploaded(workd
             assert fake.files.stores == {} and fake.files.files == {}
     assert raised.value.path == "agents[1].backend.upload_files"
     assert "1 failed" in raised.value.message
+
+
+async def test_a_file_gone_since_loading_is_a_config_error(workdir):
+    with team(agents=1) as (config, fakes):
+        loaded = load(config)
+        (workdir / "report.md").unlink()
+        with pytest.raises(ConfigError) as raised:
+            await TeamRun(loaded, QUESTION, logs=False).execute()
+        assert fakes[0].requests == [] and fakes[0].files.stores == {}
+    assert raised.value.path == "agents[0].backend.upload_files"
+    assert "report.md" in raised.value.message
 
 
 async def test_a_run_cut_short_still_deletes_its_uploads(workdir):
