@@ -350,13 +350,13 @@ class TeamRun:
         for sink in tuple(self.sinks):  # a sink may remove itself
             sink(event)
         if isinstance(event, ev.RunStarted):  # tools are opened before the run starts
+            held, self._held = self._held or [], None
             for failed in self.tool_failures:
                 self._emit(
                     ev.ToolSourceFailed(
                         agent=failed.agent, source=failed.source, error=failed.error
                     )
                 )
-            held, self._held = self._held or [], None
             for early in held:
                 self._emit(early)
 
