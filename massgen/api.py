@@ -154,6 +154,8 @@ class TeamRun:
         self.skill_folders: tuple[Path, ...] = ()  # readable for the engine (`use_skills`)
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
+        # Events emitted before `RunStarted`, sent right after it (None once it was sent).
+        self._held: list[ev.AnyEvent] | None = []
 
     def open_log(self) -> Path | None:
         """Create the log directory now (the CLI prints it before the run starts). One
@@ -271,7 +273,8 @@ class TeamRun:
                 else m
                 for m in members
             ]
-        return self._guarded(self._with_skills(members))
+        members = self._guarded(self._with_skills(members))
+        return await self._uploaded(members, stack)
 
     def _with_skills(self, members: list[Any]) -> list[Any]:
         """With `use_skills`: the skill tools and the skills' list for every member,
@@ -285,6 +288,23 @@ class TeamRun:
             print(f"massgen: warning: {warning}", file=sys.stderr)
         self.skill_folders = catalog.roots()
         return skills.equip(members, catalog)
+
+    async def _uploaded(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
+        """Members with `upload_files` get file search over their files, uploaded now
+        (after the permission engine exists: it decides each read) and deleted with `stack`."""
+        from massgen.uploads import open_uploads
+
+        loaded = self.loaded
+        uploads = open_uploads(
+            loaded.config,
+            members,
+            engine=self.permissions,
+            name=f"massgen-{run_name(self.log_dir)}",
+            source=loaded.source,
+            single=loaded.single,
+        )
+        equipped: list[Any] = await stack.enter_async_context(uploads)
+        return equipped
 
     def _guarded(self, members: list[Any]) -> list[Any]:
         """Every member's toolbox behind the permission engine (`permissions/`), after
@@ -361,15 +381,21 @@ class TeamRun:
             print(f"massgen: warning: context path changes not listed ({error})", file=sys.stderr)
 
     def _emit(self, event: ev.AnyEvent) -> None:
+        if self._held is not None and not isinstance(event, ev.RunStarted):
+            self._held.append(event)  # from opening the run (the uploads' permission checks)
+            return
         for sink in tuple(self.sinks):  # a sink may remove itself
             sink(event)
         if isinstance(event, ev.RunStarted):  # tools are opened before the run starts
+            held, self._held = self._held or [], None
             for failed in self.tool_failures:
                 self._emit(
                     ev.ToolSourceFailed(
                         agent=failed.agent, source=failed.source, error=failed.error
                     )
                 )
+            for early in held:
+                self._emit(early)
 
     @property
     def outcome(self) -> TeamOutcome | None:

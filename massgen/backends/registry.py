@@ -71,6 +71,14 @@ def _unsupported_param(cfg: BackendConfig, wire: Wire) -> Problem | None:
 
 _HOSTED_NAMES = {"web_search": "web search", "code_execution": "code execution"}
 _HOSTED_NAMES["x_search"] = "X search"
+_HOSTED_NAMES["file_search"] = "file search"
+# What to use instead of a hosted tool the backend lacks, besides another backend type.
+_INSTEAD = {
+    "web_search": ", or give the agent an MCP server that does it (mcp_servers)",
+    "code_execution": ", or give the agent an MCP server that does it (mcp_servers)",
+    "file_search": ", or put the files in a context path (orchestrator.context_paths), "
+    "where agents with a workspace (cwd) read them with the file tools",
+}
 
 
 def _unsupported_hosted(cfg: BackendConfig, wire: Wire) -> Problem | None:
@@ -83,8 +91,7 @@ def _unsupported_hosted(cfg: BackendConfig, wire: Wire) -> Problem | None:
         fix = f"remove {key}: backend type {cfg.type!r} "
         fix += f"offers {', '.join(offered)}" if offered else "offers no hosted tools"
         fix += f"; the backend types that host {_HOSTED_NAMES[tool]} are {', '.join(hosts)}"
-        if tool != "x_search":
-            fix += ", or give the agent an MCP server that does it (mcp_servers)"
+        fix += _INSTEAD.get(tool, "")
         message = f"backend type {cfg.type!r} has no provider-hosted {_HOSTED_NAMES[tool]}"
         return (key, message, fix)
     return None

@@ -5,25 +5,32 @@ results as `function_call_output`, system text as `instructions`); the event str
 becomes our `BackendEvent`s: output text, reasoning summaries, function calls with JSON
 arguments, usage with cached and reasoning tokens. SDK exceptions and `response.failed`
 become `BackendError`s. The SDK's own retries are off; `retry.retrying` bounds ours.
+
+Hosted tools (`Request.hosted`) become Responses tools; `file_search` names the vector
+stores in `Request.file_stores`, which this backend fills for a run (`FileSearchHost`,
+`backends/file_search.py`), and its `file_search_call` items and `file_citation`
+annotations become `HostedActivity` and the answer's `Sources:` list.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 import openai
 
-from massgen.backends.chat_completions import OpenAiSdkBackend, prompt_chars
+from massgen.backends import file_search
+from massgen.backends.chat_completions import OpenAiSdkBackend, map_error, prompt_chars
 from massgen.backends.common import (
     Endpoint,
     StreamState,
     client_options,
     endpoint_for,
+    scrub,
     wire_params,
 )
 from massgen.backends.profiles import Profile
@@ -37,15 +44,18 @@ DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
 # does not accept them); reasoning effort and summary go in the `reasoning` object.
 PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"}
 _REASONING = {"reasoning_effort": "effort", "reasoning_summary": "summary"}
-# The provider-hosted tools (`wires.RESPONSES.hosted`) as Responses tools, and what to
-# `include` so the stream carries a search's sources and the code's output.
+# The provider-hosted tools (`wires.RESPONSES.hosted`) as Responses tools (file search
+# also names its vector stores, `_hosted_tool`), and what to `include` so the stream
+# carries a search's sources and the code's output.
 _HOSTED: dict[types.HostedTool, dict[str, Any]] = {
     "web_search": {"type": "web_search"},
     "code_execution": {"type": "code_interpreter", "container": {"type": "auto"}},
+    "file_search": {"type": "file_search"},
 }
 _INCLUDE = {
     "web_search": "web_search_call.action.sources",
     "code_execution": "code_interpreter_call.outputs",
+    "file_search": "file_search_call.results",
 }
 
 
@@ -78,11 +88,12 @@ class ResponsesBackend(OpenAiSdkBackend):
         }
         if instructions:
             payload["instructions"] = instructions
-        tools = [_tool(t) for t in request.tools] + [_HOSTED[h] for h in request.hosted]
+        hosted = [h for h in request.hosted if h != "file_search" or request.file_stores]
+        tools = [_tool(t) for t in request.tools] + [_hosted_tool(h, request) for h in hosted]
         if tools:
             payload["tools"] = tools
-        if request.hosted:
-            payload["include"] = [_INCLUDE[h] for h in request.hosted]
+        if hosted:
+            payload["include"] = [_INCLUDE[h] for h in hosted]
         if request.json_schema is not None:
             payload["text"] = {"format": _text_format(request.json_schema)}
         params = _params(request.params)
@@ -90,6 +101,32 @@ class ResponsesBackend(OpenAiSdkBackend):
             params["text"] = {**payload.get("text", {}), **params["text"]}
         payload.update(params)
         return payload
+
+    async def open_file_store(
+        self, uploads: Sequence[file_search.Upload], *, name: str, limits: file_search.Limits
+    ) -> file_search.FileStore:
+        """The files uploaded into one new vector store, processed (`backends/file_search.py`).
+
+        Raises:
+            BackendError: the provider refused or failed (the key scrubbed out).
+            file_search.IndexingFailed: the files were not processed in time.
+        """
+        try:
+            return await file_search.open_store(self._client, uploads, name=name, limits=limits)
+        except openai.OpenAIError as exc:
+            raise scrub(map_error(exc, self.name), self._secret) from None
+
+    async def close_file_store(
+        self, store: file_search.FileStore, limits: file_search.Limits
+    ) -> list[str]:
+        """Delete the store and its files, best effort; the ids left behind."""
+        return await file_search.close_store(self._client, store, limits)
+
+
+def _hosted_tool(tool: types.HostedTool, request: types.Request) -> dict[str, Any]:
+    if tool == "file_search":
+        return {**_HOSTED[tool], "vector_store_ids": list(request.file_stores)}
+    return _HOSTED[tool]
 
 
 def _params(params: types.GenerationParams) -> dict[str, Any]:
@@ -214,9 +251,13 @@ class _StreamState(StreamState):
     def _cite(self, annotation: Any) -> None:
         # The SDK leaves an added annotation a plain dict; the text already links it
         # inline, so it is numbered for the `Sources:` list that ends the answer.
-        if _field(annotation, "type") == "url_citation":
+        kind = _field(annotation, "type")
+        if kind == "url_citation":
             url, title = _field(annotation, "url"), _field(annotation, "title")
             self._citations.number(types.Source(str(url or ""), str(title or "")))
+        elif kind == "file_citation":  # an uploaded file (`upload_files`), by its id
+            file_id, name = _field(annotation, "file_id"), _field(annotation, "filename")
+            self._citations.number(types.Source(str(file_id or ""), str(name or "")))
 
     def _item(self, item: Any) -> None:
         if item.type != "function_call":
@@ -252,12 +293,17 @@ class _StreamState(StreamState):
         )
 
 
-_HOSTED_ITEMS = frozenset({"web_search_call", "code_interpreter_call"})
+_HOSTED_ITEMS = frozenset({"web_search_call", "code_interpreter_call", "file_search_call"})
 
 
 def _hosted(item: Any) -> types.HostedActivity:
-    """A finished `web_search_call` or `code_interpreter_call` output item."""
+    """A finished `web_search_call`, `code_interpreter_call` or `file_search_call` item."""
     ok = item.status == "completed"
+    if item.type == "file_search_call":
+        query = " | ".join(item.queries or ())
+        results = {r.file_id: r.filename or "" for r in item.results or () if r.file_id}
+        sources = tuple(types.Source(file_id, name) for file_id, name in results.items())
+        return types.HostedActivity(item.id, "file_search", query=query, sources=sources, ok=ok)
     if item.type == "code_interpreter_call":
         logs = [o.logs for o in item.outputs or () if getattr(o, "type", "") == "logs"]
         output = "".join(logs)

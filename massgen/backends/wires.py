@@ -123,14 +123,22 @@ _RESPONSES_PARAMS = frozenset(
 
 CHAT_COMPLETIONS = Wire("chatcompletion", _entry("chat_completions"), check_http, _CHAT_PARAMS)
 _SEARCH_AND_CODE: frozenset[HostedTool] = frozenset({"web_search", "code_execution"})
-RESPONSES = Wire("responses", _entry("responses"), check_http, _RESPONSES_PARAMS, _SEARCH_AND_CODE)
-# Azure OpenAI's Responses API hosts the code interpreter but not OpenAI's web search.
+# Responses file search reads vector stores uploaded at run start (`upload_files`).
+RESPONSES = Wire(
+    "responses",
+    _entry("responses"),
+    check_http,
+    _RESPONSES_PARAMS,
+    _SEARCH_AND_CODE | {"file_search"},
+)
+# Azure OpenAI's Responses API hosts the code interpreter and file search but not
+# OpenAI's web search.
 AZURE_RESPONSES = Wire(
     "azure_responses",
     _entry("responses", "create_azure"),
     check_http,
     _RESPONSES_PARAMS,
-    frozenset({"code_execution"}),
+    frozenset({"code_execution", "file_search"}),
 )
 ANTHROPIC_MESSAGES = Wire(
     "anthropic",

@@ -24,7 +24,7 @@ import yaml
 from dotenv import dotenv_values
 from pydantic import ValidationError
 
-from massgen.config import custom_tools, predecessor
+from massgen.config import custom_tools, predecessor, uploads
 from massgen.config.problems import SECRET_KEY, KeyPath, first_problem, kind_of
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
@@ -216,7 +216,21 @@ def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfi
     assert config is not None
     _check_context_paths(config, source)
     _check_skills(config, source)
+    config = _resolve_uploads(config, source, single="agent" in raw)
     return _resolve_custom_tools(config, source, single="agent" in raw)
+
+
+def _resolve_uploads(config: MassgenConfig, source: str, single: bool) -> MassgenConfig:
+    """The config with every local `upload_files` path absolute and checked (not read)."""
+    if not any(agent.backend.upload_files for agent in config.agents):
+        return config
+    agents = []
+    for index, agent in enumerate(config.agents):
+        at = ("agent" if single else f"agents[{index}]") + ".backend"
+        files = uploads.resolve(agent.backend.upload_files, source, at)
+        backend = agent.backend.model_copy(update={"upload_files": files})
+        agents.append(agent.model_copy(update={"backend": backend}))
+    return config.model_copy(update={"agents": agents})
 
 
 def _resolve_custom_tools(config: MassgenConfig, source: str, single: bool) -> MassgenConfig:

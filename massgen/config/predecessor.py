@@ -125,11 +125,6 @@ BACKEND: dict[str, Disposition] = {
     "enable_file_generation": _MEDIA,
     "enable_video_generation": _MEDIA,
     "enable_multimodal_tools": _MEDIA,
-    "upload_files": Refused(
-        "uploading files to the provider (file search, document Q&A) is not supported",
-        "Put the files in a context path (`orchestrator.context_paths`) or the workspace, "
-        "where the agents read them with the file tools",
-    ),
     "betas": Refused("Anthropic beta features (computer use) are not supported", "Remove the key"),
     "enable_programmatic_flow": _PROVIDER_TOOL,
     "enable_tool_search": _PROVIDER_TOOL,

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
+from massgen.config.uploads import MAX_FILES, UploadFile
 from massgen.core.types import GenerationParams, HostedTool
 
 
@@ -50,6 +51,7 @@ HOSTED_KEYS: tuple[tuple[str, HostedTool], ...] = (
     ("enable_code_interpreter", "code_execution"),
     ("enable_code_execution", "code_execution"),
     ("enable_x_search", "x_search"),
+    ("upload_files", "file_search"),  # a non-empty list switches it on
 )
 
 
@@ -126,13 +128,19 @@ class BackendConfig(Strict):
     permissions: PermissionsConfig | None = None
     # The user's Python functions as tools (`config/custom_tools.py`, `tools/python.py`).
     custom_tools: tuple[CustomTool, ...] = ()
+    # Documents for the provider's file search (`config/uploads.py`), uploaded at run
+    # start and deleted at its end (`massgen/uploads.py`).
+    upload_files: tuple[UploadFile, ...] = Field(default=(), max_length=MAX_FILES)
 
     def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
         """(config key, hosted tool) for each hosted-tool key this config switches on."""
         return tuple((key, tool) for key, tool in HOSTED_KEYS if getattr(self, key))
 
     def hosted_tools(self) -> tuple[HostedTool, ...]:
-        return tuple(dict.fromkeys(tool for _, tool in self.hosted_keys()))
+        """The hosted tools every request carries; `file_search` joins them once its files
+        are uploaded (`massgen/uploads.py`)."""
+        tools = (tool for _, tool in self.hosted_keys() if tool != "file_search")
+        return tuple(dict.fromkeys(tools))
 
     @field_validator("permissions", mode="before")
     @classmethod
@@ -367,7 +375,6 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
         # provider built-in tools
         " enable_programmatic_flow enable_tool_search enable_strict_tool_use output_schema"
-        " upload_files"
         # command-line execution in a container
         " command_line_docker_image"
         " command_line_docker_memory_limit command_line_docker_cpu_limit"

@@ -70,6 +70,8 @@ class Member:
     workspace: Path | None = None
     # Provider-hosted tools (web search, code execution) switched on for every call.
     hosted: tuple[HostedTool, ...] = ()
+    # The provider-side stores its `file_search` reads (`massgen/uploads.py`).
+    file_stores: tuple[str, ...] = ()
     # Paragraphs added to its system prompts by whoever equips it (the permission note).
     notes: tuple[str, ...] = ()
 
@@ -205,7 +207,9 @@ async def _call(
     emit: Emit,
     guards: Guards | None = None,
 ) -> _Reply:
-    request = Request(tuple(messages), tools, member.params, schema, member.hosted)
+    request = Request(
+        tuple(messages), tools, member.params, schema, member.hosted, member.file_stores
+    )
     reply = _Reply()
     watch = ReplyWatch(guards or Guards())
     try:

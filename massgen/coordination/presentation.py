@@ -79,7 +79,9 @@ async def _stream(
     member: Member, messages: list[Message], tools: tuple[ToolSpec, ...], emit: Emit
 ) -> tuple[str, list[ToolCall]]:
     """One model call: its text (streamed as final text) and the tool calls it made."""
-    request = Request(tuple(messages), tools, member.params, hosted=member.hosted)
+    request = Request(
+        tuple(messages), tools, member.params, hosted=member.hosted, file_stores=member.file_stores
+    )
     text, calls, usage = "", [], Usage()
     async for item in member.backend.stream(request):
         if isinstance(item, TextChunk):

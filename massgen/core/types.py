@@ -12,7 +12,9 @@ from typing import Any, Literal
 Role = Literal["system", "user", "assistant", "tool"]
 # A tool the provider runs on its own servers, switched on by a config key
 # (`enable_web_search`, ...); it never passes through our toolboxes.
-HostedTool = Literal["web_search", "code_execution", "x_search"]
+# `file_search` is switched on per run, once the files it searches are uploaded
+# (`massgen/uploads.py`).
+HostedTool = Literal["web_search", "code_execution", "x_search", "file_search"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,8 @@ class Request:
     json_schema: dict[str, Any] | None = None
     # Provider-hosted tools to switch on for this call (the wire must offer them).
     hosted: tuple[HostedTool, ...] = ()
+    # The provider-side stores `file_search` searches (OpenAI vector store ids).
+    file_stores: tuple[str, ...] = ()
 
 
 # --- what a backend yields -------------------------------------------------------------

@@ -44,6 +44,7 @@ def tool_outcome(ok: bool, held: bool) -> tuple[str, str]:
 # A view lists at most this many of one search's sources; the log keeps them all.
 SHOWN_SOURCES = 5
 _HOSTED_TITLES = {"web_search": "web search", "code_execution": "code", "x_search": "X search"}
+_HOSTED_TITLES["file_search"] = "file search"
 
 
 def hosted_lines(

@@ -10,6 +10,12 @@ against it unpatched. Replies come from the same policies as `FakeProvider`:
 Reasoning is sent as a reasoning summary; `finish_reason="length"` ends with
 `response.incomplete`; `finish_reason=None` ends the stream before `response.completed`.
 An in-stream error (`http_fake.stream_error`) is sent as `response.failed`.
+
+It also serves the file API that file search needs (`fake_openai_files.FileApi`):
+`POST /files` (multipart), `POST /vector_stores`, `POST /vector_stores/{id}/file_batches`,
+`GET` of a batch (in progress for `index_polls` polls), `DELETE` of stores and files. A
+reply's `file_searches` become `file_search_call` items and `file_citation` annotations,
+found only in the stores the request's `file_search` tool names.
 """
 
 from __future__ import annotations
@@ -17,12 +23,14 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Unpack
 
+from massgen.testing.fake_openai_files import FileApi, FileApiHandler
 from massgen.testing.http_fake import (
     HttpFake,
     Json,
+    Pacing,
     Wire,
     fault_message,
     finish_of,
@@ -31,13 +39,24 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
-from massgen.testing.policy import FakeCode, FakeSearch, FakeUsage, Fault, Reply
+from massgen.testing.policy import (
+    FakeCode,
+    FakeFileSearch,
+    FakeSearch,
+    FakeUsage,
+    Fault,
+    Policy,
+    Reply,
+)
 
 
 class ResponsesWire(Wire):
     path = "/responses"
     malformed = b'event: response.output_text.delta\ndata: {"type": "response.output_text.d\n\n'
     # `done` stays empty: the Responses API sends no [DONE].
+
+    def __init__(self, files: FileApi | None = None) -> None:
+        self.files = files or FileApi()
 
     def view(self, body: Json) -> Json:
         messages: list[Json] = []
@@ -61,7 +80,7 @@ class ResponsesWire(Wire):
         return view
 
     def frames(self, body: Json, view: Json, reply: Reply) -> list[bytes]:
-        return list(_Frames(body, view, reply).all())
+        return list(_Frames(body, view, reply, self.files).all())
 
     def stream_error(self, fault: Fault) -> bytes:
         message, code = fault_message(fault)
@@ -69,16 +88,30 @@ class ResponsesWire(Wire):
         return sse("response.failed", {"type": "response.failed", "response": response})
 
     def complete(self, body: Json, view: Json, reply: Reply) -> Json:
-        frames = _Frames(body, view, reply)
+        frames = _Frames(body, view, reply, self.files)
         list(frames.all())
         return frames.final
 
 
 class FakeResponses(HttpFake):
-    """A Responses API server; `base_url` for `openai.AsyncOpenAI(base_url=...)`."""
+    """A Responses API server; `base_url` for `openai.AsyncOpenAI(base_url=...)`.
+    `files` is its file API's state (uploads, vector stores, what was deleted)."""
 
-    wire = ResponsesWire()
+    wire: ResponsesWire
     base_path = "/v1"
+
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        *,
+        index_polls: int = 1,
+        fail_files: Sequence[str] = (),
+        **pacing: Unpack[Pacing],
+    ) -> None:
+        super().__init__(policy, **pacing)
+        self.files = FileApi(index_polls=index_polls, fail_files=fail_files)
+        self.wire = ResponsesWire(self.files)
+        self.handler = FileApiHandler
 
     @property
     def azure_endpoint(self) -> str:
@@ -123,9 +156,14 @@ def _response(status: str, model: str, output: list[Json], usage: Json | None = 
 class _Frames:
     """The event sequence of one streamed response."""
 
-    def __init__(self, body: Json, view: Json, reply: Reply) -> None:
+    def __init__(self, body: Json, view: Json, reply: Reply, files: FileApi) -> None:
         self.model = str(body.get("model") or "fake")
         self.view, self.reply = view, reply
+        self.files = files
+        searched = [t for t in body.get("tools") or [] if t.get("type") == "file_search"]
+        self.stores = [s for t in searched for s in t.get("vector_store_ids") or []]
+        self.with_results = "file_search_call.results" in (body.get("include") or [])
+        self.found: list[Json] = []  # the files this reply's file searches found
         self.seq = itertools.count()
         self.output: list[Json] = []
         self.final: Json = {}
@@ -143,6 +181,9 @@ class _Frames:
                 yield from self.web_search(len(self.output), index, use)
             else:
                 yield from self.code_interpreter(len(self.output), index, use)
+        if self.stores:  # the model can search files only when the request names stores
+            for index, search in enumerate(self.reply.file_searches):
+                yield from self.file_search(len(self.output), index, search)
         if self.reply.text:
             yield from self.message(len(self.output))
         for index, (name, arguments) in enumerate(self.reply.tool_calls):
@@ -181,6 +222,7 @@ class _Frames:
         # Every source of the reply's searches cites the whole text.
         cited = [s for use in self.reply.hosted if isinstance(use, FakeSearch) for s in use.sources]
         annotations = [_url_citation(url, title, len(text)) for url, title in cited]
+        annotations += [_file_citation(found, len(text)) for found in self.found]
         for n, annotation in enumerate(annotations):
             yield self.event(
                 "response.output_text.annotation.added",
@@ -203,6 +245,24 @@ class _Frames:
         sources = [{"type": "url", "url": url} for url, _ in search.sources]
         action = {**item["action"], "sources": sources}
         yield self.finish_item(at, {**item, "status": "completed", "action": action})
+
+    def file_search(self, at: int, index: int, search: FakeFileSearch) -> Iterator[bytes]:
+        item: Json = {
+            "type": "file_search_call",
+            "id": f"fs_fake_{index}",
+            "status": "in_progress",
+            "queries": [search.query],
+            "results": None,
+        }
+        yield self.event("response.output_item.added", output_index=at, item=item)
+        ids = {"item_id": item["id"], "output_index": at}
+        for phase in ("in_progress", "searching", "completed"):
+            yield self.event(f"response.file_search_call.{phase}", **ids)
+        found = self.files.search(self.stores, search.files)
+        self.found += found
+        results = [{**hit, "score": 0.9, "attributes": {}} for hit in found]
+        done = {**item, "status": "completed", "results": results if self.with_results else None}
+        yield self.finish_item(at, done)
 
     def code_interpreter(self, at: int, index: int, run: FakeCode) -> Iterator[bytes]:
         item: Json = {
@@ -263,6 +323,15 @@ class _Frames:
 
 def _url_citation(url: str, title: str, end: int) -> Json:
     return {"type": "url_citation", "start_index": 0, "end_index": end, "url": url, "title": title}
+
+
+def _file_citation(found: Json, end: int) -> Json:
+    return {
+        "type": "file_citation",
+        "file_id": found["file_id"],
+        "filename": found["filename"],
+        "index": end,
+    }
 
 
 def _usage(usage: FakeUsage) -> Json:

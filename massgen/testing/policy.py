@@ -96,6 +96,16 @@ class FakeCode:
 
 
 @dataclass(frozen=True, slots=True)
+class FakeFileSearch:
+    """A provider-hosted search of uploaded files (`upload_files`) in a reply: its query
+    and the file names it finds. The Responses fake finds them only in the vector stores
+    the request's `file_search` tool names, and cites every one found in the text."""
+
+    query: str
+    files: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """One completion. `tool_calls` are (name, arguments) pairs. `usage="auto"` derives
     counts from the text; None sends no usage. `finish_reason="auto"` is "tool_calls" or
@@ -111,6 +121,8 @@ class Reply:
     reasoning_field: str = "reasoning_content"
     # Provider-hosted tool uses, streamed before the text (the fakes that host tools).
     hosted: Sequence[FakeSearch | FakeCode] = ()
+    # Searches of uploaded files, streamed after `hosted` (the Responses fake only).
+    file_searches: Sequence[FakeFileSearch] = ()
 
 
 Policy = Callable[[Json], Reply]
