@@ -25,6 +25,13 @@ def check(config: MassgenConfig, *, source: str | None = None, single: bool = Fa
             key, message, fix = problem
             path = f"{_agent_path(index, single)}.backend.{key}"
             raise ConfigError(message, file=source, path=path, fix=fix)
+    children = config.orchestrator.coordination.subagent_orchestrator.agents
+    for index, child in enumerate(children):
+        problem = registry.check(child.backend)
+        if problem is not None:
+            key, message, fix = problem
+            path = f"orchestrator.coordination.subagent_orchestrator.agents[{index}].backend.{key}"
+            raise ConfigError(message, file=source, path=path, fix=fix)
 
 
 def build(

@@ -74,10 +74,6 @@ _SKILLS = Refused(
     "skills are not part of this version",
     "Remove the key; share a skills directory with `orchestrator.context_paths`",
 )
-_SUBAGENTS = Refused(
-    "subagents are not part of this version",
-    "Remove the key; a team is one level of agents",
-)
 _NOT_HERE = Refused("this predecessor feature is not part of this version", "Remove the key")
 _PROVIDER_TOOL = Refused("this provider-side tool option is not supported", "Remove the key")
 
@@ -180,11 +176,6 @@ COORDINATION: dict[str, Disposition] = {
     "max_orchestration_restarts": _RESTARTS,
     "enable_post_presentation_evaluation": _RESTARTS,
     "enable_changedoc": _NOT_HERE,
-    "enable_subagents": _SUBAGENTS,
-    "subagent_orchestrator": _SUBAGENTS,
-    "subagent_default_timeout": _SUBAGENTS,
-    "subagent_max_concurrent": _SUBAGENTS,
-    "subagent_types": _SUBAGENTS,
 }
 
 TIMEOUTS: dict[str, Disposition] = {
@@ -247,7 +238,20 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     coordination = orchestrator.get("coordination") if isinstance(orchestrator, dict) else None
     if isinstance(coordination, dict):
         _apply(coordination, COORDINATION, "orchestrator.coordination", notes, source)
+        _subagent_agents(coordination, notes, source)
     return data, notes
+
+
+def _subagent_agents(coordination: dict[str, Any], notes: list[Note], source: str) -> None:
+    """The agents a subagent runs as are agents too: their keys translate the same way."""
+    block = coordination.get("subagent_orchestrator")
+    agents = block.get("agents") if isinstance(block, dict) else None
+    if not isinstance(agents, list):
+        return
+    at = "orchestrator.coordination.subagent_orchestrator.agents"
+    for index, agent in enumerate(agents):
+        if isinstance(agent, dict):
+            _agent(agent, f"{at}[{index}]", notes, source)
 
 
 def _agents(data: dict[str, Any], single: bool) -> Iterator[tuple[str, dict[str, Any]]]:
