@@ -120,7 +120,7 @@ class Children:
                     agent=ctx.agent,
                     call_id=call_id,
                     subagent=task.id,
-                    status=outcome.status,
+                    outcome=outcome.status,
                     answer=outcome.answer,
                     reason=outcome.reason,
                     duration_s=round(time.monotonic() - started, 6),

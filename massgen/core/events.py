@@ -148,7 +148,7 @@ class SubagentFinished(Event):
     agent: str
     call_id: str
     subagent: str
-    status: str  # completed | timeout | error | cancelled
+    outcome: str  # completed | timeout | error | cancelled (not a run `status`)
     answer: str  # what went back to the spawning agent
     reason: str = ""
     duration_s: float = 0.0

@@ -110,7 +110,7 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"hosted {event.tool}{final}: {word}"
         case ev.SubagentFinished():
             took = seconds_text(event.duration_s)
-            return event.agent, f"subagent {event.subagent}: {event.status} {took}"
+            return event.agent, f"subagent {event.subagent}: {event.outcome} {took}"
         case ev.ToolSourceFailed():
             return event.agent, f"tool source {event.source} failed"
         case ev.PermissionDecided():

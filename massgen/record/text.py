@@ -72,7 +72,7 @@ def subagent_line(event: ev.SubagentStarted | ev.SubagentFinished, limit: int = 
     """One line for a child run of `spawn_subagents`, as every view shows it."""
     if isinstance(event, ev.SubagentStarted):
         return f"⇢ subagent {event.subagent}: {preview(event.task, limit)}"
-    mark = "✓" if event.status == "completed" else "✗"
+    mark = "✓" if event.outcome == "completed" else "✗"
     took = seconds_text(event.duration_s)
     said = preview(event.answer or event.reason, limit)
-    return f"{mark} subagent {event.subagent} {event.status} {took}: {said}"
+    return f"{mark} subagent {event.subagent} {event.outcome} {took}: {said}"

@@ -122,7 +122,7 @@ class ViewModel:
             case ev.HostedToolUsed():
                 self._hosted(event)
             case ev.SubagentStarted() | ev.SubagentFinished():
-                ok = not isinstance(event, ev.SubagentFinished) or event.status == "completed"
+                ok = not isinstance(event, ev.SubagentFinished) or event.outcome == "completed"
                 self.pane(event.agent).line("tool" if ok else "failed", subagent_line(event))
             case (
                 ev.AnswerPublished()
