@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -116,7 +116,8 @@ class SubagentToolbox:
         self._limits = limits
         self._roles = dict(roles)
         self._gate = asyncio.Semaphore(limits.max_concurrent)
-        self._used: set[str] = set()  # ids given out in this run (directories stay)
+        self._named: set[str] = set()  # every id given out in this run (directories stay)
+        self._running: set[str] = set()
         self._spec = _spec(limits, tuple(self._roles))
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -159,21 +160,24 @@ class SubagentToolbox:
             raise ValueError(f"invalid arguments for {TOOL}: {problems}") from None
 
     def _children(self, tasks: Sequence[SubagentTask], ctx: ToolContext) -> list[ChildTask]:
-        """Names and roles checked; each child's directory chosen (not yet made)."""
+        """Names and roles checked; each child's directory chosen (not yet made). A name
+        may come again once its child has ended (a restarted agent repeats its call): the
+        new child works in the same directory, on what the earlier one left there."""
         ids = [t.subagent_id for t in tasks if t.subagent_id]
         if len(set(ids)) != len(ids):
             raise ValueError("two tasks have the same subagent_id; each needs its own")
-        taken = [i for i in ids if i in self._used]
-        if taken:
-            raise ValueError(f"subagent_id {taken[0]!r} was used already in this run")
-        children = []
-        for task in tasks:
-            role = self._role(task.subagent_type)
-            name = task.subagent_id or self._fresh_id()
-            self._used.add(name)
-            where = ctx.workspace / SUBAGENTS_DIR / name if ctx.workspace else None
-            children.append(ChildTask(name, task.task, task.context, role, where, 0.0))
-        return children
+        busy = [i for i in ids if i in self._running]
+        if busy:
+            raise ValueError(f"subagent {busy[0]!r} is still running; use another subagent_id")
+        roles = [self._role(task.subagent_type) for task in tasks]
+        names = [task.subagent_id or self._fresh_id(ids) for task in tasks]
+        self._named.update(names)
+        self._running.update(names)
+        base = ctx.workspace / SUBAGENTS_DIR if ctx.workspace else None
+        return [
+            ChildTask(name, task.task, task.context, role, base / name if base else None, 0.0)
+            for name, task, role in zip(names, tasks, roles, strict=True)
+        ]
 
     def _role(self, kind: str | None) -> str | None:
         if not kind:
@@ -184,10 +188,11 @@ class SubagentToolbox:
             raise ValueError(f"unknown subagent_type {kind!r}; available: {known}")
         return role
 
-    def _fresh_id(self) -> str:
-        n = len(self._used) + 1
-        while f"subagent_{n}" in self._used:
+    def _fresh_id(self, asked: list[str]) -> str:
+        n = 1
+        while f"subagent_{n}" in self._named or f"subagent_{n}" in asked:
             n += 1
+        self._named.add(f"subagent_{n}")
         return f"subagent_{n}"
 
     async def _one(
@@ -207,6 +212,8 @@ class SubagentToolbox:
             )
         except Exception as error:  # a child's failure is reported; its siblings go on
             outcome = ChildOutcome("", "error", f"{type(error).__name__}: {error}")
+        finally:
+            self._running.discard(child.id)
         return _report(child, outcome, time.monotonic() - started)
 
 
@@ -239,12 +246,28 @@ def _result_text(reports: list[dict[str, object]]) -> str:
     return json.dumps({"results": reports, "summary": summary}, indent=1, ensure_ascii=False)
 
 
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The task schema written in place of its `$ref`: a JSON-action grammar embeds tool
+    schemas in a larger one, where a reference to the root's `$defs` would not resolve."""
+    defs = schema.pop("$defs", {})
+    items = schema["properties"]["tasks"]["items"]
+    name = items.pop("$ref").rsplit("/", 1)[-1]
+    items.update(defs[name])
+    for drop in ("title",):
+        schema.pop(drop, None)
+        items.pop(drop, None)
+    return schema
+
+
 def _spec(limits: Limits, roles: tuple[str, ...]) -> ToolSpec:
-    schema = SpawnArguments.model_json_schema()
+    schema = _inlined(SpawnArguments.model_json_schema())
+    kind = schema["properties"]["tasks"]["items"]["properties"]["subagent_type"]
+    kind.pop("anyOf", None)
+    kind.pop("default", None)
     if roles:
-        task = schema["$defs"]["SubagentTask"]["properties"]["subagent_type"]
-        task.pop("anyOf", None)
-        task.update({"type": "string", "enum": list(roles)})
+        kind.update({"type": "string", "enum": list(roles)})
+    else:
+        kind.update({"type": "string"})
     description = (
         f"Run up to {MAX_TASKS} independent tasks in parallel, each by a subagent that "
         "starts fresh: it sees only its task and context, never this conversation, and "

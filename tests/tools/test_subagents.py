@@ -10,6 +10,7 @@ import json
 import re
 import threading
 import time
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -21,11 +22,18 @@ from massgen.core.errors import ConfigError
 from massgen.core.types import ToolCall
 from massgen.loading import load
 from massgen.record.journal import read_journal
-from massgen.subagent_runs import SUBAGENT_NOTE
-from massgen.testing import Fault, FakeProvider, Reply
+from massgen.subagent_runs import SUBAGENT_NOTE, child_config
+from massgen.testing import FakeProvider, Fault, Reply
 from massgen.tools.base import ToolContext
 from massgen.tools.effects import External, Write
-from massgen.tools.subagents import MAX_TASKS, ChildOutcome, Limits, SubagentToolbox
+from massgen.tools.subagents import (
+    MAX_TASKS,
+    ChildOutcome,
+    ChildTask,
+    Limits,
+    SubagentToolbox,
+)
+from massgen.ui.plain import PlainView
 
 TASKS = [
     {"task": "Find the boiling point of water at sea level.", "subagent_id": "water"},
@@ -88,8 +96,11 @@ async def test_two_subagents_answer_and_the_parent_uses_both(in_tmp: Path):
         requests.append(request)
         return child_answer(request) if _is_child(request) else parent(TASKS)(request)
 
+    out = StringIO()
     with FakeProvider(policy) as fake:
-        run = TeamRun(load(team(fake.base_url)), "Compare the boiling points.")
+        run = TeamRun(
+            load(team(fake.base_url)), "Compare the boiling points.", sinks=[PlainView(out)]
+        )
         result = await run.execute()
 
     assert result.ok, result.reason
@@ -115,6 +126,9 @@ async def test_two_subagents_answer_and_the_parent_uses_both(in_tmp: Path):
     assert (result.log_dir / "subagents" / "lead" / "water" / "events.jsonl").exists()
     table = (result.log_dir / "coordination_table.txt").read_text()
     assert "subagent water: completed" in table
+    shown = out.getvalue()
+    assert "[lead] ⇢ subagent water: Find the boiling point of water" in shown
+    assert "[lead] ✓ subagent ethanol completed" in shown
     # The children's tokens are charged to the agent that spawned them.
     spent = sum(e.usage.total_tokens for e in events if isinstance(e, ev.UsageReported))
     assert result.usage["lead"].total_tokens == spent
@@ -199,8 +213,30 @@ async def test_cancelling_the_parent_cancels_its_children(in_tmp: Path):
     events = read_journal(run.log_dir / "events.jsonl")
     finished = [e for e in events if isinstance(e, ev.SubagentFinished)]
     assert sorted(e.outcome for e in finished) == ["cancelled", "cancelled"]
-    child_status = json.loads((run.log_dir / "subagents" / "lead" / "water" / "status.json").read_text())
+    child_status = json.loads(
+        (run.log_dir / "subagents" / "lead" / "water" / "status.json").read_text()
+    )
     assert child_status["status"] == "interrupted"
+
+
+async def test_a_spawn_the_permission_engine_refuses_runs_nothing(in_tmp: Path):
+    asked = []
+
+    def policy(request: dict) -> Reply:
+        asked.append(_is_child(request))
+        results = _results(request)
+        if not results:
+            return Reply(tool_calls=[("spawn_subagents", {"tasks": TASKS})])
+        return Reply(tool_calls=[("new_answer", {"content": f"Got: {results[-1]}"})])
+
+    with FakeProvider(policy) as fake:
+        config = team(fake.base_url)
+        config["permissions"] = {"automation_default": "deny-all"}
+        result = await TeamRun(load(config), "Try.").execute()
+
+    assert result.ok, result.reason
+    assert "refused by the permission engine" in result.answer
+    assert not any(asked)  # no child ever called the provider
 
 
 # --- the toolbox alone ---------------------------------------------------------------
@@ -235,8 +271,15 @@ async def test_bad_calls_are_error_results_and_nothing_runs(tmp_path: Path):
     assert ran == []
     ok = await box.call(call(tasks=[{"task": "judge", "subagent_type": "critic"}]), ctx)
     assert not ok.is_error and ran[0].role == "Be critical."
-    again = await box.call(call(tasks=[{"task": "b", "subagent_id": "subagent_1"}]), ctx)
-    assert again.is_error and "used already" in again.content
+    # A name may come again once its child has ended (an agent restarted mid-call repeats
+    # it); fresh names skip every name given out before.
+    again = await box.call(
+        call(tasks=[{"task": "b", "subagent_id": "subagent_1"}, {"task": "c"}]), ctx
+    )
+    assert [r["subagent_id"] for r in json.loads(again.content)["results"]] == [
+        "subagent_1",
+        "subagent_2",
+    ]
 
 
 def test_the_tool_declares_its_effects_and_its_own_time_bound(tmp_path: Path):
@@ -287,3 +330,46 @@ def test_an_unknown_subagent_type_is_a_config_error():
     }
     with pytest.raises(ConfigError, match=re.escape("unknown subagent type(s) poet")):
         load(raw)
+
+
+def test_a_child_runs_the_configured_team_without_subagents_servers_or_context_paths(
+    tmp_path: Path,
+):
+    server = {"name": "files", "type": "stdio", "command": "true"}
+    base = {"type": "openai", "model": "gpt-4o", "mcp_servers": [server], "cwd": "ws"}
+    config = config_from_dict(
+        {
+            "agents": [{"id": "lead", "backend": base}],
+            "orchestrator": {
+                "context_paths": [{"path": str(tmp_path), "permission": "write"}],
+                "max_tokens": 9000,
+                "coordination": {
+                    "enable_subagents": True,
+                    "subagent_orchestrator": {
+                        "enabled": True,
+                        "enable_web_search": True,
+                        "max_new_answers": 2,
+                        "agents": [
+                            {"backend": {"type": "openai", "model": "gpt-4o-mini"}},
+                            {"id": "judge", "backend": {"type": "openai", "model": "o3"}},
+                        ],
+                    },
+                },
+            },
+        }
+    )
+    task = ChildTask("probe", "t", "", "Be critical.", tmp_path / "subagents" / "probe", 10)
+    child = child_config(config, "lead", task, (3000, None))
+    assert [a.id for a in child.agents] == ["probe_agent_1", "judge"]
+    assert [a.backend.cwd for a in child.agents] == ["agent_1", "agent_2"]
+    assert all(a.backend.enable_web_search for a in child.agents)
+    assert "Be critical." in (child.agents[0].system_message or "")
+    settings = child.orchestrator
+    assert not settings.coordination.enable_subagents
+    assert settings.context_paths == () and settings.max_tokens == 3000
+    assert settings.max_new_answers_per_agent == 2
+    # Without a team of its own, a child is the spawning agent's backend, minus servers.
+    own = config_from_dict({"agents": [{"id": "lead", "backend": base}]})
+    [alone] = child_config(own, "lead", task).agents
+    assert alone.id == "lead.probe" and alone.backend.model == "gpt-4o"
+    assert alone.backend.cwd == "probe" and alone.backend.mcp_servers == ()
