@@ -373,3 +373,24 @@ def test_a_child_runs_the_configured_team_without_subagents_servers_or_context_p
     [alone] = child_config(own, "lead", task).agents
     assert alone.id == "lead.probe" and alone.backend.model == "gpt-4o"
     assert alone.backend.cwd == "probe" and alone.backend.mcp_servers == ()
+
+
+def test_a_subagent_teams_backends_are_checked_at_load_when_they_would_run():
+    coordination = {
+        "enable_subagents": True,
+        "subagent_orchestrator": {
+            "enabled": True,
+            "agents": [{"backend": {"type": "openai", "enable_x_search": True}}],
+        },
+    }
+    raw = {
+        "agents": [{"id": "a", "backend": {"type": "openai", "api_key": "k"}}],
+        "orchestrator": {"coordination": coordination},
+    }
+    with pytest.raises(ConfigError) as refused:
+        load(raw)
+    assert refused.value.path == (
+        "orchestrator.coordination.subagent_orchestrator.agents[0].backend.enable_x_search"
+    )
+    coordination["subagent_orchestrator"]["enabled"] = False  # described, never run
+    assert load(raw).config.orchestrator.coordination.enable_subagents
