@@ -177,6 +177,7 @@ async def test_a_child_that_hangs_is_timed_out_and_the_other_answers(in_tmp: Pat
 
     with FakeProvider(policy) as fake:
         config = team(fake.base_url, subagent_default_timeout=2.5)
+        config["orchestrator"]["max_tokens"] = 100_000
         started = time.monotonic()
         result = await TeamRun(load(config), "Try both.").execute()
         took = time.monotonic() - started
@@ -188,6 +189,10 @@ async def test_a_child_that_hangs_is_timed_out_and_the_other_answers(in_tmp: Pat
     events = read_journal(result.log_dir / "events.jsonl")
     stuck = next(e for e in events if isinstance(e, ev.SubagentFinished) and e.subagent == "stuck")
     assert stuck.outcome == "timeout" and "deadline" in stuck.reason
+    # Each child may spend the parent's budget left, over the children that may run at once.
+    spent = next(e for e in events if isinstance(e, ev.UsageReported)).usage.total_tokens
+    child = read_journal(result.log_dir / "subagents" / "lead" / "water" / "events.jsonl")
+    assert child[0].max_tokens == (100_000 - spent) // 3
 
 
 async def test_cancelling_the_parent_cancels_its_children(in_tmp: Path):
@@ -394,3 +399,25 @@ def test_a_subagent_teams_backends_are_checked_at_load_when_they_would_run():
     )
     coordination["subagent_orchestrator"]["enabled"] = False  # described, never run
     assert load(raw).config.orchestrator.coordination.enable_subagents
+
+
+def test_the_live_view_shows_each_child_in_its_parents_pane():
+    from massgen.ui.model import ViewModel
+
+    model = ViewModel()
+    started = ev.SubagentStarted(agent="lead", call_id="c", subagent="water", task="Boil it.")
+    finished = ev.SubagentFinished(
+        agent="lead",
+        call_id="c",
+        subagent="water",
+        outcome="timeout",
+        answer="",
+        duration_s=2,
+        reason="deadline of 1.5s reached",
+    )
+    for event in (started, finished):
+        model.apply(event)
+    assert model.pane("lead").runs == [
+        ("tool", "⇢ subagent water: Boil it.\n"),
+        ("failed", "✗ subagent water timeout 2.0s: deadline of 1.5s reached\n"),
+    ]
