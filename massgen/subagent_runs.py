@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from massgen.config.schema import AgentConfig, MassgenConfig, SubagentAgentConfig
 from massgen.config.subagent_types import DEFAULT_TYPES, ROLES
 from massgen.core import events as ev
+from massgen.core.usage import Spend
 from massgen.loading import LoadedConfig
 from massgen.tools.base import ToolContext
 from massgen.tools.subagents import (
@@ -105,16 +106,15 @@ class Children:
             workspaces=self._workspaces(config, ctx, task),
         )
         started = time.monotonic()
-        outcome = ChildOutcome("", "cancelled", "cancelled with the parent run")
+        outcome = ChildOutcome("", "cancelled", "cancelled: the parent moved on or ended")
         try:
-            result = await child.execute()
-            outcome = _outcome(result)
-            self._charge(ctx, result)
+            outcome = _outcome(await child.execute())
             return outcome
         except Exception as error:
             outcome = ChildOutcome("", "error", f"{type(error).__name__}: {error}")
             return outcome
         finally:
+            self._charge(ctx, child.ledger.total())  # what it spent, cut short or not
             self._emit(
                 ev.SubagentFinished(
                     agent=ctx.agent,
@@ -136,12 +136,11 @@ class Children:
         else:
             self.parent._emit(event)
 
-    def _charge(self, ctx: ToolContext, result: RunResult) -> None:
-        usage = result.total_usage
-        if usage.total_tokens or result.total_cost_usd:
+    def _charge(self, ctx: ToolContext, spent: Spend) -> None:
+        if spent.usage.total_tokens or spent.cost_usd:
             self._emit(
                 ev.UsageReported(
-                    agent=ctx.agent, usage=usage, cost_usd=result.total_cost_usd, phase=ctx.phase
+                    agent=ctx.agent, usage=spent.usage, cost_usd=spent.cost_usd, phase=ctx.phase
                 )
             )
 
@@ -257,6 +256,4 @@ def _outcome(result: RunResult) -> ChildOutcome:
     status: Status = "completed"
     if not result.ok:
         status = "timeout" if result.status == "timeout" else "error"
-    reason = "" if result.ok else result.reason
-    usage = result.total_usage
-    return ChildOutcome(result.answer, status, reason, usage, result.log_dir)
+    return ChildOutcome(result.answer, status, "" if result.ok else result.reason)

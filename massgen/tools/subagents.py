@@ -29,13 +29,13 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec, Usage
+from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.tools.base import ToolContext, ToolResult
 from massgen.tools.effects import Effect, External, Write
 
@@ -94,8 +94,6 @@ class ChildOutcome:
     answer: str
     status: Status = "completed"
     reason: str = ""
-    usage: Usage = field(default_factory=Usage)
-    log_dir: Path | None = None
 
 
 Spawn = Callable[[ChildTask, ToolContext, str], Awaitable[ChildOutcome]]
@@ -253,21 +251,21 @@ def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
     items = schema["properties"]["tasks"]["items"]
     name = items.pop("$ref").rsplit("/", 1)[-1]
     items.update(defs[name])
-    for drop in ("title",):
-        schema.pop(drop, None)
-        items.pop(drop, None)
+    schema.pop("title", None)
+    items.pop("title", None)
     return schema
 
 
 def _spec(limits: Limits, roles: tuple[str, ...]) -> ToolSpec:
     schema = _inlined(SpawnArguments.model_json_schema())
-    kind = schema["properties"]["tasks"]["items"]["properties"]["subagent_type"]
-    kind.pop("anyOf", None)
-    kind.pop("default", None)
+    fields = schema["properties"]["tasks"]["items"]["properties"]
     if roles:
+        kind = fields["subagent_type"]
+        kind.pop("anyOf", None)
+        kind.pop("default", None)
         kind.update({"type": "string", "enum": list(roles)})
     else:
-        kind.update({"type": "string"})
+        del fields["subagent_type"]  # no roles to give
     description = (
         f"Run up to {MAX_TASKS} independent tasks in parallel, each by a subagent that "
         "starts fresh: it sees only its task and context, never this conversation, and "
