@@ -117,6 +117,7 @@ class TeamRun:
         approver: Approver | None = None,
         resumed: Resumed | None = None,
         session_grants: set[str] | None = None,
+        workspaces: Workspaces | None = None,
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
@@ -131,7 +132,9 @@ class TeamRun:
         (`massgen.resuming.prepare`); the run continues from there, journalling into the
         same directory as a new attempt.
         `session_grants`: the approvals given "for this session", kept by the caller so
-        they outlast this run (a chat's turns share one set); this run adds to it."""
+        they outlast this run (a chat's turns share one set); this run adds to it.
+        `workspaces`: the run's workspaces, made by the caller (a subagent's lie inside
+        its parent agent's workspace); without them, under `.massgen/` as usual."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -145,7 +148,7 @@ class TeamRun:
         self.cli_args = cli_args
         self.recorder: Any = None
         self.orchestrator: Orchestrator | None = None
-        self.workspaces: Workspaces | None = None
+        self.workspaces: Workspaces | None = workspaces
         self.previous_workspace = previous_workspace
         self.approver = approver
         self.resumed = resumed
@@ -200,7 +203,7 @@ class TeamRun:
         )
         _warn_unpriced(loaded.config, members)
         self.open_log()
-        self.workspaces = Workspaces.for_config(
+        self.workspaces = self.workspaces or Workspaces.for_config(
             loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace
         )
         if self.resumed is not None:
@@ -264,6 +267,11 @@ class TeamRun:
                     failed=self.tool_failures.append,
                 )
             )
+        if self.loaded.config.orchestrator.coordination.enable_subagents:
+            from massgen.subagent_runs import subagent_toolboxes
+            from massgen.tools.team import joined
+
+            boxes = joined(boxes, subagent_toolboxes(self))
         members = [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
         ws = self.workspaces
         if ws is not None:

@@ -25,6 +25,15 @@ def check(config: MassgenConfig, *, source: str | None = None, single: bool = Fa
             key, message, fix = problem
             path = f"{_agent_path(index, single)}.backend.{key}"
             raise ConfigError(message, file=source, path=path, fix=fix)
+    coordination = config.orchestrator.coordination
+    team = coordination.subagent_orchestrator
+    children = team.agents if coordination.enable_subagents and team.enabled else ()
+    for index, child in enumerate(children):  # the agents each subagent runs as
+        problem = registry.check(child.backend)
+        if problem is not None:
+            key, message, fix = problem
+            path = f"orchestrator.coordination.subagent_orchestrator.agents[{index}].backend.{key}"
+            raise ConfigError(message, file=source, path=path, fix=fix)
 
 
 def build(

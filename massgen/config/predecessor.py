@@ -91,10 +91,6 @@ _MEMORY = Refused(
     "and `orchestrator.coordination.enable_memory_filesystem_mode: true` gives the agents "
     "memories as files in their workspaces that carry across a chat's turns",
 )
-_SUBAGENTS = Refused(
-    "subagents are not part of this version",
-    "Remove the key; a team is one level of agents",
-)
 _NOT_HERE = Refused("this predecessor feature is not part of this version", "Remove the key")
 _PROVIDER_TOOL = Refused("this provider-side tool option is not supported", "Remove the key")
 
@@ -189,11 +185,6 @@ COORDINATION: dict[str, Disposition] = {
     "max_orchestration_restarts": _RESTARTS,
     "enable_post_presentation_evaluation": _RESTARTS,
     "enable_changedoc": _NOT_HERE,
-    "enable_subagents": _SUBAGENTS,
-    "subagent_orchestrator": _SUBAGENTS,
-    "subagent_default_timeout": _SUBAGENTS,
-    "subagent_max_concurrent": _SUBAGENTS,
-    "subagent_types": _SUBAGENTS,
 }
 
 TIMEOUTS: dict[str, Disposition] = {
@@ -293,6 +284,7 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     coordination = orchestrator.get("coordination") if isinstance(orchestrator, dict) else None
     if isinstance(coordination, dict):
         _apply(coordination, COORDINATION, "orchestrator.coordination", notes, source)
+        _subagent_agents(coordination, notes, source)
     if isinstance(orchestrator, dict):
         _sensitivity(orchestrator, "orchestrator", notes)
     return data, notes
@@ -310,6 +302,18 @@ def _skills_directory(data: dict[str, Any]) -> None:
     coordination = orchestrator["coordination"]
     if isinstance(coordination, dict) and value is not None:
         coordination.setdefault("skills_directory", value)
+
+
+def _subagent_agents(coordination: dict[str, Any], notes: list[Note], source: str) -> None:
+    """The agents a subagent runs as are agents too: their keys translate the same way."""
+    block = coordination.get("subagent_orchestrator")
+    agents = block.get("agents") if isinstance(block, dict) else None
+    if not isinstance(agents, list):
+        return
+    at = "orchestrator.coordination.subagent_orchestrator.agents"
+    for index, agent in enumerate(agents):
+        if isinstance(agent, dict):
+            _agent(agent, f"{at}[{index}]", notes, source)
 
 
 def _agents(data: dict[str, Any], single: bool) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -19,6 +19,7 @@ from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
 from massgen.config.uploads import MAX_FILES, UploadFile
+from massgen.config.subagent_types import ROLES
 from massgen.core.types import GenerationParams, HostedTool
 
 
@@ -172,6 +173,28 @@ class AgentConfig(Strict):
     voting_sensitivity: VotingSensitivity | None = None
 
 
+class SubagentAgentConfig(Strict):
+    """An agent of the team each subagent runs as (`subagent_orchestrator.agents[]`); its
+    workspace is set per child, and `id` defaults to `subagent_<n>`."""
+
+    id: str | None = Field(default=None, min_length=1)
+    backend: BackendConfig
+    system_message: str | None = None
+
+
+class SubagentOrchestratorConfig(Strict):
+    """`coordination.subagent_orchestrator`: with `enabled` and `agents`, a child is a team
+    of these agents; otherwise it is one agent on the spawning agent's own backend."""
+
+    enabled: bool = False
+    agents: tuple[SubagentAgentConfig, ...] = Field(default=(), max_length=10)
+    # Overrides the children's `enable_web_search` (None: as their backend says).
+    enable_web_search: bool | None = None
+    # A child team's answers per agent (the predecessor's default, 3).
+    max_new_answers: int = Field(default=3, ge=1, le=10)
+    final_answer_strategy: FinalStrategy | None = None
+
+
 class CoordinationConfig(Strict):
     """`orchestrator.coordination`: the predecessor's block; planning mode, task planning
     and filesystem memory are what we take."""
@@ -204,6 +227,28 @@ class CoordinationConfig(Strict):
     memory_max_short_term: int = Field(default=10, ge=1, le=100)
     memory_max_chars: int = Field(default=8000, ge=500, le=200_000)
     memory_max_long_term: int = Field(default=20, ge=0, le=200)
+    # Subagents (`tools/subagents.py`, `subagent_runs.py`): the `spawn_subagents` tool,
+    # which runs tasks as child teams, each in a directory of the agent's workspace.
+    enable_subagents: bool = False
+    # Each call's children must finish within this many seconds (their deadline; the
+    # tool's own bound replaces `tool_timeout_seconds` for this one tool).
+    subagent_default_timeout: float = Field(default=300, gt=0, le=3600)
+    # Children of one agent running at once; a call may name up to MAX_TASKS tasks.
+    subagent_max_concurrent: int = Field(default=3, ge=1, le=16)
+    subagent_orchestrator: SubagentOrchestratorConfig = SubagentOrchestratorConfig()
+    # The roles (`subagent_type`) agents may give a child; None: the predecessor's default
+    # set (`tools/subagents.py: DEFAULT_TYPES`).
+    subagent_types: tuple[str, ...] | None = None
+
+    @field_validator("subagent_types")
+    @classmethod
+    def _known_types(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        unknown = [name for name in value or () if name.lower() not in ROLES]
+        if unknown:
+            raise ValueError(
+                f"unknown subagent type(s) {', '.join(unknown)}; known: {', '.join(ROLES)}"
+            )
+        return tuple(name.lower() for name in value) if value is not None else None
 
 
 class ContextPathConfig(Strict):
@@ -401,8 +446,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         "max_orchestration_restarts enable_post_presentation_evaluation"
         " use_skills massgen_skills skills_directory write_mode"
         " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
-        " max_broadcasts_per_agent enable_subagents subagent_default_timeout"
-        " subagent_max_concurrent persona_generator evaluation_criteria_generator"
+        " max_broadcasts_per_agent persona_generator evaluation_criteria_generator"
         " prompt_improver novelty_injection criteria_mode fast_iteration_mode"
         " learning_capture_mode plan_depth"
     ),

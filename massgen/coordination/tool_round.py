@@ -106,7 +106,10 @@ async def _run_one(
         refusal = await _authorized(toolbox, call, ctx)
         if refusal is not None:
             return finished(dataclasses.replace(refusal, call_id=call.id))
-        result = await _guarded_call(toolbox, call, ctx, bounds.timeout_seconds)
+        timeout = bounds.timeout_seconds
+        if spec is not None and spec.timeout_seconds is not None:
+            timeout = spec.timeout_seconds  # the tool's own bound (subagents)
+        result = await _guarded_call(toolbox, call, ctx, timeout)
     except asyncio.CancelledError:
         finished(ToolResult(call.id, "Error: cancelled (the run moved on).", is_error=True))
         raise

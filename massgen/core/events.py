@@ -129,6 +129,33 @@ class ToolSourceFailed(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStarted(Event):
+    """A child run of `spawn_subagents` began (`tools/subagents.py`); its own events are
+    in its log directory, under the parent's."""
+
+    kind: ClassVar[str] = "subagent_started"
+    agent: str  # the spawning agent
+    call_id: str
+    subagent: str  # the child's id, `subagent_1` or the model's name for it
+    task: str
+    log_dir: str | None = None
+    phase: str = "coordination"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentFinished(Event):
+    kind: ClassVar[str] = "subagent_finished"
+    agent: str
+    call_id: str
+    subagent: str
+    outcome: str  # completed | timeout | error | cancelled (not a run `status`)
+    answer: str  # what went back to the spawning agent
+    reason: str = ""
+    duration_s: float = 0.0
+    phase: str = "coordination"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionDecided(Event):
     """The permission engine's decision on one tool call, as its ledger records it
     (`seq` is the ledger's sequence number; 0 when it could not be written)."""
@@ -260,6 +287,8 @@ AnyEvent = (
     | ToolCallFinished
     | HostedToolUsed
     | ToolSourceFailed
+    | SubagentStarted
+    | SubagentFinished
     | PermissionDecided
     | AnswerPublished
     | VoteCast

@@ -36,6 +36,9 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
     annotations: ToolAnnotations = ToolAnnotations()
+    # This tool's own wall-clock bound, replacing the per-call timeout (a subagent call
+    # waits for its children); None: the run's `tool_timeout_seconds`.
+    timeout_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

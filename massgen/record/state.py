@@ -37,6 +37,7 @@ COORDINATION_EVENTS = (
     *_DECISIONS,
     ev.ToolCallFinished,
     ev.HostedToolUsed,
+    ev.SubagentFinished,
     ev.ToolSourceFailed,
     ev.PermissionDecided,
 )
@@ -166,6 +167,8 @@ class RunState:
                 | ev.ToolCallStarted()
                 | ev.ToolCallFinished()
                 | ev.HostedToolUsed()
+                | ev.SubagentStarted()
+                | ev.SubagentFinished()
             ):
                 pass
             case ev.ToolSourceFailed() | ev.PermissionDecided():

@@ -108,6 +108,9 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             what = f"{len(event.sources)} sources" if event.tool != "code_execution" else "ran"
             word = what if event.ok else "error"
             return event.agent, f"hosted {event.tool}{final}: {word}"
+        case ev.SubagentFinished():
+            took = seconds_text(event.duration_s)
+            return event.agent, f"subagent {event.subagent}: {event.outcome} {took}"
         case ev.ToolSourceFailed():
             return event.agent, f"tool source {event.source} failed"
         case ev.PermissionDecided():
@@ -117,6 +120,7 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             | ev.TextDelta()
             | ev.ReasoningDelta()
             | ev.ToolCallStarted()
+            | ev.SubagentStarted()
             | ev.UsageReported()
             | ev.CoordinationFinished()
             | ev.FinalTextDelta()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from massgen.core import events as ev
 from massgen.core.types import Source
 
 
@@ -66,3 +67,13 @@ def hosted_lines(
     if len(sources) > SHOWN_SOURCES:
         lines.append(f"  … {len(sources) - SHOWN_SOURCES} more")
     return lines
+
+
+def subagent_line(event: ev.SubagentStarted | ev.SubagentFinished, limit: int = 80) -> str:
+    """One line for a child run of `spawn_subagents`, as every view shows it."""
+    if isinstance(event, ev.SubagentStarted):
+        return f"⇢ subagent {event.subagent}: {preview(event.task, limit)}"
+    mark = "✓" if event.outcome == "completed" else "✗"
+    took = seconds_text(event.duration_s)
+    said = preview(event.answer or event.reason, limit)
+    return f"{mark} subagent {event.subagent} {event.outcome} {took}: {said}"

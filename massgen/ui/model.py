@@ -14,7 +14,13 @@ from typing import Literal, assert_never
 
 from massgen.core import events as ev
 from massgen.record.state import RunState
-from massgen.record.text import hosted_lines, preview, seconds_text, tool_outcome
+from massgen.record.text import (
+    hosted_lines,
+    preview,
+    seconds_text,
+    subagent_line,
+    tool_outcome,
+)
 from massgen.ui.action_text import RunText
 
 # A panel shows only the tail; keep a little more than any screen can hold.
@@ -115,6 +121,9 @@ class ViewModel:
                 self._tool(event)
             case ev.HostedToolUsed():
                 self._hosted(event)
+            case ev.SubagentStarted() | ev.SubagentFinished():
+                ok = not isinstance(event, ev.SubagentFinished) or event.outcome == "completed"
+                self.pane(event.agent).line("tool" if ok else "failed", subagent_line(event))
             case (
                 ev.AnswerPublished()
                 | ev.VoteCast()

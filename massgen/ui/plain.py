@@ -13,7 +13,13 @@ from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.core.usage import Spend, UsageLedger
-from massgen.record.text import hosted_lines, preview, seconds_text, tool_outcome
+from massgen.record.text import (
+    hosted_lines,
+    preview,
+    seconds_text,
+    subagent_line,
+    tool_outcome,
+)
 from massgen.ui.action_text import RunText
 
 _ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
@@ -64,6 +70,8 @@ class PlainView:
                     used.tool, used.query, used.sources, used.code, used.output, used.ok
                 )
                 return "\n".join(f"[{agent}] {line}" for line in lines)
+            case ev.SubagentStarted(agent=agent) | ev.SubagentFinished(agent=agent):
+                return f"[{agent}] {subagent_line(event, 120)}"
             case ev.ToolSourceFailed(agent=agent, error=error):
                 return f"[{agent}] ✗ tools unavailable: {error}"
             case ev.PermissionDecided(allowed=True):

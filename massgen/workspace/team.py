@@ -48,9 +48,14 @@ class Workspaces:
         limits: Limits | None = None,
         contexts: ContextPaths | None = None,
         previous: Path | None = None,
+        *,
+        root: Path | None = None,
+        store: Path | None = None,
     ) -> None:
-        self.root = base / "workspaces" / run
-        self.store = Store(base / "snapshots" / run)
+        """`root`/`store`: where the workspaces and the store lie instead (a subagent's
+        workspaces inside its parent's, its store beside the parent's store)."""
+        self.root = root or base / "workspaces" / run
+        self.store = Store(store or base / "snapshots" / run)
         self.limits = limits or Limits()
         self.previous: Manifest | None = None
         if previous is not None and previous.is_dir():

@@ -273,6 +273,13 @@
       case "tool_source_failed":
         agent.card.tools.appendChild(el("li", "tool failed", e.source + ": " + e.error));
         break;
+      case "subagent_finished": {
+        var child = el("li", "tool " + (e.outcome === "completed" ? "ok" : "failed"),
+          "subagent " + e.subagent + ": " + e.outcome);
+        child.title = (e.answer || e.reason).slice(0, 2000);
+        agent.card.tools.appendChild(child);
+        break;
+      }
       case "answer_published": {
         var details = el("details", "answer");
         details.dataset.label = e.label;

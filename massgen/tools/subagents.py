@@ -1,0 +1,285 @@
+"""The `spawn_subagents` tool (`orchestrator.coordination.enable_subagents`, the
+predecessor's key and tool name): an agent hands independent tasks to child runs and gets
+their answers back in the tool result.
+
+    spawn_subagents(tasks=[{task, context?, subagent_id?, subagent_type?}, ...])
+
+What runs a child is not this module's business: the toolbox is given a `Spawn` (the run
+that owns it, `massgen/subagent_runs.py`, runs each child as a team run of its own). This
+module owns the tool's contract and its bounds:
+
+    tasks per call      at most MAX_TASKS (the predecessor allowed `subagent_max_concurrent`)
+    at once             `subagent_max_concurrent` children of one agent, over all its calls
+    deadline            `subagent_default_timeout` from the call's start, for every child,
+                        waiting for a free slot included; a child past it is cancelled and
+                        reported `timeout`, the others carry on
+    the call's bound    the deadline plus a margin (ToolSpec.timeout_seconds), in place of
+                        `tool_timeout_seconds`, so the tool reports its own timeouts
+    answers             each cut to MAX_ANSWER_CHARS (the run's result cap still applies)
+    no nesting          a child's config has no subagents, so it is offered no such tool
+
+Effects: a child writes in its own directory, `subagents/<id>/` of the agent's
+workspace (so its files are part of the agent's answer snapshot), and calls the model
+provider, which spends: `External("massgen", "spawn_subagents")`, an ask by default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
+from massgen.tools.base import ToolContext, ToolResult
+from massgen.tools.effects import Effect, External, Write
+
+TOOL = "spawn_subagents"
+SERVER = "massgen"
+SUBAGENTS_DIR = "subagents"  # under the spawning agent's workspace
+MAX_TASKS = 8
+MAX_ANSWER_CHARS = 8000
+MAX_TEXT = 20_000  # characters of a task or its context
+# Seconds the call's bound keeps above the children's deadline, so that a timed-out child
+# is reported by this tool rather than the whole call cut off by the round.
+MARGIN_SECONDS = 5.0
+
+Status = Literal["completed", "timeout", "error", "cancelled"]
+
+
+class SubagentTask(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(min_length=1, max_length=MAX_TEXT, description="What the subagent does")
+    context: str = Field(
+        default="",
+        max_length=MAX_TEXT,
+        description="Background it needs: it sees nothing of your conversation but this",
+    )
+    subagent_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$",
+        description="A name for it (letters, digits, - and _); its directory's name",
+    )
+    subagent_type: str | None = Field(default=None, description="A role for it")
+
+
+class SpawnArguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: list[SubagentTask] = Field(min_length=1, max_length=MAX_TASKS)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildTask:
+    """One child to run, as the `Spawn` receives it."""
+
+    id: str
+    task: str
+    context: str
+    role: str | None  # the role paragraph of its `subagent_type`
+    workspace: Path | None  # its own directory, under the parent's workspace
+    deadline_seconds: float  # time left until the call's deadline when it starts
+
+
+@dataclass(frozen=True, slots=True)
+class ChildOutcome:
+    """What a finished child run gives back (`Spawn`'s result)."""
+
+    answer: str
+    status: Status = "completed"
+    reason: str = ""
+
+
+Spawn = Callable[[ChildTask, ToolContext, str], Awaitable[ChildOutcome]]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    timeout_seconds: float = 300.0
+    max_concurrent: int = 3
+
+
+class SubagentToolbox:
+    """One agent's `spawn_subagents`; an `EffectfulToolbox`. `spawn(task, ctx, call_id)`
+    runs a child; `roles` maps each offered `subagent_type` to its paragraph."""
+
+    def __init__(self, spawn: Spawn, limits: Limits, roles: Mapping[str, str]) -> None:
+        self._spawn = spawn
+        self._limits = limits
+        self._roles = dict(roles)
+        self._gate = asyncio.Semaphore(limits.max_concurrent)
+        self._named: set[str] = set()  # every id given out in this run (directories stay)
+        self._running: set[str] = set()
+        self._spec = _spec(limits, tuple(self._roles))
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return (self._spec,)
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        """Raises ValueError for malformed arguments."""
+        if call.name != TOOL:
+            return ()
+        tasks = self._parsed(call).tasks
+        writes: tuple[Effect, ...] = ()
+        if ctx.workspace is not None:
+            names = [t.subagent_id or "" for t in tasks]
+            writes = tuple(Write(ctx.workspace / SUBAGENTS_DIR / n) for n in names if n)
+            writes = writes or (Write(ctx.workspace / SUBAGENTS_DIR),)
+        return (*writes, External(SERVER, TOOL))
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        if call.name != TOOL:
+            return ToolResult.error(call, f"tool `{call.name}` is not available.")
+        try:
+            tasks = self._parsed(call).tasks
+            children = self._children(tasks, ctx)
+        except ValueError as error:
+            return ToolResult.error(call, str(error))
+        deadline = asyncio.get_running_loop().time() + self._limits.timeout_seconds
+        async with asyncio.TaskGroup() as group:
+            runs = [group.create_task(self._one(c, ctx, call.id, deadline)) for c in children]
+        reports = [run.result() for run in runs]
+        return ToolResult(call.id, _result_text(reports))
+
+    def _parsed(self, call: ToolCall) -> SpawnArguments:
+        try:
+            return SpawnArguments.model_validate_json(call.arguments or "{}")
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in error.errors()[:5]
+            )
+            raise ValueError(f"invalid arguments for {TOOL}: {problems}") from None
+
+    def _children(self, tasks: Sequence[SubagentTask], ctx: ToolContext) -> list[ChildTask]:
+        """Names and roles checked; each child's directory chosen (not yet made). A name
+        may come again once its child has ended (a restarted agent repeats its call): the
+        new child works in the same directory, on what the earlier one left there."""
+        ids = [t.subagent_id for t in tasks if t.subagent_id]
+        if len(set(ids)) != len(ids):
+            raise ValueError("two tasks have the same subagent_id; each needs its own")
+        busy = [i for i in ids if i in self._running]
+        if busy:
+            raise ValueError(f"subagent {busy[0]!r} is still running; use another subagent_id")
+        roles = [self._role(task.subagent_type) for task in tasks]
+        names = [task.subagent_id or self._fresh_id(ids) for task in tasks]
+        self._named.update(names)
+        self._running.update(names)
+        base = ctx.workspace / SUBAGENTS_DIR if ctx.workspace else None
+        return [
+            ChildTask(name, task.task, task.context, role, base / name if base else None, 0.0)
+            for name, task, role in zip(names, tasks, roles, strict=True)
+        ]
+
+    def _role(self, kind: str | None) -> str | None:
+        if not kind:
+            return None
+        role = self._roles.get(kind.lower())
+        if role is None:
+            known = ", ".join(self._roles) or "none"
+            raise ValueError(f"unknown subagent_type {kind!r}; available: {known}")
+        return role
+
+    def _fresh_id(self, asked: list[str]) -> str:
+        n = 1
+        while f"subagent_{n}" in self._named or f"subagent_{n}" in asked:
+            n += 1
+        self._named.add(f"subagent_{n}")
+        return f"subagent_{n}"
+
+    async def _one(
+        self, child: ChildTask, ctx: ToolContext, call_id: str, deadline: float
+    ) -> dict[str, object]:
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout_at(deadline):
+                async with self._gate:
+                    left = deadline - loop.time()
+                    child = _with_deadline(child, left)
+                    outcome = await self._spawn(child, ctx, call_id)
+        except TimeoutError:
+            outcome = ChildOutcome(
+                "", "timeout", f"no answer within {self._limits.timeout_seconds:g}s"
+            )
+        except Exception as error:  # a child's failure is reported; its siblings go on
+            outcome = ChildOutcome("", "error", f"{type(error).__name__}: {error}")
+        finally:
+            self._running.discard(child.id)
+        return _report(child, outcome, time.monotonic() - started)
+
+
+def _with_deadline(child: ChildTask, seconds: float) -> ChildTask:
+    return ChildTask(
+        child.id, child.task, child.context, child.role, child.workspace, max(seconds, 0.0)
+    )
+
+
+def _report(child: ChildTask, outcome: ChildOutcome, seconds: float) -> dict[str, object]:
+    answer = outcome.answer
+    if len(answer) > MAX_ANSWER_CHARS:
+        answer = answer[:MAX_ANSWER_CHARS] + f"\n[cut: the answer was {len(answer):,} characters]"
+    report: dict[str, object] = {
+        "subagent_id": child.id,
+        "status": outcome.status,
+        "answer": answer,
+        "execution_time_seconds": round(seconds, 2),
+    }
+    if outcome.reason:
+        report["reason"] = outcome.reason
+    if child.workspace is not None:
+        report["workspace"] = f"{SUBAGENTS_DIR}/{child.id}"
+    return report
+
+
+def _result_text(reports: list[dict[str, object]]) -> str:
+    counts = {s: sum(r["status"] == s for r in reports) for s in ("completed", "timeout", "error")}
+    summary = {"total": len(reports), **counts}
+    return json.dumps({"results": reports, "summary": summary}, indent=1, ensure_ascii=False)
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The task schema written in place of its `$ref`: a JSON-action grammar embeds tool
+    schemas in a larger one, where a reference to the root's `$defs` would not resolve."""
+    defs = schema.pop("$defs", {})
+    items = schema["properties"]["tasks"]["items"]
+    name = items.pop("$ref").rsplit("/", 1)[-1]
+    items.update(defs[name])
+    schema.pop("title", None)
+    items.pop("title", None)
+    return schema
+
+
+def _spec(limits: Limits, roles: tuple[str, ...]) -> ToolSpec:
+    schema = _inlined(SpawnArguments.model_json_schema())
+    fields = schema["properties"]["tasks"]["items"]["properties"]
+    if roles:
+        kind = fields["subagent_type"]
+        kind.pop("anyOf", None)
+        kind.pop("default", None)
+        kind.update({"type": "string", "enum": list(roles)})
+    else:
+        del fields["subagent_type"]  # no roles to give
+    description = (
+        f"Run up to {MAX_TASKS} independent tasks in parallel, each by a subagent that "
+        "starts fresh: it sees only its task and context, never this conversation, and "
+        f"cannot spawn subagents itself. At most {limits.max_concurrent} run at once; each "
+        f"must answer within {limits.timeout_seconds:g}s or is reported as timed out. "
+        "Returns each subagent's answer and status. Tasks run at the same time, so none "
+        "may depend on another's result."
+    )
+    if roles:
+        description += f" subagent_type gives one a role: {', '.join(roles)}."
+    return ToolSpec(
+        TOOL,
+        description,
+        schema,
+        ToolAnnotations(read_only=False, destructive=False, open_world=True),
+        timeout_seconds=limits.timeout_seconds + MARGIN_SECONDS,
+    )
