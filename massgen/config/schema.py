@@ -18,8 +18,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
-from massgen.config.uploads import MAX_FILES, UploadFile
 from massgen.config.subagent_types import ROLES
+from massgen.config.uploads import MAX_FILES, UploadFile
 from massgen.core.types import GenerationParams, HostedTool
 
 
