@@ -404,10 +404,15 @@ def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -
     if _word(backend.get("type")) in AGENT_CLI_TYPES:
         _native_tools(backend, at, notes)
     _nested(backend, "text", {"verbosity": "verbosity"}, at, source)
+    _thinking(backend)
     _nested(
         backend,
         "reasoning",
-        {"effort": "reasoning_effort", "summary": "reasoning_summary"},
+        {
+            "effort": "reasoning_effort",
+            "summary": "reasoning_summary",
+            "budget_tokens": "thinking_budget",
+        },
         at,
         source,
     )
@@ -433,6 +438,22 @@ def _container(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
     network = backend.pop("command_line_docker_network_mode", None)
     if isinstance(network, str) and network.strip().lower() != "none":
         backend.setdefault("command_line_network", True)
+
+
+def _thinking(backend: dict[str, Any]) -> None:
+    """`reasoning: {type: disabled}` (Anthropic's thinking switch) asks for what massgen does
+    unless `thinking_budget` is set; `type: enabled` goes with `budget_tokens`, which
+    `_nested` maps."""
+    block = backend.get("reasoning")
+    if isinstance(block, dict) and _word(block.get("type")) in ("disabled", "enabled"):
+        block = dict(block)
+        kind = block.pop("type")
+        if kind == "disabled":
+            block.pop("budget_tokens", None)
+        if block:
+            backend["reasoning"] = block
+        else:
+            del backend["reasoning"]
 
 
 def _nested(backend: dict[str, Any], key: str, names: dict[str, str], at: str, source: str) -> None:

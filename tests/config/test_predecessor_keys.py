@@ -214,3 +214,11 @@ def test_direct_mcp_servers_has_no_effect_every_server_is_direct():
         "`agents[0].backend.direct_mcp_servers` has no effect here: every MCP server's "
         "tools are offered to the model directly, as function calls"
     ]
+
+
+def test_anthropic_reasoning_switch_maps_to_the_thinking_budget(dirs):
+    claude = "agents:\n  - id: a\n    backend:\n      type: claude\n      model: m\n"
+    off = load(dirs, claude + "      reasoning: {type: disabled}\n").agents[0].backend
+    assert off.thinking_budget is None
+    on = claude + "      reasoning: {type: enabled, budget_tokens: 2048}\n"
+    assert load(dirs, on).agents[0].backend.thinking_budget == 2048
