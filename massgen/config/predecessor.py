@@ -62,10 +62,6 @@ _DOCKER = Refused(
     "that writes only in the agent's workspace, with no network unless "
     "`command_line_network: true`, and the permission engine decides what may run",
 )
-_MEDIA = Refused(
-    "media generation and understanding tools are not part of this version",
-    "Remove the key; give the agents such tools as MCP servers or `custom_tools`",
-)
 _MEMORY = Refused(
     "persistent memory is not part of this version",
     "Remove the key; a chat keeps its history (`massgen` interactive mode, --continue)",
@@ -101,11 +97,9 @@ BACKEND: dict[str, Disposition] = {
     "command_line_docker_enable_sudo": _DOCKER,
     "command_line_docker_credentials": _DOCKER,
     "command_line_docker_packages": _DOCKER,
-    "enable_image_generation": _MEDIA,
-    "enable_audio_generation": _MEDIA,
-    "enable_file_generation": _MEDIA,
-    "enable_video_generation": _MEDIA,
-    "enable_multimodal_tools": _MEDIA,
+    "enable_file_generation": NoEffect(
+        "an agent with a workspace (`cwd`) writes files with the file tools, in every phase"
+    ),
     "upload_files": Refused(
         "uploading files to the provider (file search, document Q&A) is not supported",
         "Put the files in a context path (`orchestrator.context_paths`) or the workspace, "
@@ -140,10 +134,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "votes here are endorsements of an answer; there is no score threshold "
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
-    "enable_multimodal_tools": _MEDIA,
-    "image_generation_backend": _MEDIA,
-    "video_generation_backend": _MEDIA,
-    "audio_generation_backend": _MEDIA,
     "skip_coordination_rounds": _NOT_HERE,
     "debug_final_answer": _NOT_HERE,
     "dspy": _NOT_HERE,
@@ -343,6 +333,7 @@ def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -
         at,
         source,
     )
+    _media_tools(backend, at, source)
     moved = {k: backend.pop(k) for k in TO_EXTRA_BODY if k in backend}
     if moved:
         extra = backend.get("extra_body")
@@ -355,6 +346,55 @@ def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -
         for index, server in enumerate(entries or ()):
             if isinstance(server, dict):
                 _apply(server, MCP_SERVER, f"{at}.mcp_servers[{index}]", notes, source)
+
+
+# The predecessor's own media tool files, as its configs name them in `custom_tools`: they
+# import its internals, so each is replaced by the built-in tool (`tools/media.py`).
+MEDIA_FILES = {
+    "massgen/tool/_multimodal_tools/understand_image.py": "understand_image",
+    "massgen/tool/_multimodal_tools/understand_audio.py": "understand_audio",
+    "massgen/tool/_multimodal_tools/understand_video.py": "understand_video",
+    "massgen/tool/_multimodal_tools/generation/generate_media.py": "generate_media",
+}
+_GENERATION_KEYS = ("enable_image_generation", "enable_audio_generation", "enable_video_generation")
+
+
+def _media_tools(backend: dict[str, Any], at: str, source: str) -> None:
+    """`custom_tools` entries naming a predecessor media file -> `media_tools` (and, for
+    `generate_media`, the `enable_*_generation` keys that go with it)."""
+    tools = backend.get("custom_tools")
+    if not isinstance(tools, list):
+        return
+    kept: list[Any] = []
+    for index, entry in enumerate(tools):
+        path = entry.get("path") if isinstance(entry, dict) else None
+        tool = _media_file(path) if isinstance(path, str) else None
+        if tool is None:
+            kept.append(entry)
+            continue
+        where = f"{at}.custom_tools[{index}]"
+        if tool == "generate_media":
+            if not any(backend.get(key) for key in _GENERATION_KEYS):
+                _refuse(where, _GENERATE_WITHOUT_MODE, source)
+        else:
+            named = backend.setdefault("media_tools", [])
+            if isinstance(named, list) and tool not in named:
+                named.append(tool)
+    if len(kept) != len(tools):
+        backend["custom_tools"] = kept
+
+
+def _media_file(path: str) -> str | None:
+    """The tool a predecessor media file is (the path as its configs write it, relative to
+    its checkout, or anywhere that ends so)."""
+    posix = path.replace("\\", "/").removeprefix("./")
+    return next((t for f, t in MEDIA_FILES.items() if posix == f or posix.endswith("/" + f)), None)
+
+
+_GENERATE_WITHOUT_MODE = Refused(
+    "the predecessor's `generate_media` file is built in here, for the modes you enable",
+    "Replace the entry with `enable_image_generation: true` (or audio, video) on the backend",
+)
 
 
 def _nested(backend: dict[str, Any], key: str, names: dict[str, str], at: str, source: str) -> None:
