@@ -1,34 +1,32 @@
 """Media tools (`tools/media_plan.py` decides which an agent gets, and who serves them).
 
-    generate_media(prompt, mode, filename, ...)   an image, speech, or a video, written
-                                                  into the agent's workspace
+    generate_media(prompt, mode, filename, ...)   an image or speech, written into the
+                                                  agent's workspace
     read_media(file_path, prompt)                 an image described by a vision model, or
                                                   audio transcribed (by the file's suffix)
     understand_image / understand_audio           the same, one kind each (the
     understand_video                              predecessor's tool names)
 
 Calls go through the official `openai` SDK: `images.generate` (base64 images),
-`audio.speech` (streamed), `videos` (create, poll, download), Chat Completions with an
-`image_url` part, and `audio.transcriptions`. Video understanding has no provider here;
-`understand_video` says so rather than guessing.
+`audio.speech` (streamed), Chat Completions with an `image_url` part, and
+`audio.transcriptions`. No provider generates video here (OpenAI's Sora API is shut
+down). Video understanding has no provider here either: `understand_video` says so.
 
 Effects: a generation writes one file, `Write(<workspace>/<filename>)`; an understanding
 reads one, `Read(path)`. The network call to the provider is what the config key asked
 for (as with the agent's own model), so it is not a separate effect. Every file, made or
-sent, is bounded by `orchestrator.max_media_bytes`; a video's status is polled at most
-until the call's timeout.
+sent, is bounded by `orchestrator.max_media_bytes`; every call by the tool timeout.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import os
 import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from massgen.config.schema import MassgenConfig
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
@@ -45,8 +43,6 @@ IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 IMAGE_TYPES |= {".gif": "image/gif", ".webp": "image/webp"}
 AUDIO_SUFFIXES = frozenset({".mp3", ".mp4", ".mpeg", ".mpga", ".m4a", ".wav", ".webm", ".ogg"})
 AUDIO_SUFFIXES |= {".flac"}
-VIDEO_SUFFIXES = frozenset({".mp4", ".mov", ".avi", ".mkv", ".webm"})
-VIDEO_POLL_SECONDS = 2.0
 _ALL = ("generate_media", "read_media", "understand_image", "understand_audio", "understand_video")
 
 
@@ -129,19 +125,17 @@ class MediaToolbox:
         size: str | None = None,
         voice: str = "alloy",
         instructions: str | None = None,
-        seconds: Literal["4", "8", "12"] | None = None,
     ) -> str:
-        """Generate an image, speech audio or a video from a text prompt, and save it in
-        your workspace. Returns the file's path in your workspace.
+        """Generate an image or speech audio from a text prompt, and save it in your
+        workspace. Returns the file's path in your workspace.
 
         Args:
             prompt: What to generate; for audio, the exact text to speak.
-            mode: image, audio (speech) or video.
+            mode: image, or audio (speech).
             filename: Where to save it, relative to your workspace (default: from the prompt).
-            size: Image size such as 1024x1024, or video size such as 1280x720.
+            size: Image size such as 1024x1024.
             voice: For audio: the voice (alloy, echo, fable, onyx, nova, shimmer, ...).
             instructions: For audio: how to speak (tone, pace); not spoken.
-            seconds: For video: its length.
         """
         path = self._output(self._workspace, {"prompt": prompt, "mode": mode, "filename": filename})
         assert self._workspace is not None  # `_output` checked it
@@ -155,9 +149,8 @@ class MediaToolbox:
             elif mode == "audio":
                 chunks = _speech(client, provider.model, prompt, voice, instructions)
                 size_written = await _write_stream(path, chunks, limit)
-            else:
-                chunks = _video(client, provider.model, prompt, size, seconds, self._timeout)
-                size_written = await _write_stream(path, chunks, limit)
+            else:  # no provider generates video (`media_plan.GENERATES`)
+                raise MediaFailed(f"{mode} generation is not available")
         shown = path.relative_to(self._workspace).as_posix()
         return f"Saved the {mode} as `{shown}` ({size_written} bytes, {provider.model})."
 
@@ -294,33 +287,6 @@ async def _speech(
     options: dict[str, Any] = {"instructions": instructions} if instructions else {}
     async with client.audio.speech.with_streaming_response.create(
         model=model, voice=voice, input=text, response_format="mp3", **options
-    ) as response:
-        async for chunk in response.iter_bytes():
-            yield chunk
-
-
-async def _video(
-    client: AsyncOpenAI,
-    model: str,
-    prompt: str,
-    size: str | None,
-    seconds: str | None,
-    timeout: float,
-) -> AsyncIterator[bytes]:
-    options: dict[str, Any] = {"size": size} if size else {}
-    if seconds:
-        options["seconds"] = seconds
-    video = await client.videos.create(model=model, prompt=prompt, **options)
-    for _ in range(max(1, int(timeout / VIDEO_POLL_SECONDS))):
-        if video.status not in ("queued", "in_progress"):
-            break
-        await asyncio.sleep(VIDEO_POLL_SECONDS)
-        video = await client.videos.retrieve(video.id)
-    if video.status != "completed":
-        why = video.error.message if video.error else f"status {video.status}"
-        raise MediaFailed(f"the video was not made ({why})")
-    async with client.videos.with_streaming_response.download_content(
-        video.id, variant="video"
     ) as response:
         async for chunk in response.iter_bytes():
             yield chunk

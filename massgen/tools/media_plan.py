@@ -12,7 +12,8 @@
                                        named the predecessor's own files in `custom_tools`
 
 A mode's provider is its `<mode>_generation_backend`, else the agent's own when that
-provider has the API. Only OpenAI's API (images, speech, videos) is served here. A mode
+provider has the API. Only OpenAI's API (images, speech) is served here; OpenAI's video
+API (Sora) is shut down, so no provider generates video. A mode
 that an `enable_*_generation` key asks for and no provider serves is a ConfigError naming
 the key, as is one for an agent without a workspace (`cwd`) to save it in; under
 `enable_multimodal_tools` alone, such a mode is left out of `generate_media`.
@@ -40,11 +41,17 @@ MODES: tuple[Mode, ...] = get_args(Mode)
 UnderstandTool = Literal["understand_image", "understand_audio", "understand_video"]
 
 # Provider -> the generation modes its API has here.
-GENERATES: dict[str, frozenset[Mode]] = {"openai": frozenset(MODES)}
+GENERATES: dict[str, frozenset[Mode]] = {"openai": frozenset({"image", "audio"})}
 DEFAULT_MODELS: dict[tuple[str, Mode], str] = {
     ("openai", "image"): "gpt-image-1",
     ("openai", "audio"): "gpt-4o-mini-tts",
-    ("openai", "video"): "sora-2",
+}
+_WHY_NOT: dict[Mode, str] = {
+    "image": "",
+    "audio": "",
+    # The openai SDK (3.57) marks its `videos` API: "scheduled to permanently shut down on
+    # September 24, 2026".
+    "video": "OpenAI's Sora API is shut down",
 }
 # The predecessor's provider names that have no client here.
 _ELSEWHERE = ("google", "grok", "openrouter", "elevenlabs")
@@ -126,37 +133,48 @@ def plan(config: MassgenConfig, agent: AgentConfig, at: str) -> MediaPlan:
 def _generator(
     config: MassgenConfig, agent: AgentConfig, mode: Mode, at: str, required: bool
 ) -> Provider | None:
+    """The provider of `mode`; None where it is not `required` (asked for by its own key)
+    and nothing serves it (the predecessor fell back the same way).
+
+    Raises:
+        ConfigError: `required` and nothing serves it, or a provider name that is unknown.
+    """
     orchestrator = config.orchestrator
     named = getattr(orchestrator, f"{mode}_generation_backend")
     model = getattr(orchestrator, f"{mode}_generation_model")
-    serving = sorted(p for p, modes in GENERATES.items() if mode in modes)
-    if named is not None:
-        if mode not in GENERATES.get(named, frozenset()):
+    if named is not None and named not in GENERATES and named not in _ELSEWHERE:
+        raise ConfigError(
+            f"unknown {mode} generation provider {named!r}",
+            path=f"orchestrator.{mode}_generation_backend",
+            fix=_serving(mode),
+        )
+    name = named if named is not None else _own_provider(agent)
+    if name is None or mode not in GENERATES.get(name, frozenset()):
+        if not required:
+            return None
+        if named is not None:
             where = "has no client here" if named in _ELSEWHERE else f"has no {mode} generation"
-            raise ConfigError(
-                f"{mode} generation provider {named!r} {where}",
-                path=f"orchestrator.{mode}_generation_backend",
-                fix=f"Use {' or '.join(serving)}",
-            )
-        name = named
-    else:
-        own = _own_provider(agent)
-        if own is None or mode not in GENERATES.get(own, frozenset()):
-            if not required:
-                return None
-            raise ConfigError(
-                f"backend type {agent.backend.type!r} has no {mode} generation API",
-                path=f"{at}.backend.enable_{mode}_generation",
-                fix=f"Set orchestrator.{mode}_generation_backend to a provider that has "
-                f"one ({', '.join(serving)}), or remove the key",
-            )
-        name = own
+            problem, path = f"{mode} generation provider {named!r} {where}", "orchestrator"
+            path = f"orchestrator.{mode}_generation_backend"
+        else:
+            problem = f"backend type {agent.backend.type!r} has no {mode} generation API here"
+            path = f"{at}.backend.enable_{mode}_generation"
+        raise ConfigError(problem, path=path, fix=_serving(mode))
     own_endpoint = _own_provider(agent) == name
     return Provider(
         name,
         model or DEFAULT_MODELS[(name, mode)],
         base_url=agent.backend.base_url if own_endpoint else None,
         api_key=agent.backend.api_key if own_endpoint else None,
+    )
+
+
+def _serving(mode: Mode) -> str:
+    serving = sorted(p for p, modes in GENERATES.items() if mode in modes)
+    if not serving:
+        return f"Remove the key: no provider generates {mode} here ({_WHY_NOT[mode]})"
+    return (
+        f"Set orchestrator.{mode}_generation_backend to {' or '.join(serving)}, or remove the key"
     )
 
 
