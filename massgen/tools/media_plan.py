@@ -4,25 +4,32 @@
     backend.enable_audio_generation    ... mode `audio` (speech from text)
     backend.enable_video_generation    ... mode `video`
     backend.enable_multimodal_tools    `read_media`, and `generate_media` with every mode a
-    (or orchestrator.*, inherited)     provider serves here
+    (or orchestrator.*, inherited)     provider serves
     orchestrator.<mode>_generation_backend / _model
                                        the provider (and model) of one mode
     backend.media_tools                `understand_image` / `understand_audio` /
                                        `understand_video`: where a predecessor config
                                        named the predecessor's own files in `custom_tools`
 
-A mode's provider is its `<mode>_generation_backend`, else the agent's own when that
-provider has the API. Only OpenAI's API (images, speech) is served here; OpenAI's video
-API (Sora) is shut down, so no provider generates video. A mode
-that an `enable_*_generation` key asks for and no provider serves is a ConfigError naming
-the key, as is one for an agent without a workspace (`cwd`) to save it in; under
-`enable_multimodal_tools` alone, such a mode is left out of `generate_media`.
+Generation, by provider (the predecessor's names for them):
 
-Understanding goes to the agent's own provider when it speaks OpenAI's formats (images as
-`image_url` parts of a Chat Completions message, audio through the transcription API),
-else to OpenAI. Video understanding has no provider here: the tool says so.
+    openai   image (`images.generate`), audio (`audio.speech`); its video API (Sora) is
+             shut down, so it makes none
+    google   image (Gemini's image models), video (Veo), through google-genai
 
-Pure data and checks: no SDK is imported here (`tools/media.py` makes the calls); no layer below `tools` imports it.
+A mode's provider is its `<mode>_generation_backend`, else the agent's own provider when
+it has the API (an `openai` or `gemini` backend). A mode that an `enable_*_generation`
+key asks for and no provider serves is a ConfigError naming the key, as is one for an
+agent without a workspace (`cwd`) to save it in; under `enable_multimodal_tools` alone,
+such a mode is left out of `generate_media` (the predecessor fell back the same way).
+
+Understanding goes to the agent's own provider where it can: a Gemini agent's model for
+images, audio and video; an agent that speaks OpenAI's formats for images (`image_url`
+parts of a Chat Completions message); OpenAI's transcription for an OpenAI agent's audio.
+Otherwise images and audio go to OpenAI and video to Gemini (keys from the environment),
+as in the predecessor.
+
+Pure data and checks: no SDK is imported here (`tools/media.py` makes the calls).
 """
 
 from __future__ import annotations
@@ -37,36 +44,49 @@ from massgen.core.errors import ConfigError
 
 Mode = Literal["image", "audio", "video"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-# The predecessor's tool files that a `custom_tools` entry may name; each becomes ours.
+Api = Literal["openai", "google"]  # which SDK a provider is called through
 UnderstandTool = Literal["understand_image", "understand_audio", "understand_video"]
 
 # Provider -> the generation modes its API has here.
-GENERATES: dict[str, frozenset[Mode]] = {"openai": frozenset({"image", "audio"})}
-DEFAULT_MODELS: dict[tuple[str, Mode], str] = {
+GENERATES: dict[Api, frozenset[Mode]] = {
+    "openai": frozenset({"image", "audio"}),
+    "google": frozenset({"image", "video"}),
+}
+DEFAULT_MODELS: dict[tuple[Api, Mode], str] = {
     ("openai", "image"): "gpt-image-1",
     ("openai", "audio"): "gpt-4o-mini-tts",
+    ("google", "image"): "gemini-2.5-flash-image",
+    ("google", "video"): "veo-3.1-generate-preview",
 }
-_WHY_NOT: dict[Mode, str] = {
-    "image": "",
-    "audio": "",
-    # The openai SDK (3.57) marks its `videos` API: "scheduled to permanently shut down on
-    # September 24, 2026".
-    "video": "OpenAI's Sora API is shut down",
+OPENAI_UNDERSTANDS = "gpt-5-mini"
+OPENAI_TRANSCRIBES = "gpt-4o-transcribe"
+GEMINI_UNDERSTANDS = "gemini-2.5-flash"
+KEY_ENV: dict[Api, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
 }
 # The predecessor's provider names that have no client here.
-_ELSEWHERE = ("google", "grok", "openrouter", "elevenlabs")
+_ELSEWHERE = ("grok", "openrouter", "elevenlabs")
+# The openai SDK (3.57) marks its `videos` API "scheduled to permanently shut down on
+# September 24, 2026": not offered.
+_NO_SORA = "OpenAI's video API (Sora) is shut down"
 
 
 @dataclass(frozen=True, slots=True)
 class Provider:
-    """Where calls go: a provider name, and the agent's own endpoint when it is the agent's
-    provider (None: the provider's default endpoint and key, from the environment)."""
+    """Where calls go: which API, which model, and the agent's own endpoint and key when
+    it is the agent's provider (None: the API's default endpoint, the key from `key_env`)."""
 
-    name: str
+    api: Api
     model: str
     base_url: str | None = None
     api_key: str | None = None
     key_env: tuple[str, ...] = ("OPENAI_API_KEY",)
+    name: str = ""  # the backend type, where it is the agent's own
+
+    @property
+    def title(self) -> str:
+        return self.name or self.api
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +97,8 @@ class MediaPlan:
     read_media: bool
     understand: tuple[UnderstandTool, ...]
     vision: Provider  # images
-    transcription: Provider  # audio
+    hearing: Provider  # audio
+    watching: Provider  # video (Gemini)
     max_bytes: int
 
     @property
@@ -85,14 +106,25 @@ class MediaPlan:
         return bool(self.generate or self.read_media or self.understand)
 
 
-def _own_provider(agent: AgentConfig) -> str | None:
-    """The media provider that the agent's backend is, if any."""
-    return "openai" if agent.backend.type == "openai" else None
+def _own_api(agent: AgentConfig) -> Api | None:
+    """The media API that the agent's backend is, if any."""
+    return {"openai": "openai", "gemini": "google"}.get(agent.backend.type)  # type: ignore[return-value]
 
 
-def _openai_compatible(agent: AgentConfig) -> bool:
-    profile = PROFILES.get(agent.backend.type)
-    return profile is not None and profile.wire in (CHAT_COMPLETIONS, RESPONSES)
+def _own(agent: AgentConfig, api: Api, model: str) -> Provider:
+    """`api` at the agent's own endpoint and key when the agent is that provider."""
+    if _own_api(agent) != api:
+        return Provider(api, model, key_env=KEY_ENV[api])
+    backend = agent.backend
+    profile = PROFILES[backend.type]
+    return Provider(
+        api,
+        model,
+        base_url=backend.base_url,
+        api_key=backend.api_key,
+        key_env=profile.key_env,
+        name=backend.type,
+    )
 
 
 def plan(config: MassgenConfig, agent: AgentConfig, at: str) -> MediaPlan:
@@ -124,8 +156,9 @@ def plan(config: MassgenConfig, agent: AgentConfig, at: str) -> MediaPlan:
         generate=generate,
         read_media=multimodal,
         understand=backend.media_tools,
-        vision=_understander(agent, "gpt-5-mini"),
-        transcription=_transcriber(agent),
+        vision=_vision(agent),
+        hearing=_hearing(agent),
+        watching=_own(agent, "google", _gemini_model(agent)),
         max_bytes=orchestrator.max_media_bytes,
     )
 
@@ -134,7 +167,7 @@ def _generator(
     config: MassgenConfig, agent: AgentConfig, mode: Mode, at: str, required: bool
 ) -> Provider | None:
     """The provider of `mode`; None where it is not `required` (asked for by its own key)
-    and nothing serves it (the predecessor fell back the same way).
+    and nothing serves it.
 
     Raises:
         ConfigError: `required` and nothing serves it, or a provider name that is unknown.
@@ -148,61 +181,60 @@ def _generator(
             path=f"orchestrator.{mode}_generation_backend",
             fix=_serving(mode),
         )
-    name = named if named is not None else _own_provider(agent)
-    if name is None or mode not in GENERATES.get(name, frozenset()):
+    api = named if named is not None else _own_api(agent)
+    if api not in GENERATES or mode not in GENERATES[api]:
         if not required:
             return None
         if named is not None:
             where = "has no client here" if named in _ELSEWHERE else f"has no {mode} generation"
-            problem, path = f"{mode} generation provider {named!r} {where}", "orchestrator"
+            if (named, mode) == ("openai", "video"):
+                where += f" ({_NO_SORA})"
+            problem = f"{mode} generation provider {named!r} {where}"
             path = f"orchestrator.{mode}_generation_backend"
         else:
             problem = f"backend type {agent.backend.type!r} has no {mode} generation API here"
             path = f"{at}.backend.enable_{mode}_generation"
         raise ConfigError(problem, path=path, fix=_serving(mode))
-    own_endpoint = _own_provider(agent) == name
-    return Provider(
-        name,
-        model or DEFAULT_MODELS[(name, mode)],
-        base_url=agent.backend.base_url if own_endpoint else None,
-        api_key=agent.backend.api_key if own_endpoint else None,
-    )
+    return _own(agent, api, model or DEFAULT_MODELS[(api, mode)])
 
 
 def _serving(mode: Mode) -> str:
     serving = sorted(p for p, modes in GENERATES.items() if mode in modes)
-    if not serving:
-        return f"Remove the key: no provider generates {mode} here ({_WHY_NOT[mode]})"
-    return (
-        f"Set orchestrator.{mode}_generation_backend to {' or '.join(serving)}, or remove the key"
+    fix = f"Set orchestrator.{mode}_generation_backend to {' or '.join(serving)}"
+    return fix + (f" ({_NO_SORA})" if mode == "video" else "") + ", or remove the key"
+
+
+def _gemini_model(agent: AgentConfig) -> str:
+    if agent.backend.type == "gemini" and agent.backend.model:
+        return agent.backend.model
+    return GEMINI_UNDERSTANDS
+
+
+def _vision(agent: AgentConfig) -> Provider:
+    """A Gemini agent's own model; else the agent's own endpoint and model when it speaks
+    OpenAI's formats; else OpenAI."""
+    if _own_api(agent) == "google":
+        return _own(agent, "google", _gemini_model(agent))
+    profile = PROFILES.get(agent.backend.type)
+    if profile is None or profile.wire not in (CHAT_COMPLETIONS, RESPONSES):
+        return Provider("openai", OPENAI_UNDERSTANDS)
+    base_url = agent.backend.base_url or profile.base_url
+    return Provider(
+        "openai",
+        agent.backend.model or profile.default_model or OPENAI_UNDERSTANDS,
+        base_url=base_url,
+        api_key=agent.backend.api_key,
+        key_env=key_env_for(profile, base_url),
+        name=agent.backend.type,
     )
 
 
-def _understander(agent: AgentConfig, default_model: str) -> Provider:
-    """The agent's own endpoint and model when it speaks OpenAI's formats, else OpenAI."""
-    if _openai_compatible(agent):
-        profile = PROFILES[agent.backend.type]
-        base_url = agent.backend.base_url or profile.base_url
-        return Provider(
-            agent.backend.type,
-            agent.backend.model or profile.default_model or default_model,
-            base_url=base_url,
-            api_key=agent.backend.api_key,
-            key_env=key_env_for(profile, base_url),
-        )
-    return Provider("openai", default_model)
-
-
-def _transcriber(agent: AgentConfig) -> Provider:
-    """OpenAI's transcription model, at the agent's endpoint when the agent is OpenAI's."""
-    if _own_provider(agent) == "openai":
-        return Provider(
-            "openai",
-            "gpt-4o-transcribe",
-            base_url=agent.backend.base_url,
-            api_key=agent.backend.api_key,
-        )
-    return Provider("openai", "gpt-4o-transcribe")
+def _hearing(agent: AgentConfig) -> Provider:
+    """A Gemini agent's own model; else OpenAI's transcription (at the agent's endpoint
+    when the agent is OpenAI's)."""
+    if _own_api(agent) == "google":
+        return _own(agent, "google", _gemini_model(agent))
+    return _own(agent, "openai", OPENAI_TRANSCRIBES)
 
 
 def wanted(config: MassgenConfig) -> bool:

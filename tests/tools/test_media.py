@@ -248,7 +248,7 @@ def test_a_provider_without_the_api_is_a_config_error_naming_the_key():
     error = refusal(claude(enable_image_generation=True))
     assert error.path == "agents[0].backend.enable_image_generation"
     assert "'claude' has no image generation API" in error.message
-    assert "image_generation_backend to openai" in (error.fix or "")
+    assert "image_generation_backend to google or openai" in (error.fix or "")
 
     named = refusal(
         {
@@ -269,7 +269,8 @@ def test_a_provider_without_the_api_is_a_config_error_naming_the_key():
 
     video = refusal(openai_agent("http://127.0.0.1:9/v1", enable_video_generation=True))
     assert video.path == "agents[0].backend.enable_video_generation"
-    assert "no provider generates video" in (video.fix or "")
+    assert "'openai' has no video generation" in video.message
+    assert "video_generation_backend to google" in (video.fix or "") and "Sora" in (video.fix or "")
 
     nowhere = refusal(
         {"agents": [{"id": "a", "backend": {"type": "openai", "enable_image_generation": True}}]}
@@ -290,7 +291,7 @@ def test_multimodal_tools_offer_what_is_served_and_leave_out_the_rest():
     check(config)
     media = plan(config, config.agents[0], "agents[0]")
     assert list(media.generate) == ["image"] and media.read_media
-    assert media.vision.name == "openai"  # claude does not speak OpenAI's formats
+    assert media.vision.api == "openai" and not media.vision.name  # OpenAI's, not claude's
     box = MediaToolbox(media, 10)
     assert {s.name for s in box.specs()} == {"generate_media", "read_media"}
 
