@@ -1,7 +1,7 @@
 """Media tools (`tools/media_plan.py` decides which an agent gets, and who serves them).
 
-    generate_media(prompt, mode, filename, ...)   an image, speech or a video, written
-                                                  into the agent's workspace
+    generate_media(prompt, mode, filename, ...)   an image or speech, written into the
+                                                  agent's workspace
     read_media(file_path, prompt)                 an image, audio or video understood
                                                   (by the file's suffix); text back
     understand_image / understand_audio           the same, one kind each (the
@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from massgen.config.schema import MassgenConfig
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
@@ -127,21 +127,17 @@ class MediaToolbox:
         size: str | None = None,
         voice: str = "alloy",
         instructions: str | None = None,
-        aspect_ratio: Literal["16:9", "9:16"] | None = None,
-        duration_seconds: int | None = None,
     ) -> str:
-        """Generate an image, speech audio or a video from a text prompt (the modes offered
-        are those your setup serves), and save it in your workspace.
+        """Generate an image or speech audio from a text prompt (the modes offered are those
+        your setup serves), and save it in your workspace.
 
         Args:
             prompt: What to generate; for audio, the exact text to speak.
-            mode: image, audio (speech) or video.
+            mode: image, or audio (speech).
             filename: Where to save it, relative to your workspace (default: from the prompt).
             size: For OpenAI images: a size such as 1024x1024.
             voice: For audio: the voice (alloy, echo, fable, onyx, nova, shimmer, ...).
             instructions: For audio: how to speak (tone, pace); not spoken.
-            aspect_ratio: For video: 16:9 or 9:16.
-            duration_seconds: For video: its length.
         """
         path = self._output(self._workspace, {"prompt": prompt, "mode": mode, "filename": filename})
         assert self._workspace is not None  # `_output` checked it
@@ -151,15 +147,11 @@ class MediaToolbox:
         if mode == "audio":
             chunks = media_openai.speech(provider, prompt, voice, instructions)
             written = await _write_stream(path, chunks, limit)
-        else:
-            if mode == "image" and provider.api == "openai":
+        else:  # image: no provider makes videos (`media_plan.GENERATES`)
+            if provider.api == "openai":
                 data = await media_openai.image(provider, prompt, size, limit)
-            elif mode == "image":
-                data = await media_gemini.image(provider, prompt, limit)
             else:
-                options = {"aspect_ratio": aspect_ratio, "duration_seconds": duration_seconds}
-                options = {k: v for k, v in options.items() if v is not None}
-                data = await media_gemini.video(provider, prompt, options, limit, self._timeout)
+                data = await media_gemini.image(provider, prompt, limit)
             written = _write(path, data)
         shown = path.relative_to(self._workspace).as_posix()
         return f"Saved the {mode} as `{shown}` ({written} bytes, {provider.model})."

@@ -13,9 +13,12 @@
 
 Generation, by provider (the predecessor's names for them):
 
-    openai   image (`images.generate`), audio (`audio.speech`); its video API (Sora) is
-             shut down, so it makes none
-    google   image (Gemini's image models), video (Veo), through google-genai
+    openai   image (`images.generate`), audio (`audio.speech`)
+    google   image (Gemini's image models), through google-genai
+
+No provider makes videos here: OpenAI's video API (Sora) is shut down, and google-genai
+makes Veo videos on Vertex AI only. `enable_video_generation` is therefore a ConfigError
+that says so.
 
 A mode's provider is its `<mode>_generation_backend`, else the agent's own provider when
 it has the API (an `openai` or `gemini` backend). A mode that an `enable_*_generation`
@@ -50,13 +53,12 @@ UnderstandTool = Literal["understand_image", "understand_audio", "understand_vid
 # Provider -> the generation modes its API has here.
 GENERATES: dict[Api, frozenset[Mode]] = {
     "openai": frozenset({"image", "audio"}),
-    "google": frozenset({"image", "video"}),
+    "google": frozenset({"image"}),
 }
 DEFAULT_MODELS: dict[tuple[Api, Mode], str] = {
     ("openai", "image"): "gpt-image-1",
     ("openai", "audio"): "gpt-4o-mini-tts",
     ("google", "image"): "gemini-2.5-flash-image",
-    ("google", "video"): "veo-3.1-generate-preview",
 }
 OPENAI_UNDERSTANDS = "gpt-5-mini"
 OPENAI_TRANSCRIBES = "gpt-4o-transcribe"
@@ -68,8 +70,8 @@ KEY_ENV: dict[Api, tuple[str, ...]] = {
 # The predecessor's provider names that have no client here.
 _ELSEWHERE = ("grok", "openrouter", "elevenlabs")
 # The openai SDK (3.57) marks its `videos` API "scheduled to permanently shut down on
-# September 24, 2026": not offered.
-_NO_SORA = "OpenAI's video API (Sora) is shut down"
+# September 24, 2026"; google-genai (3.6) makes Veo videos on Vertex AI only.
+_NO_VIDEO = "OpenAI's video API (Sora) is shut down, and Veo is on Vertex AI only"
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +189,6 @@ def _generator(
             return None
         if named is not None:
             where = "has no client here" if named in _ELSEWHERE else f"has no {mode} generation"
-            if (named, mode) == ("openai", "video"):
-                where += f" ({_NO_SORA})"
             problem = f"{mode} generation provider {named!r} {where}"
             path = f"orchestrator.{mode}_generation_backend"
         else:
@@ -200,8 +200,11 @@ def _generator(
 
 def _serving(mode: Mode) -> str:
     serving = sorted(p for p, modes in GENERATES.items() if mode in modes)
-    fix = f"Set orchestrator.{mode}_generation_backend to {' or '.join(serving)}"
-    return fix + (f" ({_NO_SORA})" if mode == "video" else "") + ", or remove the key"
+    if not serving:
+        return f"Remove the key: no provider makes {mode}s here ({_NO_VIDEO})"
+    return (
+        f"Set orchestrator.{mode}_generation_backend to {' or '.join(serving)}, or remove the key"
+    )
 
 
 def _gemini_model(agent: AgentConfig) -> str:

@@ -19,6 +19,7 @@ from massgen.core.types import ToolCall
 from massgen.loading import load
 from massgen.team import check
 from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing.fake_gemini_media import FakeGeminiMedia
 from massgen.testing.fake_openai_media import FakeOpenAIMedia
 from massgen.tools.base import ToolContext
 from massgen.tools.effects import Read, Write
@@ -231,6 +232,79 @@ async def test_audio_is_transcribed_and_a_large_file_never_sent(tmp_path):
     assert too_big.is_error and "above max_media_bytes" in too_big.content
 
 
+def gemini_agent(base_url: str, **backend: Any) -> dict[str, Any]:
+    keys = {"type": "gemini", "model": "gemini-2.5-pro", "base_url": base_url, "api_key": "k"}
+    return {"agents": [{"id": "a", "backend": {**keys, "cwd": "ws", **backend}}]}
+
+
+async def test_a_gemini_agent_watches_a_video_and_hears_audio_with_its_own_model(tmp_path):
+    (tmp_path / "clip.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42 frames")
+    (tmp_path / "talk.mp3").write_bytes(b"ID3 words")
+    with FakeGeminiMedia(text="A cat chases a laser dot.") as fake:
+        box = toolbox(gemini_agent(fake.base_url, enable_multimodal_tools=True))
+        ctx = ToolContext(agent="a", workspace=tmp_path)
+        watched = await box.call(
+            call("read_media", file_path="clip.mp4", prompt="What happens?"), ctx
+        )
+        heard = await box.call(call("read_media", file_path="talk.mp3"), ctx)
+        video, audio = fake.calls
+
+    assert watched.content == heard.content == "A cat chases a laser dot."
+    assert video.path.endswith("/models/gemini-2.5-pro:generateContent")
+    (content,) = video.body["contents"]
+    assert content["parts"] == [
+        {
+            "inlineData": {
+                "data": base64.b64encode(b"\x00\x00\x00\x18ftypmp42 frames").decode(),
+                "mime_type": "video/mp4",
+            }
+        },
+        {"text": "What happens?"},
+    ]
+    (content,) = audio.body["contents"]
+    assert content["parts"][0]["inlineData"]["mime_type"] == "audio/mpeg"
+    assert "Transcribe" in content["parts"][1]["text"]
+
+
+async def test_video_of_another_agent_goes_to_gemini_with_the_key_from_the_environment(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "clip.mp4").write_bytes(b"frames")
+    raw = {
+        "agents": [
+            {
+                "id": "a",
+                "backend": {"type": "claude", "cwd": "ws", "media_tools": ["understand_video"]},
+            }
+        ]
+    }
+    box = toolbox(raw)
+    ctx = ToolContext(agent="a", workspace=tmp_path)
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    keyless = await box.call(call("understand_video", video_path="clip.mp4"), ctx)
+    assert keyless.is_error and "set GEMINI_API_KEY" in keyless.content
+    with FakeGeminiMedia(text="Frames.") as fake:
+        monkeypatch.setenv("GEMINI_API_KEY", "gk")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.base_url)
+        result = await box.call(call("understand_video", video_path="clip.mp4"), ctx)
+        (sent,) = fake.calls
+    assert result.content == "Frames."
+    assert sent.path.endswith("/models/gemini-2.5-flash:generateContent")
+
+
+async def test_a_gemini_agent_generates_an_image_with_gemini(tmp_path):
+    with FakeGeminiMedia(image=PNG) as fake:
+        box = toolbox(gemini_agent(fake.base_url, enable_image_generation=True))
+        ctx = ToolContext(agent="a", workspace=tmp_path)
+        result = await box.call(call("generate_media", prompt="A fox", filename="art/fox.png"), ctx)
+        (sent,) = fake.calls
+    assert not result.is_error, result.content
+    assert (tmp_path / "art" / "fox.png").read_bytes() == PNG
+    assert sent.path.endswith("/models/gemini-2.5-flash-image:generateContent")
+    assert sent.body["generationConfig"] == {"responseModalities": ["IMAGE"]}
+
+
 # ---------------------------------------------------------------- config
 
 
@@ -270,7 +344,7 @@ def test_a_provider_without_the_api_is_a_config_error_naming_the_key():
     video = refusal(openai_agent("http://127.0.0.1:9/v1", enable_video_generation=True))
     assert video.path == "agents[0].backend.enable_video_generation"
     assert "'openai' has no video generation" in video.message
-    assert "video_generation_backend to google" in (video.fix or "") and "Sora" in (video.fix or "")
+    assert "no provider makes videos here" in (video.fix or "") and "Sora" in (video.fix or "")
 
     nowhere = refusal(
         {"agents": [{"id": "a", "backend": {"type": "openai", "enable_image_generation": True}}]}
