@@ -4,7 +4,9 @@ here. Applied to the parsed file before validation (`translate`):
     mapped    rewritten to our typed keys: `text: {verbosity}` -> `verbosity`,
               `reasoning: {effort, summary}` -> `reasoning_effort`/`reasoning_summary`,
               `ui.type`/`display:` -> `ui.display_type`, `top_k`-style server parameters
-              -> `extra_body`, `append_system_prompt` -> the end of `system_message`
+              -> `extra_body`, `append_system_prompt` -> the end of `system_message`,
+              `custom_tools` entries naming the predecessor's own media tool files ->
+              the built-in media tools (`media_tools`, `tools/media.py`)
     no effect accepted and dropped, with a note (`--validate` prints them): massgen
               already does what the key asked for its own way (`snapshot_storage`: every
               run has its own snapshot store), or the key tuned a mechanism massgen does

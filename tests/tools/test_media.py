@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -394,3 +393,28 @@ def test_the_predecessors_media_files_in_custom_tools_are_the_built_in_tools(tmp
     alone = openai_agent("http://127.0.0.1:9/v1", custom_tools=tools[1:])
     with pytest.raises(ConfigError, match="enable_image_generation: true"):
         config_from_dict(alone)
+
+
+def test_file_generation_has_no_effect_and_says_why():
+    from massgen.config.predecessor import translate
+
+    raw = {"agents": [{"id": "a", "backend": {"type": "openai", "enable_file_generation": True}}]}
+    data, notes = translate(raw, "c.yaml")
+    assert "enable_file_generation" not in data["agents"][0]["backend"]
+    assert [n.path for n in notes] == ["agents[0].backend.enable_file_generation"]
+    assert "file tools" in notes[0].why
+
+
+def test_a_config_without_media_keys_imports_no_media_module():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from massgen.config import config_from_dict; from massgen.tools.team import joined, media;"
+        "c = config_from_dict({'agents': [{'id': 'a', 'backend': {'type': 'openai'}}]});"
+        "assert media(c) == {};"
+        "heavy = ('massgen.tools.media', 'massgen.tools.media_openai', 'massgen.tools.media_gemini');"
+        "print(sorted(m for m in sys.modules if m in heavy or m.startswith(('openai', 'google.genai'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
