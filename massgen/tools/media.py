@@ -102,7 +102,8 @@ class MediaToolbox:
         if spec.name == "generate_media":
             modes = list(self._plan.generate)
             properties = dict(parameters["properties"])
-            properties["mode"] = {**properties["mode"], "enum": modes, "default": modes[0]}
+            described = properties["mode"].get("description", "")
+            properties["mode"] = {"type": "string", "enum": modes, "description": described}
             parameters = {**parameters, "properties": properties}
         writes = spec.name == "generate_media"
         annotations = ToolAnnotations(read_only=not writes, destructive=False, open_world=True)
@@ -122,7 +123,7 @@ class MediaToolbox:
     async def generate_media(
         self,
         prompt: str,
-        mode: str = "image",
+        mode: str | None = None,
         filename: str | None = None,
         size: str | None = None,
         voice: str = "alloy",
@@ -133,12 +134,13 @@ class MediaToolbox:
 
         Args:
             prompt: What to generate; for audio, the exact text to speak.
-            mode: image, or audio (speech).
+            mode: image, or audio (speech); default: the first offered.
             filename: Where to save it, relative to your workspace (default: from the prompt).
             size: For OpenAI images: a size such as 1024x1024.
             voice: For audio: the voice (alloy, echo, fable, onyx, nova, shimmer, ...).
             instructions: For audio: how to speak (tone, pace); not spoken.
         """
+        mode = mode or next(iter(self._plan.generate))
         path = self._output(self._workspace, {"prompt": prompt, "mode": mode, "filename": filename})
         assert self._workspace is not None  # `_output` checked it
         _inside(self._workspace, path)

@@ -418,3 +418,14 @@ def test_a_config_without_media_keys_imports_no_media_module():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_the_mode_defaults_to_the_one_offered(tmp_path):
+    with FakeOpenAIMedia(speech=b"ID3 hi") as fake:
+        box = toolbox(openai_agent(fake.base_url, enable_audio_generation=True))
+        (spec,) = box.specs()
+        assert spec.parameters["properties"]["mode"]["enum"] == ["audio"]
+        ctx = ToolContext(agent="a", workspace=tmp_path)
+        result = await box.call(call("generate_media", prompt="Hi.", filename="hi.mp3"), ctx)
+    assert not result.is_error, result.content
+    assert (tmp_path / "hi.mp3").read_bytes() == b"ID3 hi"
