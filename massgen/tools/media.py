@@ -17,11 +17,12 @@ sent, is bounded by `orchestrator.max_media_bytes`; every call by the tool timeo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -270,17 +271,19 @@ def _write(path: Path, data: bytes) -> int:
     return len(data)
 
 
-async def _write_stream(path: Path, chunks: AsyncIterator[bytes], limit: int) -> int:
-    """Writes the chunks to `path` (atomically), refusing past `limit` bytes."""
+async def _write_stream(path: Path, chunks: AsyncGenerator[bytes], limit: int) -> int:
+    """Writes the chunks to `path` (atomically), refusing past `limit` bytes; the stream
+    is closed (its connection with it) on every exit."""
     temporary = _temporary(path)
     total = 0
     try:
-        with temporary.open("wb") as out:
-            async for chunk in chunks:
-                total += len(chunk)
-                if total > limit:
-                    raise MediaFailed(f"the file is larger than max_media_bytes ({limit})")
-                out.write(chunk)
+        async with contextlib.aclosing(chunks):
+            with temporary.open("wb") as out:
+                async for chunk in chunks:
+                    total += len(chunk)
+                    if total > limit:
+                        raise MediaFailed(f"the file is larger than max_media_bytes ({limit})")
+                    out.write(chunk)
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)

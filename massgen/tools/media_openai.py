@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from massgen.tools.media_plan import Provider
@@ -66,7 +66,7 @@ async def image(provider: Provider, prompt: str, size: str | None, limit: int) -
 
 async def speech(
     provider: Provider, text: str, voice: str, instructions: str | None
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes]:
     options: dict[str, Any] = {"instructions": instructions} if instructions else {}
     async with (
         client(provider) as sdk,
