@@ -4,7 +4,9 @@ here. Applied to the parsed file before validation (`translate`):
     mapped    rewritten to our typed keys: `text: {verbosity}` -> `verbosity`,
               `reasoning: {effort, summary}` -> `reasoning_effort`/`reasoning_summary`,
               `ui.type`/`display:` -> `ui.display_type`, `top_k`-style server parameters
-              -> `extra_body`, `append_system_prompt` -> the end of `system_message`
+              -> `extra_body`, `append_system_prompt` -> the end of `system_message`,
+              `custom_tools` entries naming the predecessor's own media tool files ->
+              the built-in media tools (`media_tools`, `tools/media.py`)
     no effect accepted and dropped, with a note (`--validate` prints them): massgen
               already does what the key asked for its own way (`snapshot_storage`: every
               run has its own snapshot store), or the key tuned a mechanism massgen does
@@ -80,10 +82,6 @@ _NO_LIMITS = NoEffect(
     "the sandbox bounds a command by its timeout (`command_line_timeout_seconds`) and "
     "output size, not by memory or CPU quotas"
 )
-_MEDIA = Refused(
-    "media generation and understanding tools are not part of this version",
-    "Remove the key; give the agents such tools as MCP servers or `custom_tools`",
-)
 _MEMORY = Refused(
     "the `memory` block (mem0 conversation and persistent memory over a Qdrant vector "
     "store, with LLM fact extraction and context compression) is not part of this version",
@@ -116,11 +114,9 @@ BACKEND: dict[str, Disposition] = {
     "command_line_docker_cpu_limit": _NO_LIMITS,
     "command_line_docker_enable_sudo": _NO_ROOT,
     "command_line_docker_credentials": _NO_CREDENTIALS,
-    "enable_image_generation": _MEDIA,
-    "enable_audio_generation": _MEDIA,
-    "enable_file_generation": _MEDIA,
-    "enable_video_generation": _MEDIA,
-    "enable_multimodal_tools": _MEDIA,
+    "enable_file_generation": NoEffect(
+        "an agent with a workspace (`cwd`) writes files with the file tools, in every phase"
+    ),
     "betas": Refused("Anthropic beta features (computer use) are not supported", "Remove the key"),
     "enable_programmatic_flow": _PROVIDER_TOOL,
     "enable_tool_search": _PROVIDER_TOOL,
@@ -150,10 +146,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "votes here are endorsements of an answer; there is no score threshold "
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
-    "enable_multimodal_tools": _MEDIA,
-    "image_generation_backend": _MEDIA,
-    "video_generation_backend": _MEDIA,
-    "audio_generation_backend": _MEDIA,
     "skip_coordination_rounds": _NOT_HERE,
     "debug_final_answer": _NOT_HERE,
     "dspy": _NOT_HERE,
@@ -416,6 +408,7 @@ def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -
         at,
         source,
     )
+    _media_tools(backend, at, source)
     moved = {k: backend.pop(k) for k in TO_EXTRA_BODY if k in backend}
     if moved:
         extra = backend.get("extra_body")
@@ -454,6 +447,55 @@ def _thinking(backend: dict[str, Any]) -> None:
             backend["reasoning"] = block
         else:
             del backend["reasoning"]
+
+
+# The predecessor's own media tool files, as its configs name them in `custom_tools`: they
+# import its internals, so each is replaced by the built-in tool (`tools/media.py`).
+MEDIA_FILES = {
+    "massgen/tool/_multimodal_tools/understand_image.py": "understand_image",
+    "massgen/tool/_multimodal_tools/understand_audio.py": "understand_audio",
+    "massgen/tool/_multimodal_tools/understand_video.py": "understand_video",
+    "massgen/tool/_multimodal_tools/generation/generate_media.py": "generate_media",
+}
+_GENERATION_KEYS = ("enable_image_generation", "enable_audio_generation", "enable_video_generation")
+
+
+def _media_tools(backend: dict[str, Any], at: str, source: str) -> None:
+    """`custom_tools` entries naming a predecessor media file -> `media_tools` (and, for
+    `generate_media`, the `enable_*_generation` keys that go with it)."""
+    tools = backend.get("custom_tools")
+    if not isinstance(tools, list):
+        return
+    kept: list[Any] = []
+    for index, entry in enumerate(tools):
+        path = entry.get("path") if isinstance(entry, dict) else None
+        tool = _media_file(path) if isinstance(path, str) else None
+        if tool is None:
+            kept.append(entry)
+            continue
+        where = f"{at}.custom_tools[{index}]"
+        if tool == "generate_media":
+            if not any(backend.get(key) for key in _GENERATION_KEYS):
+                _refuse(where, _GENERATE_WITHOUT_MODE, source)
+        else:
+            named = backend.setdefault("media_tools", [])
+            if isinstance(named, list) and tool not in named:
+                named.append(tool)
+    if len(kept) != len(tools):
+        backend["custom_tools"] = kept
+
+
+def _media_file(path: str) -> str | None:
+    """The tool a predecessor media file is (the path as its configs write it, relative to
+    its checkout, or anywhere that ends so)."""
+    posix = path.replace("\\", "/").removeprefix("./")
+    return next((t for f, t in MEDIA_FILES.items() if posix == f or posix.endswith("/" + f)), None)
+
+
+_GENERATE_WITHOUT_MODE = Refused(
+    "the predecessor's `generate_media` file is built in here, for the modes you enable",
+    "Replace the entry with `enable_image_generation: true` (or audio, video) on the backend",
+)
 
 
 def _nested(backend: dict[str, Any], key: str, names: dict[str, str], at: str, source: str) -> None:

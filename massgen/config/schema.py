@@ -132,6 +132,16 @@ class BackendConfig(Strict):
     # Documents for the provider's file search (`config/uploads.py`), uploaded at run
     # start and deleted at its end (`massgen/uploads.py`).
     upload_files: tuple[UploadFile, ...] = Field(default=(), max_length=MAX_FILES)
+    # Media tools (`tools/media_plan.py`, `tools/media.py`), the predecessor's keys; None:
+    # `orchestrator.enable_multimodal_tools` decides. `media_tools`: the predecessor's own
+    # understand_* files named in its `custom_tools`, as our built-in tools.
+    enable_image_generation: bool = False
+    enable_audio_generation: bool = False
+    enable_video_generation: bool = False
+    enable_multimodal_tools: bool | None = None
+    media_tools: tuple[
+        Literal["understand_image", "understand_audio", "understand_video"], ...
+    ] = ()
 
     def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
         """(config key, hosted tool) for each hosted-tool key this config switches on."""
@@ -297,6 +307,16 @@ class OrchestratorConfig(Strict):
     seed: int | None = None
     # The user's directories the agents may read (and the final presenter may write).
     context_paths: tuple[ContextPathConfig, ...] = ()
+    # Media tools for every agent, and who serves each generation mode (`tools/media_plan.py`).
+    enable_multimodal_tools: bool = False
+    image_generation_backend: str | None = None
+    image_generation_model: str | None = None
+    audio_generation_backend: str | None = None
+    audio_generation_model: str | None = None
+    video_generation_backend: str | None = None
+    video_generation_model: str | None = None
+    # A generated file, or a file sent to be understood, is refused past this (bytes).
+    max_media_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)
 
     def answer_limit(self, team_size: int) -> int:
         if self.max_new_answers_global is not None:
@@ -425,9 +445,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " command_line_docker_memory_limit command_line_docker_cpu_limit"
         " command_line_docker_network_mode command_line_docker_enable_sudo"
         " command_line_docker_credentials command_line_docker_packages"
-        # media generation
-        " enable_image_generation enable_audio_generation enable_file_generation"
-        " enable_video_generation enable_multimodal_tools"
+        " enable_file_generation"
         # claude_code specifics, and the OpenAI Responses `text` block
         " permission_mode system_prompt append_system_prompt text"
     ),
@@ -439,8 +457,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " defer_peer_updates_until_restart checklist_require_gap_report gap_report_mode"
         " max_checklist_calls_per_round checklist_first_answer"
         " allow_midstream_peer_updates_before_checklist_submit enable_nlip nlip_config"
-        " enable_multimodal_tools image_generation_backend video_generation_backend"
-        " audio_generation_backend docker max_turns interactive_mode"
+        " docker max_turns interactive_mode"
     ),
     CoordinationConfig: _keys(
         "max_orchestration_restarts enable_post_presentation_evaluation"

@@ -37,7 +37,10 @@ async def open_tools(
     that does not start goes to `failed` as an event, one per agent that lost it (without
     `failed`, to `warn`)."""
     commands = joined(
-        command_toolboxes(config, warn), python_toolboxes(config, source, single), planning(config)
+        command_toolboxes(config, warn),
+        python_toolboxes(config, source, single),
+        planning(config),
+        media(config, source, single),
     )
     if not any(agent.backend.mcp_servers for agent in config.agents):
         yield commands
@@ -99,6 +102,19 @@ def planning(config: MassgenConfig) -> dict[str, Toolbox]:
     from massgen.tools.planning import planning_toolboxes
 
     return planning_toolboxes(config)
+
+
+def media(
+    config: MassgenConfig, source: str | None = None, single: bool = False
+) -> dict[str, Toolbox]:
+    """Agent id -> its media tools (`enable_*_generation`, `enable_multimodal_tools`)."""
+    from massgen.tools.media_plan import wanted
+
+    if not wanted(config):
+        return {}
+    from massgen.tools.media import media_toolboxes
+
+    return media_toolboxes(config, source, single)
 
 
 def joined(*maps: Mapping[str, Toolbox]) -> dict[str, Toolbox]:
