@@ -139,9 +139,9 @@ def test_a_suffixed_workspace_that_collides_with_another_is_refused(dirs):
 
 
 def test_a_refusal_in_the_single_agent_form_names_agent(dirs):
-    text = "agent:\n  id: a\n  backend:\n    type: openai\n    enable_image_generation: true\n"
+    text = "agent:\n  id: a\n  backend:\n    type: claude\n    betas: [computer-use-2025-01-24]\n"
     message = refusal(dirs, text)
-    assert "`agent.backend.enable_image_generation`" in message and "custom_tools" in message
+    assert "`agent.backend.betas`" in message and "computer use" in message
 
 
 def test_ui_type_display_and_append_system_prompt_are_mapped(dirs):
