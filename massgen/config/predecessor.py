@@ -145,7 +145,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
     "video_generation_backend": _MEDIA,
     "audio_generation_backend": _MEDIA,
     "skip_coordination_rounds": _NOT_HERE,
-    "debug_final_answer": _NOT_HERE,
     "dspy": _NOT_HERE,
     "enable_nlip": _NOT_HERE,
     "nlip": _NOT_HERE,
@@ -157,9 +156,9 @@ ORCHESTRATOR: dict[str, Disposition] = {
     ),
 }
 
-_RESTARTS = Refused(
-    "post-presentation evaluation and restarts are not part of this version",
-    "Remove the key, or raise `max_new_answers_per_agent` for more refinement",
+_RESTARTS = NoEffect(
+    "the winner evaluates the final answer whenever "
+    "`orchestrator.coordination.max_orchestration_restarts` is above 0"
 )
 
 COORDINATION: dict[str, Disposition] = {
@@ -177,7 +176,6 @@ COORDINATION: dict[str, Disposition] = {
     "use_skills": _SKILLS,
     "skills_directory": _SKILLS,
     "load_previous_session_skills": _SKILLS,
-    "max_orchestration_restarts": _RESTARTS,
     "enable_post_presentation_evaluation": _RESTARTS,
     "enable_changedoc": _NOT_HERE,
     "enable_subagents": _SUBAGENTS,

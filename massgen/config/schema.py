@@ -174,6 +174,9 @@ class CoordinationConfig(Strict):
     enable_agent_task_planning: bool = False
     task_planning_filesystem_mode: bool = False
     max_tasks_per_plan: int = Field(default=10, ge=1, le=100)
+    # After the final presentation the winner checks the answer and may restart the whole
+    # coordination with feedback (`coordination/restarts.py`); this many restarts at most.
+    max_orchestration_restarts: int = Field(default=0, ge=0, le=10)
 
 
 class ContextPathConfig(Strict):
@@ -222,6 +225,9 @@ class OrchestratorConfig(Strict):
     seed: int | None = None
     # The user's directories the agents may read (and the final presenter may write).
     context_paths: tuple[ContextPathConfig, ...] = ()
+    # Debugging restarts: the answer evaluated on attempt 1 instead of the real one (the
+    # predecessor's key; with `coordination.max_orchestration_restarts` > 0 only).
+    debug_final_answer: str | None = None
 
     def answer_limit(self, team_size: int) -> int:
         if self.max_new_answers_global is not None:
@@ -323,7 +329,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     OrchestratorConfig: _keys(
         "snapshot_storage agent_temporary_workspace dspy"
-        " skip_coordination_rounds debug_final_answer voting_threshold skip_voting"
+        " skip_coordination_rounds voting_threshold skip_voting"
         " disable_injection defer_voting_until_all_answered coordination_mode presenter_agent"
         " fairness_enabled fairness_lead_cap_answers max_midstream_injections_per_round"
         " defer_peer_updates_until_restart checklist_require_gap_report gap_report_mode"
@@ -333,8 +339,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " audio_generation_backend docker max_turns interactive_mode"
     ),
     CoordinationConfig: _keys(
-        "max_orchestration_restarts enable_post_presentation_evaluation"
-        " enable_memory_filesystem_mode use_skills massgen_skills skills_directory write_mode"
+        "enable_memory_filesystem_mode use_skills massgen_skills skills_directory write_mode"
         " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
         " max_broadcasts_per_agent enable_subagents subagent_default_timeout"
         " subagent_max_concurrent persona_generator evaluation_criteria_generator"
