@@ -13,10 +13,13 @@ from typing import Any
 import pytest
 
 from massgen.api import RunResult, TeamRun, load
+from massgen.coordination.resume import ResumeError, from_journal
 from massgen.core import events as ev
 from massgen.record.journal import read_journal
 from massgen.resuming import prepare
-from massgen.testing.fake_provider import FakeProvider, Reply
+from massgen.testing.fake_provider import FakeProvider, Fault, Reply, cooperative_agent
+from massgen.testing.tools import InProcessTools
+from massgen.ui.model import ViewModel, state_text, totals_text
 from massgen.ui.plain import PlainView
 
 pytestmark = pytest.mark.usefixtures("in_tmp")
@@ -79,6 +82,12 @@ def config(base_url: str, restarts: int, **orchestrator: Any) -> Json:
     }
 
 
+def coordinating(requests: list[Json]) -> list[Json]:
+    """The requests of agents at work (offered `new_answer` or `vote`)."""
+    names = lambda r: {t["function"]["name"] for t in r.get("tools") or []}  # noqa: E731
+    return [r for r in requests if names(r) & {"new_answer", "vote"}]
+
+
 def user_text(request: Json) -> str:
     return "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
 
@@ -105,7 +114,7 @@ def test_a_restart_runs_the_coordination_again_with_the_feedback():
     assert restarted.reason == "only John was described" and restarted.instructions == "add Paul"
     assert restarted.previous_answer == "final answer of attempt 1"
     # Every coordination request of attempt 2 opens with the feedback; none of attempt 1 does.
-    second = [r for r in team.requests[2] if r.get("tools")]
+    second = coordinating(team.requests[2])
     assert second and all(user_text(r).startswith(FEEDBACK) for r in second)
     assert all(
         "add Paul" in user_text(r) and "final answer of attempt 1" in user_text(r) for r in second
@@ -228,7 +237,116 @@ def test_a_run_killed_in_its_second_attempt_resumes_there(tmp_path: Path):
             resumable.loaded, resumable.resumed.question, log_dir=log, resumed=resumable.resumed
         )
         result = asyncio.run(resumed.execute())
-    later = [r for r in team.requests[2][before:] if r.get("tools")]
+    later = coordinating(team.requests[2][before:])
     assert later and all(user_text(r).startswith(FEEDBACK) for r in later)
     assert result.ok and result.answer == "final answer of attempt 2" and result.attempts == 2
     assert len(team.evaluations) == 1  # attempt 2 is the last: not evaluated
+
+
+def test_the_evaluator_may_check_with_its_tools_before_it_decides():
+    async def count_members(band: str) -> str:
+        return f"{band} had 4 members"
+
+    tools = InProcessTools().add("count_members", count_members, read_only=True)
+    team = Team(Reply(tool_calls=[("count_members", {"band": "Beatles"})]), SUBMIT)
+    with FakeProvider(team) as fake:
+        # An in-process tool declares no effects: the permission engine would refuse it.
+        loaded = load({**config(fake.base_url, 1), "permissions": False})
+        boxes = {"a0": tools, "a1": tools}
+        result = asyncio.run(TeamRun(loaded, QUESTION, toolboxes=boxes).execute())
+    (ran,) = tools.calls_of("count_members")
+    assert (ran.agent, ran.phase) == (result.winner, "coordination")
+    assert len(team.evaluations) == 2
+    tool_messages = [m for m in team.evaluations[1]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ["Beatles had 4 members"]
+    assert result.ok and result.attempts == 1 and result.answer == "final answer of attempt 1"
+
+
+def test_an_evaluation_past_the_deadline_submits_the_answer():
+    team = Team(Reply(fault=Fault(stall_seconds=60)))
+    seen: list[ev.AnyEvent] = []
+    with FakeProvider(team) as fake:
+        loaded = load(config(fake.base_url, 2))
+        run_ = TeamRun(loaded, QUESTION, sinks=[seen.append], deadline_seconds=6)
+        result = asyncio.run(run_.execute())
+    (verdict,) = kinds(seen, ev.EvaluationFinished)
+    assert verdict.submitted and verdict.note == "timed out"
+    assert result.ok and result.answer == "final answer of attempt 1" and result.attempts == 1
+
+
+def test_a_presentation_that_may_be_restarted_says_so():
+    # `massgen serve` then sends the final answer once it stands, not the text streamed.
+    _, events = run(Team(restart(), SUBMIT), restarts=1)
+    assert [p.may_restart for p in kinds(events, ev.PresentationStarted)] == [True, False]
+
+
+def test_a_json_action_model_gives_its_verdict_as_json():
+    restart_json = {
+        "action": "restart_orchestration",
+        "reason": "too short",
+        "instructions": "more",
+    }
+    verdicts = deque([Reply(text=json.dumps(restart_json)), Reply(text='{"action": "submit"}')])
+    evaluations: list[Json] = []
+
+    def policy(request: Json) -> Reply:
+        if "restart_orchestration" in json.dumps(request.get("response_format") or {}):
+            evaluations.append(request)
+            return verdicts.popleft()
+        return cooperative_agent(request)
+
+    with FakeProvider(policy) as fake:
+        raw = config(fake.base_url, 2)
+        for agent in raw["agents"]:
+            agent["backend"]["structured_actions"] = True
+        result = asyncio.run(TeamRun(load(raw), QUESTION, logs=False).execute())
+    assert len(evaluations) == 2 and not verdicts
+    assert all(not request.get("tools") for request in evaluations)
+    assert result.ok and result.attempts == 2 and result.restarts[0].reason == "too short"
+
+
+def test_the_live_view_marks_the_evaluation_and_the_new_attempt():
+    _, events = run(Team(restart(), SUBMIT), restarts=1)
+    model = ViewModel()
+    cut = next(i for i, e in enumerate(events) if isinstance(e, ev.EvaluationStarted))
+    for event in events[: cut + 1]:
+        model.apply(event)
+    winner = events[cut].agent
+    assert state_text(model, winner) == ("winner", "★ evaluating the final answer")
+    for event in events[cut + 1 :]:
+        model.apply(event)
+    for agent in model.agents:
+        shown = "".join(text for _, text in model.pane(agent).runs)
+        assert "══ attempt 2/2: only John was described ══" in shown
+    assert "── evaluating the final answer ──" in "".join(t for _, t in model.pane(winner).runs)
+    # The totals count the answers of the attempt shown, not of both.
+    assert totals_text(model).startswith("answers 2 ")
+
+
+def test_agents_with_workspaces_start_the_new_attempt_without_the_old_answers_files():
+    team = Team(restart(), SUBMIT)
+    with FakeProvider(team) as fake:
+        raw = config(fake.base_url, 1)
+        for index, agent in enumerate(raw["agents"]):
+            agent["backend"]["cwd"] = f"ws{index}"
+        run_ = TeamRun(load(raw), QUESTION)
+        result = asyncio.run(run_.execute())
+    assert result.ok and result.attempts == 2
+    assert run_.workspaces is not None
+    assert set(run_.workspaces.snapshots()) == {a.label for a in run_.outcome.answers}
+    second = coordinating(team.requests[2])
+    assert all("still holds your files from the previous attempt" in user_text(r) for r in second)
+
+
+def test_the_journal_of_a_restarted_run_folds_into_its_last_attempt():
+    _, events = run(Team(restart(), SUBMIT), restarts=1)
+    restarted = next(i for i, e in enumerate(events) if isinstance(e, ev.OrchestrationRestarted))
+    first_answer = next(
+        i for i, e in enumerate(events) if i > restarted and isinstance(e, ev.AnswerPublished)
+    )
+    resumed = from_journal(events[: first_answer + 1])
+    assert [d.content for d in resumed.decisions] == [events[first_answer].content]
+    assert [(f.attempt, f.reason) for f in resumed.restarts] == [(1, "only John was described")]
+    assert "in coordination attempt 2" in resumed.summary()
+    with pytest.raises(ResumeError):  # it finished: nothing to resume
+        from_journal(events)
