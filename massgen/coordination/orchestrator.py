@@ -38,6 +38,7 @@ from massgen.coordination.restarts import (
     evaluate,
     feedback_block,
     max_attempts,
+    restarted_event,
 )
 from massgen.coordination.resume import Resumed, ResumeError, rebuild
 from massgen.coordination.runaway import Guards
@@ -610,16 +611,7 @@ class Orchestrator:
 
     def _restart(self, outcome: TeamOutcome, feedback: Feedback) -> None:
         """Emitted before the reset, so the journal has it before the next attempt."""
-        self.emit(
-            ev.OrchestrationRestarted(
-                attempt=feedback.attempt + 1,
-                max_attempts=max_attempts(self.settings),
-                agent=outcome.winner or "",
-                reason=feedback.reason,
-                instructions=feedback.instructions,
-                previous_answer=feedback.answer,
-            )
-        )
+        self.emit(restarted_event(feedback, max_attempts(self.settings), outcome.winner or ""))
         self.state = self.state.restarted(self.members, feedback)
         self._presented = self._presented_in = None
         if self.workspaces is not None:

@@ -95,6 +95,18 @@ def answer_to_evaluate(settings: OrchestratorConfig, attempt: int, answer: str) 
     return answer, False
 
 
+def restarted_event(feedback: Feedback, most: int, agent: str) -> ev.OrchestrationRestarted:
+    """The event that starts attempt `feedback.attempt + 1` of `most`, asked for by `agent`."""
+    return ev.OrchestrationRestarted(
+        attempt=feedback.attempt + 1,
+        max_attempts=most,
+        agent=agent,
+        reason=feedback.reason,
+        instructions=feedback.instructions,
+        previous_answer=feedback.answer,
+    )
+
+
 # --- what the models read ----------------------------------------------------------------
 
 EVALUATION_RULES = (
