@@ -281,12 +281,12 @@ async def _converse(member: Member, setup: Evaluation, emit: Emit) -> Feedback |
         if verdict is not None:
             return verdict
         tools = [call for call in calls if call.name not in VERDICT_TOOLS]
-        if not tools:
-            return _Submitted("no tool call: submitted")
+        if not tools or last:
+            return _Submitted("no tool call: submitted" if not tools else "no verdict: submitted")
         results = await run_round(member.toolbox, tools, ctx, setup.tools, emit)
         messages.append(Message("assistant", text, tuple(tools)))
         messages += [Message("tool", r.content, tool_call_id=r.call_id) for r in results]
-    return _Submitted("no verdict within the tool rounds: submitted")
+    raise AssertionError("unreachable: the last round always decides")
 
 
 def _own_tools(member: Member) -> tuple[ToolSpec, ...]:
@@ -301,14 +301,14 @@ def _verdict(
         return _decided(_json_object(text), setup) or _Submitted("no verdict: submitted")
     for call in calls:
         if call.name in VERDICT_TOOLS:
-            return _decided({"action": call.name, **_json_object(call.arguments)}, setup)
+            return _decided({**_json_object(call.arguments), "action": call.name}, setup)
     return None
 
 
 def _decided(data: dict[str, Any], setup: Evaluation) -> Feedback | _Submitted | None:
     action = data.get("action")
     if action == SUBMIT:
-        return _Submitted("confirmed")
+        return _Submitted("confirmed" if data.get("confirmed", True) else "submitted unconfirmed")
     if action != RESTART:
         return None
     reason = _text(data.get("reason")) or "the answer needs improvement"

@@ -350,3 +350,25 @@ def test_the_journal_of_a_restarted_run_folds_into_its_last_attempt():
     assert "in coordination attempt 2" in resumed.summary()
     with pytest.raises(ResumeError):  # it finished: nothing to resume
         from_journal(events)
+
+
+def test_the_evaluators_tool_rounds_are_bounded_and_the_last_call_must_decide():
+    async def count_members(band: str) -> str:
+        return f"{band} had 4 members"
+
+    tools = InProcessTools().add("count_members", count_members, read_only=True)
+    check = Reply(tool_calls=[("count_members", {"band": "Beatles"})])
+    team = Team(check, check)
+    seen: list[ev.AnyEvent] = []
+    with FakeProvider(team) as fake:
+        loaded = load({**config(fake.base_url, 1, max_tool_iterations=1), "permissions": False})
+        boxes = {"a0": tools, "a1": tools}
+        run_ = TeamRun(loaded, QUESTION, toolboxes=boxes, sinks=[seen.append], logs=False)
+        result = asyncio.run(run_.execute())
+    offered = [{t["function"]["name"] for t in e["tools"]} for e in team.evaluations]
+    verdicts = {"submit", "restart_orchestration"}
+    assert offered == [{*verdicts, "count_members"}, verdicts]
+    assert len(tools.calls_of("count_members")) == 1  # the call it was not offered never ran
+    (verdict,) = kinds(seen, ev.EvaluationFinished)
+    assert verdict.submitted and verdict.note == "no verdict: submitted"
+    assert result.ok and result.attempts == 1
