@@ -21,6 +21,7 @@ from massgen.config import loader
 from massgen.config.schema import MassgenConfig
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
+from massgen.coordination.restarts import Feedback
 from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.core.types import Usage
@@ -58,6 +59,7 @@ class RoundUsage:
     phase: str
     usage: Usage
     cost_usd: float | None
+    attempt: int = 1  # the coordination it belongs to (after an orchestration restart: 2, ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,9 @@ class RunResult:
     rounds: tuple[RoundUsage, ...] = ()
     # Files of the user's context paths this run created, modified or deleted.
     context_changes: ContextChanges = field(default_factory=ContextChanges)
+    # Coordinations run (`max_orchestration_restarts`), and why each restart was asked for.
+    attempts: int = 1
+    restarts: tuple[Feedback, ...] = ()
 
     @property
     def total_cost_usd(self) -> float | None:
@@ -426,10 +431,12 @@ class TeamRun:
             tie_break=outcome.tie_break,
             cost_usd={agent: self.ledger.of(agent).cost_usd for agent in outcome.usage},
             rounds=tuple(
-                RoundUsage(r.agent, r.run, r.phase, r.spend.usage, r.spend.cost_usd)
+                RoundUsage(r.agent, r.run, r.phase, r.spend.usage, r.spend.cost_usd, r.attempt)
                 for r in self.ledger.rounds
             ),
             context_changes=self.context_changes,
+            attempts=outcome.attempts,
+            restarts=outcome.restarts,
         )
 
 

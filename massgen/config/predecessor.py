@@ -147,7 +147,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
     "skip_coordination_rounds": _NOT_HERE,
-    "debug_final_answer": _NOT_HERE,
     "dspy": _NOT_HERE,
     "enable_nlip": _NOT_HERE,
     "nlip": _NOT_HERE,
@@ -158,9 +157,9 @@ ORCHESTRATOR: dict[str, Disposition] = {
     ),
 }
 
-_RESTARTS = Refused(
-    "post-presentation evaluation and restarts are not part of this version",
-    "Remove the key, or raise `max_new_answers_per_agent` for more refinement",
+_RESTARTS = NoEffect(
+    "the winner evaluates the final answer whenever "
+    "`orchestrator.coordination.max_orchestration_restarts` is above 0"
 )
 
 COORDINATION: dict[str, Disposition] = {
@@ -174,7 +173,6 @@ COORDINATION: dict[str, Disposition] = {
     "max_internal_fix_loops": _TUNING,
     "compression_target_ratio": _TUNING,
     "response_depth": _TUNING,
-    "max_orchestration_restarts": _RESTARTS,
     "enable_post_presentation_evaluation": _RESTARTS,
     "enable_changedoc": _NOT_HERE,
 }

@@ -259,6 +259,9 @@ class CoordinationConfig(Strict):
                 f"unknown subagent type(s) {', '.join(unknown)}; known: {', '.join(ROLES)}"
             )
         return tuple(name.lower() for name in value) if value is not None else None
+    # After the final presentation the winner checks the answer and may restart the whole
+    # coordination with feedback (`coordination/restarts.py`); this many restarts at most.
+    max_orchestration_restarts: int = Field(default=0, ge=0, le=10)
 
 
 class ContextPathConfig(Strict):
@@ -317,6 +320,9 @@ class OrchestratorConfig(Strict):
     video_generation_model: str | None = None
     # A generated file, or a file sent to be understood, is refused past this (bytes).
     max_media_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)
+    # Debugging restarts: the answer evaluated on attempt 1 instead of the real one (the
+    # predecessor's key; with `coordination.max_orchestration_restarts` > 0 only).
+    debug_final_answer: str | None = None
 
     def answer_limit(self, team_size: int) -> int:
         if self.max_new_answers_global is not None:
@@ -451,7 +457,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     OrchestratorConfig: _keys(
         "snapshot_storage agent_temporary_workspace dspy"
-        " skip_coordination_rounds debug_final_answer voting_threshold skip_voting"
+        " skip_coordination_rounds voting_threshold skip_voting"
         " disable_injection defer_voting_until_all_answered coordination_mode presenter_agent"
         " fairness_enabled fairness_lead_cap_answers max_midstream_injections_per_round"
         " defer_peer_updates_until_restart checklist_require_gap_report gap_report_mode"
@@ -460,8 +466,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " docker max_turns interactive_mode"
     ),
     CoordinationConfig: _keys(
-        "max_orchestration_restarts enable_post_presentation_evaluation"
-        " use_skills massgen_skills skills_directory write_mode"
+        "enable_post_presentation_evaluation write_mode"
         " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
         " max_broadcasts_per_agent persona_generator evaluation_criteria_generator"
         " prompt_improver novelty_injection criteria_mode fast_iteration_mode"

@@ -30,6 +30,16 @@ from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
+from massgen.coordination.restarts import (
+    Evaluation,
+    Feedback,
+    answer_to_evaluate,
+    due,
+    evaluate,
+    feedback_block,
+    max_attempts,
+    restarted_event,
+)
 from massgen.coordination.resume import Resumed, ResumeError, rebuild
 from massgen.coordination.runaway import Guards
 from massgen.coordination.tool_round import ToolBounds, held_back
@@ -50,6 +60,8 @@ class Workspaces(Protocol):
     def published(self, agent: str, label: str) -> None: ...
 
     def presenting(self, agent: str, label: str) -> Path | None: ...
+
+    def new_attempt(self) -> None: ...
 
 
 class Memories(Protocol):
@@ -76,6 +88,8 @@ class TeamOutcome:
     usage: dict[str, Usage]
     seed: int
     labels: dict[str, str] = field(default_factory=dict)
+    attempts: int = 1  # coordinations run: 1 + the restarts asked for by an evaluation
+    restarts: tuple[Feedback, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +108,11 @@ class _RunState:
     wake: dict[str, asyncio.Event]  # something it waits on may have changed
     fresh: dict[str, asyncio.Event]  # a peer published
     done: asyncio.Event
+    restarts: tuple[Feedback, ...] = ()  # the attempts before this one, and why they ended
+
+    @property
+    def attempt(self) -> int:
+        return len(self.restarts) + 1
 
     @classmethod
     def begin(
@@ -104,24 +123,45 @@ class _RunState:
         history: Sequence[prompts.Turn],
         resumed: Resumed | None = None,
     ) -> _RunState:
-        ids = [m.id for m in members]
         seed = settings.seed if settings.seed is not None else random.randrange(2**31)
         if resumed is not None:
             seed = resumed.seed
+        restarts = resumed.restarts if resumed is not None else ()
+        return cls._fresh(members, question, tuple(history), seed, UsageLedger(), restarts)
+
+    def restarted(self, members: Sequence[Member], feedback: Feedback) -> _RunState:
+        """The next attempt: fresh agent states; the seed and what was spent carry over."""
+        restarts = (*self.restarts, feedback)
+        return _RunState._fresh(
+            members, self.question, self.history, self.seed, self.ledger, restarts
+        )
+
+    @classmethod
+    def _fresh(
+        cls,
+        members: Sequence[Member],
+        question: str,
+        history: tuple[prompts.Turn, ...],
+        seed: int,
+        ledger: UsageLedger,
+        restarts: tuple[Feedback, ...],
+    ) -> _RunState:
+        ids = [m.id for m in members]
         labels = Labels(ids, seed)
         return cls(
             question=question,
-            history=tuple(history),
+            history=history,
             seed=seed,
             labels=labels,
             board=Board(ids, labels),
-            ledger=UsageLedger(),
+            ledger=ledger,
             failed={},
             runs=dict.fromkeys(ids, 0),
             restart_reason={},
             wake={agent: asyncio.Event() for agent in ids},
             fresh={agent: asyncio.Event() for agent in ids},
             done=asyncio.Event(),
+            restarts=restarts,
         )
 
 
@@ -147,6 +187,8 @@ class Orchestrator:
         self.memories = memories
         self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
+        self._presented: TeamOutcome | None = None  # this attempt's, while it is evaluated
+        self._presented_in: Path | None = None  # the presenter's workspace
 
     def _budgeted(self, member: Member) -> Member:
         spent = lambda: self.state.ledger.total()  # noqa: E731 (the state of the run then)
@@ -170,11 +212,27 @@ class Orchestrator:
         self._start(question, history, resumed)
         deadline = asyncio.get_running_loop().time() + self.deadline_seconds
         try:
-            outcome = await self._run_until(deadline)
+            outcome = await self._attempts(deadline)
         except asyncio.CancelledError:
-            self._finish(self._fallback(Status.INTERRUPTED, "interrupted by the user"))
+            self._finish(self._interrupted())
             raise
         return self._finish(outcome)
+
+    async def _attempts(self, deadline: float) -> TeamOutcome:
+        """Coordinate and present; start over while attempts remain and the winner's
+        evaluation of the final answer asks for it (`restarts.py`)."""
+        while True:
+            self._presented = outcome = await self._run_until(deadline)
+            feedback = await self._evaluated(outcome, deadline)
+            if feedback is None:
+                return outcome
+            self._restart(outcome, feedback)
+
+    def _interrupted(self) -> TeamOutcome:
+        if self._presented is None:
+            return self._fallback(Status.INTERRUPTED, "interrupted by the user")
+        reason = "interrupted by the user while the final answer was evaluated"
+        return replace(self._presented, status=Status.INTERRUPTED, reason=reason)
 
     def _start(
         self, question: str, history: Sequence[prompts.Turn], resumed: Resumed | None
@@ -358,9 +416,13 @@ class Orchestrator:
             system = f"{system}\n\n{prompts.WORKSPACE_NOTE}"
         memory = self._memory_note(member, shown)
         system = "\n\n".join([system, *memory, *member.notes])
+        user = prompts.user_message(self.state.question, shown, history=self.state.history)
+        if self.state.restarts:
+            block = feedback_block(self.state.restarts[-1], workspace=member.workspace is not None)
+            user = f"{block}\n\n{user}"
         return RunSetup(
             system=system,
-            user=prompts.user_message(self.state.question, shown, history=self.state.history),
+            user=user,
             vote_labels=[] if single else [a.label for a in shown],
             can_answer=can_answer,
             max_invalid_retries=self.settings.max_invalid_action_retries,
@@ -531,6 +593,7 @@ class Orchestrator:
             workspace = self.workspaces.presenting(member.id, decision.winner.label)
         if self.memories is not None and workspace is not None:
             member = replace(member, notes=(*member.notes, self.memories.presenter_note()))
+        self._presented_in = workspace
         return await present(
             member,
             self.state.question,
@@ -542,7 +605,37 @@ class Orchestrator:
             tools=self._tool_bounds(),
             max_tool_iterations=self.settings.max_tool_iterations,
             workspace=workspace,
+            may_restart=self.state.attempt < max_attempts(self.settings),
         )
+
+    # --- evaluation and restarts (`restarts.py`) -----------------------------------------
+
+    async def _evaluated(self, outcome: TeamOutcome, deadline: float) -> Feedback | None:
+        """None: the final answer stands. Else why the coordination must start over."""
+        attempt = self.state.attempt
+        if not due(self.settings, attempt, outcome.status, outcome.winner):
+            return None
+        member = next(m for m in self.members if m.id == outcome.winner)
+        answer, override = answer_to_evaluate(self.settings, attempt, outcome.answer)
+        setup = Evaluation(
+            question=self.state.question,
+            answer=answer,
+            attempt=attempt,
+            tools=self._tool_bounds(),
+            max_tool_iterations=self.settings.max_tool_iterations,
+            workspace=self._presented_in,
+            history=self.state.history,
+            debug_override=override,
+        )
+        return await evaluate(member, setup, self.emit, deadline)
+
+    def _restart(self, outcome: TeamOutcome, feedback: Feedback) -> None:
+        """Emitted before the reset, so the journal has it before the next attempt."""
+        self.emit(restarted_event(feedback, max_attempts(self.settings), outcome.winner or ""))
+        self.state = self.state.restarted(self.members, feedback)
+        self._presented = self._presented_in = None
+        if self.workspaces is not None:
+            self.workspaces.new_attempt()
 
     def _fallback(self, status: Status, reason: str) -> TeamOutcome:
         """The best available answer when the run cannot finish normally."""
@@ -556,6 +649,9 @@ class Orchestrator:
 
     def _outcome(self, decision: Decision, answer: str, status: Status, reason: str) -> TeamOutcome:
         winner = decision.winner
+        if not answer and self.state.restarts:  # better the answer found wanting than none
+            answer = self.state.restarts[-1].answer
+            reason = f"{reason}; the answer of attempt {self.state.attempt - 1} is kept"
         return TeamOutcome(
             answer=answer,
             status=status,
@@ -570,6 +666,8 @@ class Orchestrator:
             usage={m.id: self.state.ledger.of(m.id).usage for m in self.members},
             seed=self.state.seed,
             labels=self.state.labels.as_dict(),
+            attempts=self.state.attempt,
+            restarts=self.state.restarts,
         )
 
 

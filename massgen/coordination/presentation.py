@@ -42,12 +42,14 @@ async def present(
     tools: ToolBounds | None = None,
     max_tool_iterations: int = 10,
     workspace: Path | None = None,
+    may_restart: bool = False,
 ) -> str:
     """Stream the winner's final answer; fall back to its stored answer if it wrote none.
-    `workspace`: where its tools work (the winner's snapshot, restored); default its own."""
+    `workspace`: where its tools work (the winner's snapshot, restored); default its own.
+    `may_restart`: an evaluation follows (`PresentationStarted.may_restart`)."""
     winner = decision.winner
     assert winner is not None
-    emit(ev.PresentationStarted(agent=member.id, strategy=strategy))
+    emit(ev.PresentationStarted(agent=member.id, strategy=strategy, may_restart=may_restart))
     system, user = presentation_messages(
         question,
         winner,

@@ -89,6 +89,11 @@ def _answers_block(answers: Sequence[Answer]) -> str:
     return f"<CURRENT ANSWERS from the agents>\n{body}\n<END OF CURRENT ANSWERS>"
 
 
+def history_block(history: Sequence[Turn]) -> str:
+    """The earlier turns of a chat, as every prompt shows them."""
+    return _history_block(history)
+
+
 def _history_block(history: Sequence[Turn]) -> str:
     lines = [f"User: {turn.question}\nAssistant: {turn.answer}" for turn in history]
     body = "\n".join(lines)

@@ -7,6 +7,10 @@ replays the decisions onto a fresh `Board` by the board's own rules: a vote saw 
 the answers that existed when it was cast (a vote that saw less would not have stood),
 and a newer answer retires the votes that did not see it, as it did the first time.
 
+A run whose evaluation restarted the coordination (`OrchestrationRestarted`) continues in
+its last attempt: the decisions before the restart are dropped, and the feedback of each
+restart is kept (`restarts`), so the agents read it again.
+
 Coordination and the winner are not taken from the journal: they follow from the board
 (`winner.decide` is deterministic), so a run killed while presenting presents again.
 """
@@ -18,8 +22,11 @@ from dataclasses import dataclass, field
 
 from massgen.coordination.board import Board, Vote
 from massgen.coordination.labels import Labels
+from massgen.coordination.restarts import Feedback
 from massgen.core import events as ev
 from massgen.core.status import Status
+
+Spending = ev.AgentStarted | ev.UsageReported | ev.OrchestrationRestarted
 
 
 class ResumeError(Exception):
@@ -45,9 +52,9 @@ class Resumed:
     decisions: tuple[Decision, ...]
     failed: dict[str, str] = field(default_factory=dict)
     runs: dict[str, int] = field(default_factory=dict)  # runs each agent finished
-    # What the attempts before spent (AgentStarted and UsageReported, for a UsageLedger):
-    # a resumed run's cost includes them.
-    spending: tuple[ev.AgentStarted | ev.UsageReported, ...] = ()
+    # What the attempts before spent (for a UsageLedger): a resumed run's cost includes them.
+    spending: tuple[Spending, ...] = ()
+    restarts: tuple[Feedback, ...] = ()  # the evaluations that restarted the coordination
 
     @property
     def answer_labels(self) -> list[str]:
@@ -60,6 +67,8 @@ class Resumed:
         text = f"resumed: {_count(answers, 'answer')}, {_count(votes, 'vote')}"
         if self.failed:
             text += f", {len(self.failed)} failed"
+        if self.restarts:
+            text += f", in coordination attempt {len(self.restarts) + 1}"
         return f"{text} (attempt {self.attempts + 1})"
 
 
@@ -105,10 +114,11 @@ class _Fold:
         self.failed: dict[str, str] = {}
         self.started_runs: dict[str, int] = {}
         self.open: set[str] = set()  # agents whose last run had not decided anything
-        self.spending: list[ev.AgentStarted | ev.UsageReported] = []
+        self.spending: list[Spending] = []
+        self.restarts: list[Feedback] = []
 
     def apply(self, event: ev.AnyEvent) -> None:
-        if isinstance(event, ev.AgentStarted | ev.UsageReported):
+        if isinstance(event, Spending):
             self.spending.append(event)
         match event:
             case ev.RunStarted():
@@ -135,8 +145,21 @@ class _Fold:
                 self.open.discard(event.agent)
             case ev.RunFinished():
                 self.finished = event
+            case ev.OrchestrationRestarted():
+                self._restarted(event)
             case _:
                 pass
+
+    def _restarted(self, event: ev.OrchestrationRestarted) -> None:
+        """A new coordination began: what the attempt before decided no longer holds."""
+        feedback = Feedback(
+            event.attempt - 1, event.reason, event.instructions, event.previous_answer
+        )
+        self.restarts.append(feedback)
+        self.decisions.clear()
+        self.failed.clear()
+        self.started_runs.clear()
+        self.open.clear()
 
     def result(self) -> Resumed:
         started = self.started
@@ -159,6 +182,7 @@ class _Fold:
             failed=dict(self.failed),
             runs=runs,
             spending=tuple(self.spending),
+            restarts=tuple(self.restarts),
         )
 
 

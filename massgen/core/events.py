@@ -258,6 +258,9 @@ class PresentationStarted(Event):
     kind: ClassVar[str] = "presentation_started"
     agent: str
     strategy: str
+    # An evaluation follows, which may restart the coordination: this text may not be the
+    # final answer (`RunFinished.answer` is).
+    may_restart: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,6 +268,46 @@ class FinalTextDelta(Event):
     kind: ClassVar[str] = "final_text"
     agent: str
     text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluationStarted(Event):
+    """After the final presentation, the winner checks the final answer of `attempt` and
+    either submits it or restarts the coordination (`max_orchestration_restarts`).
+    `debug_override`: it checks `orchestrator.debug_final_answer` instead."""
+
+    kind: ClassVar[str] = "evaluation_started"
+    agent: str
+    attempt: int
+    debug_override: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluationFinished(Event):
+    """The winner's verdict on the final answer: `submitted`, or a restart was asked for
+    (`OrchestrationRestarted` follows). `note` says how it was decided ("confirmed", "no
+    tool call", "timed out", ...)."""
+
+    kind: ClassVar[str] = "evaluation_finished"
+    agent: str
+    attempt: int
+    submitted: bool
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrchestrationRestarted(Event):
+    """The whole coordination starts over as `attempt` (2, 3, ...) of `max_attempts`, with
+    fresh agent states; every agent's message carries `reason` and `instructions`, and
+    the answer that was found wanting (`previous_answer`)."""
+
+    kind: ClassVar[str] = "orchestration_restarted"
+    attempt: int
+    max_attempts: int
+    agent: str  # who asked for it: the winner of the attempt before
+    reason: str
+    instructions: str
+    previous_answer: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -301,6 +344,9 @@ AnyEvent = (
     | PresentationStarted
     | FinalTextDelta
     | RunFinished
+    | EvaluationStarted
+    | EvaluationFinished
+    | OrchestrationRestarted
 )
 
 # The JSON "type" of each event, as each class declares it.

@@ -48,36 +48,41 @@ class Spend:
 @dataclass(frozen=True, slots=True)
 class Round:
     """One agent run's calls (`run` counts its runs from 1), or the final presentation
-    (`phase="presentation"`)."""
+    (`phase="presentation"`) or its evaluation (`"evaluation"`); `attempt` counts the
+    coordinations of the run (more than 1 after an orchestration restart)."""
 
     agent: str
     run: int
     phase: str
     spend: Spend
+    attempt: int = 1
 
 
 class UsageLedger:
     """Apply every event in order; read spend per round, per agent, or in total."""
 
     def __init__(self) -> None:
-        self._rounds: dict[tuple[str, int, str], Spend] = {}
+        self._rounds: dict[tuple[str, int, str, int], Spend] = {}
         self._run: dict[str, int] = {}
+        self._attempt = 1
 
     def __call__(self, event: ev.AnyEvent) -> None:
         if isinstance(event, ev.AgentStarted):
             self._run[event.agent] = event.run
+        elif isinstance(event, ev.OrchestrationRestarted):
+            self._attempt, self._run = event.attempt, {}
         elif isinstance(event, ev.UsageReported):
-            key = (event.agent, self._run.get(event.agent, 0), event.phase)
+            key = (event.agent, self._run.get(event.agent, 0), event.phase, self._attempt)
             self._rounds[key] = self._rounds.get(key, Spend()) + Spend.of(event)
 
     @property
     def rounds(self) -> list[Round]:
-        return [Round(*key, spend) for key, spend in self._rounds.items()]
+        return [Round(*key[:3], spend, attempt=key[3]) for key, spend in self._rounds.items()]
 
     def by_agent(self) -> dict[str, Spend]:
         """Each agent that reported usage, in the order it first did."""
         spent: dict[str, Spend] = {}
-        for (agent, _run, _phase), spend in self._rounds.items():
+        for (agent, *_), spend in self._rounds.items():
             spent[agent] = spent.get(agent, Spend()) + spend
         return spent
 

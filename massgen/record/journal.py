@@ -28,6 +28,7 @@ DECIDED = (
     ev.AgentFailed,
     ev.CoordinationFinished,
     ev.RunFinished,
+    ev.OrchestrationRestarted,
 )
 
 # Streamed chunks: many per second, so they are only buffered.

@@ -159,8 +159,10 @@ class Recorder:
         match event:
             case ev.AnswerPublished():
                 answer = self._state.agent(event.agent).answers[-1]
-                path = self._agent_dir(event.agent) / f"answer_{answer.version}.txt"
-                write_text(path, event.content)
+                folder = self._agent_dir(event.agent)
+                if self._state.attempt > 1:  # an orchestration restart gives labels out again
+                    folder = folder / f"attempt_{self._state.attempt}"
+                write_text(folder / f"answer_{answer.version}.txt", event.content)
             case ev.VoteCast() | ev.VoteInvalidated():
                 self._write_agent_votes(event.agent)
             case ev.CoordinationFinished():

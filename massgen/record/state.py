@@ -29,6 +29,9 @@ _DECISIONS = (
     ev.CoordinationFinished,
     ev.PresentationStarted,
     ev.RunFinished,
+    ev.EvaluationStarted,
+    ev.EvaluationFinished,
+    ev.OrchestrationRestarted,
 )
 
 # What a reader of the coordination log cares about: the decisions, and each tool call
@@ -111,6 +114,11 @@ class RunState:
         self.usage = UsageLedger()
         self.max_tokens: int | None = None  # the run's budget, if it has one
         self.max_cost: float | None = None
+        # Orchestration restarts: the coordination under way, and why the earlier ended.
+        self.attempt = 1
+        self.max_attempts = 1
+        self.restarts: list[ev.OrchestrationRestarted] = []
+        self.verdict: ev.EvaluationFinished | None = None  # this attempt's evaluation
 
     def agent(self, agent_id: str) -> AgentState:
         """The agent's state, created on first sight (an event may precede RunStarted)."""
@@ -200,6 +208,15 @@ class RunState:
                 self._presentation_started(event)
             case ev.RunFinished():
                 self._run_finished(event)
+            case ev.EvaluationStarted():
+                self.phase = "evaluating"
+                self.agent(event.agent).status = "evaluating"
+            case ev.EvaluationFinished():
+                self.verdict = event
+                self.phase = "presenting"
+                self.agent(event.agent).status = "presenting"
+            case ev.OrchestrationRestarted():
+                self._orchestration_restarted(event)
             case _:
                 assert_never(event)
 
@@ -263,6 +280,18 @@ class RunState:
         self.strategy = event.strategy
         self.phase = "presenting"
         self.agent(event.agent).status = "presenting"
+
+    def _orchestration_restarted(self, event: ev.OrchestrationRestarted) -> None:
+        """The coordination starts over: the answers and votes shown are the new
+        attempt's (events.jsonl keeps every attempt's); what was spent stays."""
+        self.attempt, self.max_attempts = event.attempt, event.max_attempts
+        self.restarts.append(event)
+        self.phase, self.outcome, self.verdict = "coordinating", None, None
+        self.presenter = self.strategy = None
+        self.final_parts = []
+        self.votes = []
+        for agent_id, state in self.agents.items():
+            self.agents[agent_id] = AgentState(label=state.label)
 
     def _run_finished(self, event: ev.RunFinished) -> None:
         self.finished = event

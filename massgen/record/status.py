@@ -26,6 +26,7 @@ def status_document(state: RunState, *, log_dir: str, start: float, now: float) 
             "elapsed_seconds": round(now - start, 3),
         },
         "coordination": _coordination(state),
+        "orchestration": _orchestration(state),
         "agents": {agent_id: _agent(state, agent_id) for agent_id in state.agents},
         "results": _results(state),
         "totals": state.totals().to_dict(),
@@ -45,6 +46,27 @@ def _coordination(state: RunState) -> dict[str, Any]:
         "agents_failed": sum(1 for a in agents if a.status == "failed"),
         "presenter": state.presenter,
         "strategy": state.strategy,
+    }
+
+
+def _orchestration(state: RunState) -> dict[str, Any]:
+    """Which coordination attempt this is, and why the earlier ones were restarted."""
+    verdict = state.verdict
+    return {
+        "attempt": state.attempt,
+        "max_attempts": max(state.max_attempts, state.attempt),
+        "restarts": [
+            {
+                "attempt": r.attempt,
+                "by": r.agent,
+                "reason": r.reason,
+                "instructions": r.instructions,
+            }
+            for r in state.restarts
+        ],
+        "evaluation": None
+        if verdict is None
+        else {"agent": verdict.agent, "submitted": verdict.submitted, "note": verdict.note},
     }
 
 

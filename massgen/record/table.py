@@ -40,6 +40,12 @@ def coordination_table(events: Iterable[ev.AnyEvent], *, width: int = WIDTH) -> 
         if isinstance(event, ev.RunStarted) and event.attempt > 1:
             lines.append(_fit(f"~~ attempt {event.attempt}: resumed from the journal ~~", total))
             continue
+        if isinstance(event, ev.OrchestrationRestarted):
+            lines.append("=" * total)
+            text = f"coordination {event.attempt}/{event.max_attempts} restarted: {event.reason}"
+            lines.extend(_wrap(text, total, limit=MAX_CELL_LINES))
+            lines.append("=" * total)
+            continue
         cell = _cell(event)
         if cell is not None:
             agent, text = cell
@@ -98,6 +104,11 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"FAILED: {_short(event.error)}"
         case ev.PresentationStarted():
             return event.agent, f"presents ({event.strategy})"
+        case ev.EvaluationStarted():
+            return event.agent, "evaluates the final answer"
+        case ev.EvaluationFinished():
+            verdict = "submitted" if event.submitted else "asks for a restart"
+            return event.agent, f"{verdict} ({_short(event.note)})"
         case ev.ToolCallFinished():
             _, word = tool_outcome(event.ok, event.held)
             took = "" if event.held else f" {seconds_text(event.duration_s)}"
@@ -125,6 +136,7 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             | ev.CoordinationFinished()
             | ev.FinalTextDelta()
             | ev.RunFinished()
+            | ev.OrchestrationRestarted()
         ):
             return None
         case _:

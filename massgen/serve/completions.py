@@ -73,8 +73,11 @@ async def answer_stream(
     try:
         yield frame({"role": "assistant", "content": ""})
         answered = False
+        held = False  # the presented text may be replaced by a restart: send the final one
         async for _, event in run.follow():
-            if isinstance(event, ev.FinalTextDelta) and event.text:
+            if isinstance(event, ev.PresentationStarted):
+                held = event.may_restart
+            if isinstance(event, ev.FinalTextDelta) and event.text and not held:
                 answered = True
                 yield frame({"content": event.text})
             elif isinstance(event, ev.RunFinished) and not answered and event.answer:

@@ -177,4 +177,8 @@ def progress_line(event: ev.AnyEvent) -> str | None:
             return f"winner: {winner or '-'} ({label or '-'}), {reason}\n"
         case ev.PresentationStarted(agent=agent):
             return f"[{agent}] presents the final answer\n"
+        case ev.EvaluationStarted(agent=agent):
+            return f"[{agent}] evaluates the final answer\n"
+        case ev.OrchestrationRestarted(attempt=attempt, max_attempts=most, reason=reason):
+            return f"coordination restarts (attempt {attempt}/{most}): {reason}\n"
     return None

@@ -206,9 +206,14 @@ def render_live(model: ViewModel, *, width: int, height: int, elapsed: float) ->
 
 def _phase(model: ViewModel) -> str:
     state = model.state
+    attempt = f"attempt {state.attempt}/{state.max_attempts} · " if state.attempt > 1 else ""
     if state.phase == "presenting":
-        return f"presenting ({state.presenter})" if state.presenter else "selecting"
-    return state.phase
+        phase = f"presenting ({state.presenter})" if state.presenter else "selecting"
+    elif state.phase == "evaluating":
+        phase = f"evaluating ({state.presenter})" if state.presenter else "evaluating"
+    else:
+        phase = state.phase
+    return attempt + phase
 
 
 def _agents(model: ViewModel, width: int, height: int) -> RenderableType:

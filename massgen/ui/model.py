@@ -45,6 +45,8 @@ _Marker = (
     | ev.AgentFailed
     | ev.PresentationStarted
     | ev.FinalTextDelta
+    | ev.EvaluationStarted
+    | ev.EvaluationFinished
 )
 
 
@@ -135,8 +137,12 @@ class ViewModel:
                 | ev.PermissionDecided()
                 | ev.PresentationStarted()
                 | ev.FinalTextDelta()
+                | ev.EvaluationStarted()
+                | ev.EvaluationFinished()
             ):
                 self._marker(event)
+            case ev.OrchestrationRestarted():
+                self._restarted(event)
             case ev.UsageReported() | ev.CoordinationFinished() | ev.RunFinished():
                 pass  # drawn from `state`, not into a pane
             case _:
@@ -213,8 +219,23 @@ class ViewModel:
                 self.pane(agent).line("note", "── final answer ──")
             case ev.FinalTextDelta(agent=agent, text=text):
                 self.pane(agent).add("final", text)
+            case ev.EvaluationStarted(agent=agent, debug_override=override):
+                what = "the debug answer (debug_final_answer)" if override else "the final answer"
+                self.pane(agent).line("note", f"── evaluating {what} ──")
+            case ev.EvaluationFinished(agent=agent, submitted=True, note=note):
+                self.pane(agent).line("answer", f"✓ submitted ({preview(note, 120)})")
+            case ev.EvaluationFinished(agent=agent):
+                self.pane(agent).line("restart", "↻ asks to restart the coordination")
             case _:
                 assert_never(event)
+
+    def _restarted(self, event: ev.OrchestrationRestarted) -> None:
+        """Every pane marks where the new attempt begins, with the reason."""
+        banner = f"══ attempt {event.attempt}/{event.max_attempts}: {preview(event.reason, 160)} ══"
+        for pane in self.panes.values():
+            pane.calls.clear()
+            pane.note = None
+            pane.line("restart", banner)
 
     def _settle(self, agent: str, kind: Kind, text: str) -> None:
         pane = self.pane(agent)
@@ -233,6 +254,8 @@ def state_text(model: ViewModel, agent: str) -> tuple[str, str]:
             return "failed", f"✗ failed: {preview(state.error, 200)}"
         case "presenting":
             return "winner", "★ presenting the final answer"
+        case "evaluating":
+            return "winner", "★ evaluating the final answer"
         case "done":
             return _done_text(model, agent)
         case "voted" if state.vote is not None:

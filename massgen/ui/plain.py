@@ -105,6 +105,15 @@ class PlainView:
                 return _final_block(finished) + costs
             case ev.ReasoningDelta() | ev.FinalTextDelta():
                 return None  # the final answer prints whole, in RunFinished's block
+            case ev.EvaluationStarted(agent=agent, debug_override=override):
+                what = "the debug answer (debug_final_answer)" if override else "the final answer"
+                return f"\n[{agent}] evaluating {what}…"
+            case ev.EvaluationFinished(agent=agent, submitted=True, note=note):
+                return f"[{agent}] ✓ submitted ({note})"
+            case ev.EvaluationFinished():
+                return None  # OrchestrationRestarted says why
+            case ev.OrchestrationRestarted() as restart:
+                return _restart_banner(restart)
             case _:
                 assert_never(event)
 
@@ -140,6 +149,17 @@ def _coordination_summary(done: ev.CoordinationFinished) -> str:
     if done.tie_break:
         lines.append(f"tie-break: {done.tie_break}")
     lines.append(f"reason: {done.reason}")
+    return "\n".join(lines)
+
+
+def _restart_banner(restart: ev.OrchestrationRestarted) -> str:
+    lines = [
+        "",
+        f"=== orchestration restart: attempt {restart.attempt}/{restart.max_attempts} ===",
+        f"reason: {restart.reason}",
+    ]
+    if restart.instructions:
+        lines.append(f"instructions: {restart.instructions}")
     return "\n".join(lines)
 
 

@@ -112,6 +112,12 @@ class Workspaces:
             return
         self._published[label] = manifest
 
+    def new_attempt(self) -> None:
+        """The coordination starts over (an evaluation asked for it): the answers of the
+        attempt before leave `peers/`; their labels are given out again. Each agent's
+        workspace stays as it was."""
+        self._published.clear()
+
     def reload(self, labels: list[str]) -> None:
         """A resumed run: the snapshots its earlier attempts published, from the store."""
         for label in labels:

@@ -295,6 +295,7 @@ def families(outcomes: list[Outcome]) -> dict[str, Outcome]:
         "custom tools": lambda c: any(_adds(a.backend) for a in c.agents),
         "context paths": lambda c: bool(c.orchestrator.context_paths),
         "mcp": lambda c: any(a.backend.mcp_servers for a in c.agents),
+        "restarts": lambda c: c.orchestrator.coordination.max_orchestration_restarts > 0,
     }
     picked: dict[str, Outcome] = {}
     for family, fits in tests.items():
@@ -371,6 +372,7 @@ def test_a_validated_config_of_each_family_runs_on_the_fake_provider(corpus):
         "custom tools",
         "context paths",
         "mcp",
+        "restarts",
     }
     ran = {}
     with FakeProvider(cooperative_agent) as fake:

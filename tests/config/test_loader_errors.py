@@ -351,13 +351,21 @@ def test_tool_settings_and_the_predecessors_planning_mode_load(dirs):
 
 
 def test_other_coordination_keys_of_the_predecessor_are_named_as_unsupported(dirs):
-    text = (
-        f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    max_orchestration_restarts: 2\n"
-    )
+    text = f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    use_skills: true\n"
     assert error_for(dirs, text).startswith(
-        "`orchestrator.coordination.max_orchestration_restarts` is not supported: "
-        "post-presentation evaluation and restarts are not part of this version"
+        "`orchestrator.coordination.use_skills` is not supported: "
+        "skills are not part of this version"
     )
+
+
+def test_orchestration_restarts_and_the_debug_answer_are_typed(dirs):
+    text = (
+        f"agents:\n{GOOD_AGENT}orchestrator:\n  debug_final_answer: short\n"
+        "  coordination:\n    max_orchestration_restarts: 2\n"
+    )
+    orchestrator = load_config(dirs.write("c.yaml", text)).orchestrator
+    assert orchestrator.coordination.max_orchestration_restarts == 2
+    assert orchestrator.debug_final_answer == "short"
 
 
 # ---------------------------------------------------------------- context paths

@@ -328,6 +328,18 @@
         state.finalText += e.text;
         showFinal(state.finalText);
         break;
+      case "evaluation_started":
+        setAgentState(agent, "evaluating the final answer", "presenting");
+        break;
+      case "orchestration_restarted":
+        // The coordination starts over: the presented text was not the final answer.
+        state.finalText = "";
+        showFinal("");
+        if (state.winner) agentOf(state, state.winner).card.root.classList.remove("winner");
+        state.winner = null;
+        $("winner").textContent =
+          "attempt " + e.attempt + "/" + e.max_attempts + " · restarted: " + e.reason;
+        break;
       case "run_finished":
         state.finished = true;
         showFinal(e.answer || state.finalText || "(no answer: " + e.reason + ")");
