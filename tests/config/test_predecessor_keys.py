@@ -67,13 +67,13 @@ def test_keys_massgen_does_its_own_way_load_with_a_note():
 
 def test_a_key_set_to_off_asks_for_nothing_and_loads_without_a_note():
     raw = {
-        "agents": [{"id": "a", "backend": {"type": "openai", "enable_image_generation": False}}],
-        "orchestrator": {"coordination": {"use_skills": False}},
+        "agents": [{"id": "a", "backend": {"type": "claude", "betas": []}}],
+        "orchestrator": {"dspy": False},
         "memory": {"enabled": False},
     }
     data, notes = translate(raw, "c.yaml")
     assert notes == [] and "memory" not in data
-    assert data["orchestrator"]["coordination"] == {}
+    assert data["orchestrator"] == {} and data["agents"][0]["backend"] == {"type": "claude"}
 
 
 DOCKER = (
