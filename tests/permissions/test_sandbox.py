@@ -393,10 +393,10 @@ def test_the_config_keys_load_and_default_to_a_sandbox_without_network():
     assert "agents[0].backend.command_line_sandbox" in str(caught.value)
 
 
-def test_docker_execution_points_to_the_sandbox():
-    with pytest.raises(ConfigError) as caught:
-        config({"command_line_execution_mode": "docker"})
-    assert "local commands run in an OS sandbox (`command_line_sandbox: auto`" in str(caught.value)
+def test_docker_execution_is_the_sandbox_never_bare():
+    backend = config({"command_line_execution_mode": "docker"}).agents[0].backend
+    assert (backend.command_line_execution_mode, backend.command_line_sandbox) == ("local", "auto")
+    assert backend.command_line_network is False
 
 
 def test_the_landlock_abi_is_read_from_the_kernel():
