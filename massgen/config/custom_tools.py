@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from massgen.config.files import find_file
 from massgen.core.errors import ConfigError
 
 TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
@@ -106,7 +107,7 @@ def _resolve_one(tool: CustomTool, source: str, at: str) -> CustomTool:
     functions = tool.function or tool.name
     if tool.path is None:
         return _builtin(tool, functions, source, at)
-    file = _find(tool.path, source)
+    file = find_file(tool.path, source)
     if file is None:
         raise ConfigError(
             f"`{tool.path}` does not exist (looked beside the config and in the working directory)",
@@ -152,15 +153,6 @@ def _builtin(tool: CustomTool, functions: tuple[str, ...], source: str, at: str)
             f"{', '.join(sorted(defined))})",
         )
     return tool.model_copy(update={"path": str(BUILTINS)})
-
-
-def _find(path: str, source: str) -> Path | None:
-    given = Path(path).expanduser()
-    beside = Path(source).parent / given if not given.is_absolute() else given
-    for candidate in (beside, given):
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
 
 
 def _parse(file: Path, source: str, at: str) -> ast.Module:

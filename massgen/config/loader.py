@@ -16,7 +16,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -222,26 +222,30 @@ def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfi
 
 def _resolve_uploads(config: MassgenConfig, source: str, single: bool) -> MassgenConfig:
     """The config with every local `upload_files` path absolute and checked (not read)."""
-    if not any(agent.backend.upload_files for agent in config.agents):
-        return config
-    agents = []
-    for index, agent in enumerate(config.agents):
-        at = ("agent" if single else f"agents[{index}]") + ".backend"
-        files = uploads.resolve(agent.backend.upload_files, source, at)
-        backend = agent.backend.model_copy(update={"upload_files": files})
-        agents.append(agent.model_copy(update={"backend": backend}))
-    return config.model_copy(update={"agents": agents})
+    return _each_backend(
+        config, single, "upload_files", lambda v, at: uploads.resolve(v, source, at)
+    )
 
 
 def _resolve_custom_tools(config: MassgenConfig, source: str, single: bool) -> MassgenConfig:
     """The config with every `custom_tools` path absolute and checked (no code runs)."""
-    if not any(agent.backend.custom_tools for agent in config.agents):
+    return _each_backend(
+        config, single, "custom_tools", lambda v, at: custom_tools.resolve(v, source, at)
+    )
+
+
+def _each_backend(
+    config: MassgenConfig, single: bool, field: str, resolve: Callable[[Any, str], Any]
+) -> MassgenConfig:
+    """The config with each agent's backend `field` replaced by `resolve(value, key path
+    of the backend)`; unchanged when no agent sets it."""
+    if not any(getattr(agent.backend, field) for agent in config.agents):
         return config
     agents = []
     for index, agent in enumerate(config.agents):
         at = ("agent" if single else f"agents[{index}]") + ".backend"
-        tools = custom_tools.resolve(agent.backend.custom_tools, source, at)
-        backend = agent.backend.model_copy(update={"custom_tools": tools})
+        resolved = resolve(getattr(agent.backend, field), at)
+        backend = agent.backend.model_copy(update={field: resolved})
         agents.append(agent.model_copy(update={"backend": backend}))
     return config.model_copy(update={"agents": agents})
 

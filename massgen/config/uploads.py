@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from massgen.config.files import find_file
 from massgen.core.errors import ConfigError
 
 # OpenAI's limits for file search: 512 MB a file; we also bound how many a run sends.
@@ -82,7 +83,7 @@ def _resolve_one(upload: UploadFile, source: str, at: str) -> UploadFile:
     _check_type(upload, source, where)
     if upload.is_url:
         return upload
-    file = _find(upload.file_path, source)
+    file = find_file(upload.file_path, source)
     if file is None:
         raise ConfigError(
             f"`{upload.file_path}` does not exist (looked beside the config and in the "
@@ -112,12 +113,3 @@ def _check_type(upload: UploadFile, source: str, where: str) -> None:
             path=where,
             fix=f"Use one of {', '.join(sorted(EXTENSIONS))}",
         )
-
-
-def _find(path: str, source: str) -> Path | None:
-    given = Path(path).expanduser()
-    beside = Path(source).parent / given if not given.is_absolute() else given
-    for candidate in (beside, given):
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
