@@ -11,10 +11,11 @@ the model reads (`is_error`), never an exception that ends the agent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from massgen.core.types import ToolCall, ToolSpec
 
@@ -113,3 +114,18 @@ class Toolboxes:
         if effects is None:
             return (External(UNKNOWN_SERVER, call.name),)
         return tuple(effects(call, ctx))
+
+
+def arguments_of(text: str | None) -> dict[str, Any]:
+    """A tool call's arguments as the JSON object they must be.
+
+    Raises:
+        ValueError: they are not JSON, or not an object (the message is for the model).
+    """
+    try:
+        arguments = json.loads(text or "{}")
+    except json.JSONDecodeError as error:
+        raise ValueError(f"the arguments are not valid JSON ({error}).") from None
+    if not isinstance(arguments, dict):
+        raise ValueError("the arguments must be a JSON object.")
+    return arguments

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 from collections.abc import AsyncGenerator, Callable
@@ -29,7 +28,7 @@ from typing import Any
 from massgen.config.schema import MassgenConfig
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.tools import media_gemini, media_openai
-from massgen.tools.base import Toolbox, ToolContext, ToolResult
+from massgen.tools.base import Toolbox, ToolContext, ToolResult, arguments_of
 from massgen.tools.effects import Effect, Read, Write
 from massgen.tools.media_openai import MediaFailed
 from massgen.tools.media_plan import MediaPlan, Mode, Provider, check, plan
@@ -83,12 +82,7 @@ class MediaToolbox:
         """Raises ValueError for malformed arguments or a path that needs a workspace."""
         if call.name not in {spec.name for spec in self._specs}:
             return ()
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as error:
-            raise ValueError(f"the arguments are not valid JSON ({error})") from None
-        if not isinstance(arguments, dict):
-            raise ValueError("the arguments must be a JSON object.")
+        arguments = arguments_of(call.arguments)
         if call.name == "generate_media":
             return (Write(self._output(ctx.workspace, arguments)),)
         raw = next((arguments[k] for k in _FILE_ARGUMENTS if arguments.get(k)), "")

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Literal
 import yaml
 
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import Toolbox, Toolboxes, ToolContext, ToolResult
+from massgen.tools.base import Toolbox, Toolboxes, ToolContext, ToolResult, arguments_of
 from massgen.tools.effects import Effect, Read
 from massgen.tools.python import PythonToolbox, tool_from_function
 
@@ -387,15 +387,7 @@ class SkillToolbox:
 
 
 def _arguments(call: ToolCall) -> dict[str, object]:
-    import json
-
-    try:
-        args = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError as error:
-        raise ValueError(f"the arguments are not valid JSON ({error})") from None
-    if not isinstance(args, dict):
-        raise ValueError("the arguments must be a JSON object")
-    return args
+    return arguments_of(call.arguments)
 
 
 def _text(args: dict[str, object], key: str) -> str:

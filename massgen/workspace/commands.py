@@ -24,7 +24,6 @@ message that says how to get one; only `command_line_sandbox: none` runs command
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -36,7 +35,7 @@ from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.log import logger
 from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, select_sandbox
-from massgen.tools.base import Toolbox, ToolContext, ToolResult
+from massgen.tools.base import Toolbox, ToolContext, ToolResult, arguments_of
 from massgen.tools.effects import Effect, Run
 from massgen.workspace.runner import (
     KILL_GRACE_SECONDS,
@@ -166,12 +165,7 @@ def _arguments(text: str) -> tuple[str, float | None]:
     Raises:
         ValueError: the arguments are not what the spec asks for (the message says how).
     """
-    try:
-        arguments = json.loads(text or "{}")
-    except json.JSONDecodeError as error:
-        raise ValueError(f"the arguments are not valid JSON ({error}).") from None
-    if not isinstance(arguments, dict):
-        raise ValueError("the arguments must be a JSON object.")
+    arguments = arguments_of(text)
     command = arguments.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ValueError("`command` must be a non-empty string.")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 import re
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import ToolContext, ToolResult
+from massgen.tools.base import ToolContext, ToolResult, arguments_of
 from massgen.tools.effects import Delete, Effect, Read, Write
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.ignore import _translate
@@ -198,12 +197,7 @@ class FileTools:
             raise ValueError(f"tool `{call.name}` is not available.")
         if ctx.workspace is None:
             raise ValueError("this agent has no workspace.")
-        try:
-            args = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as error:
-            raise ValueError(f"arguments are not valid JSON ({error.msg}).") from None
-        if not isinstance(args, dict):
-            raise ValueError("arguments must be a JSON object.")
+        args = arguments_of(call.arguments)
         spec = next(s for s in SPECS if s.name == call.name)
         missing = [k for k in spec.parameters["required"] if k not in args]
         if missing:

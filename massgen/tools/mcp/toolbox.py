@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +10,7 @@ from mcp import McpError, types
 
 from massgen.config.mcp import HttpServer, StdioServer
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import UNKNOWN_SERVER, ToolContext, ToolResult
+from massgen.tools.base import UNKNOWN_SERVER, ToolContext, ToolResult, arguments_of
 from massgen.tools.effects import Effect, External
 from massgen.tools.mcp.breaker import Breaker
 from massgen.tools.mcp.connection import Connection, is_transport_error
@@ -88,11 +87,9 @@ class McpToolbox:
             return ToolResult.error(call, f"tool `{call.name}` is not available.")
         source, tool = route
         try:
-            arguments = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as error:
-            return ToolResult.error(call, f"the arguments are not valid JSON ({error}).")
-        if not isinstance(arguments, dict):
-            return ToolResult.error(call, "the arguments must be a JSON object.")
+            arguments = arguments_of(call.arguments)
+        except ValueError as error:
+            return ToolResult.error(call, str(error))
         return await _call(source, tool, arguments, call)
 
 
