@@ -56,6 +56,9 @@ _OUR_ROUNDS = NoEffect(
 _ROUND_TIMEOUTS = NoEffect(
     "there are no per-round deadlines; `orchestrator_timeout_seconds` bounds the run"
 )
+_IGNORED_THERE = NoEffect(
+    "not a key of the predecessor either: it warned about it and ran without it"
+)
 _TUNING = NoEffect("a tuning knob of a predecessor mechanism massgen does not have")
 _INJECTION_TEST = NoEffect(
     "a delay the predecessor's tests used to exercise mid-stream injection, which massgen "
@@ -150,11 +153,8 @@ ORCHESTRATOR: dict[str, Disposition] = {
     "dspy": _NOT_HERE,
     "enable_nlip": _NOT_HERE,
     "nlip": _NOT_HERE,
-    "type": _NOT_HERE,
-    "max_turns": Refused(
-        "the number of chat turns is not bounded by the config",
-        "Remove the key; end a chat with /exit",
-    ),
+    "type": _IGNORED_THERE,
+    "max_turns": _IGNORED_THERE,
 }
 
 _RESTARTS = NoEffect(

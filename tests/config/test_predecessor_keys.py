@@ -222,3 +222,12 @@ def test_anthropic_reasoning_switch_maps_to_the_thinking_budget(dirs):
     assert off.thinking_budget is None
     on = claude + "      reasoning: {type: enabled, budget_tokens: 2048}\n"
     assert load(dirs, on).agents[0].backend.thinking_budget == 2048
+
+
+def test_orchestrator_keys_the_predecessor_only_warned_about_load_with_a_note():
+    raw = {"agents": [{"id": "a", "backend": {"type": "openai"}}]}
+    raw["orchestrator"] = {"type": "sequential", "max_turns": 5}
+    data, notes = translate(raw, "c.yaml")
+    assert data["orchestrator"] == {}
+    assert [n.path for n in notes] == ["orchestrator.type", "orchestrator.max_turns"]
+    assert all("it warned about it and ran without it" in str(n) for n in notes)
