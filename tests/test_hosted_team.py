@@ -26,6 +26,7 @@ from massgen.testing import fake_gemini, fake_xai
 from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_gemini import FakeGemini
 from massgen.testing.fake_openai_responses import FakeResponses
+from massgen.testing.fake_provider import FakeProvider
 from massgen.testing.fake_xai import FakeXai
 from massgen.testing.policy import FakeSearch, Reply, cooperative_agent
 from massgen.ui.live import render_live
@@ -39,7 +40,11 @@ PROVIDERS: dict[str, tuple[str, Any, Callable[[dict], Reply]]] = {
     "claude": ("claude-sonnet-4-6", FakeAnthropic, cooperative_agent),
     "gemini": ("gemini-2.5-flash", FakeGemini, fake_gemini.cooperative_agent),
     "grok": ("grok-4", FakeXai, fake_xai.cooperative_agent),
+    # OpenRouter's web plugin, over Chat Completions.
+    "openrouter": ("openai/gpt-5-mini", FakeProvider, cooperative_agent),
 }
+# OpenRouter's plugin searches before the model runs and reports only what it cites.
+QUERYLESS = {"openrouter"}
 
 
 def search_of(kind: str) -> FakeSearch:
@@ -95,6 +100,7 @@ async def test_web_search_on_every_hosting_provider_shows_searches_and_sources(
     assert {"googleSearch": {}} in requests["gemini"]["tools"]
     assert requests["gemini"]["toolConfig"] == {"includeServerSideToolInvocations": True}
     assert any("web_search" in t for t in requests["grok"]["tools"])
+    assert requests["openrouter"]["plugins"] == [{"id": "web"}]
 
     finished = events[-1]
     assert isinstance(finished, ev.RunFinished) and finished.status == "ok", finished.reason
@@ -102,7 +108,8 @@ async def test_web_search_on_every_hosting_provider_shows_searches_and_sources(
     assert {e.agent for e in used} == set(PROVIDERS)
     assert [e.agent for e in used if e.phase == "presentation"] == [finished.winner]
     for event in used:
-        assert event.query == search_of(event.agent).query
+        query = "" if event.agent in QUERYLESS else search_of(event.agent).query
+        assert event.query == query
         assert [s.url for s in event.sources] == [f"https://{event.agent}.example/paris"]
 
     # The live view has a line per search with its query, and its sources under it.
@@ -113,7 +120,8 @@ async def test_web_search_on_every_hosting_provider_shows_searches_and_sources(
         model.apply(event)
     shown = screen(model)
     for kind in PROVIDERS:
-        assert f"⌕ web search (hosted): {kind} capital of France · 1 source" in shown
+        query = "…" if kind in QUERYLESS else f"{kind} capital of France"
+        assert f"⌕ web search (hosted): {query} · 1 source" in shown
         assert f"  [1] {cited(kind)}" in shown
 
     # Answers written as a new_answer argument list their sources; so does the final text.
@@ -146,6 +154,7 @@ async def test_without_the_key_no_hosted_tool_is_sent(tmp_path, monkeypatch):
     assert all("name" in t and "input_schema" in t for t in requests["claude"]["tools"])
     assert all("functionDeclarations" in t for t in requests["gemini"]["tools"])
     assert all("function" in t for t in requests["grok"]["tools"])
+    assert "plugins" not in requests["openrouter"]
 
 
 # --- refused where the provider has no such tool -------------------------------------------
@@ -188,20 +197,24 @@ def test_a_provider_without_the_tool_is_a_config_error_naming_what_it_offers(
 
 def test_validate_prints_the_refusal_in_one_line(tmp_path, capsys):
     path = tmp_path / "team.yaml"
-    backend = {"type": "openrouter", "model": "m", "enable_web_search": True}
+    backend = {"type": "groq", "model": "m", "enable_web_search": True}
     path.write_text(yaml.safe_dump({"agents": [{"id": "a", "backend": backend}]}))
     assert cli.main(["--validate", str(path)]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "agents[0].backend.enable_web_search" in err
-    assert "'openrouter' has no provider-hosted web search" in err
+    assert "'groq' has no provider-hosted web search" in err
     hosts = err.split("the backend types that host web search are ", 1)[1]
-    assert {"claude", "gemini", "grok", "openai"} <= set(hosts.split(", or ")[0].split(", "))
+    assert {"claude", "gemini", "grok", "openai", "openrouter"} <= set(
+        hosts.replace(", or ", ", ").split(", ")
+    )
 
 
-@pytest.mark.parametrize("kind", ["openai", "claude", "gemini", "grok"])
+@pytest.mark.parametrize("kind", ["openai", "claude", "gemini", "grok", "openrouter"])
 def test_each_hosting_provider_accepts_its_keys(kind):
-    keys = {"enable_web_search": True, "enable_code_execution": True}
+    keys = {"enable_web_search": True}
+    if kind != "openrouter":
+        keys["enable_code_execution"] = True
     if kind == "grok":
         keys["enable_x_search"] = True
     config = {"agents": [{"id": "a", "backend": {"type": kind, "model": "m", **keys}}]}

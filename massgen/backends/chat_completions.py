@@ -29,6 +29,7 @@ from massgen.backends.profiles import Profile
 from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
+from massgen.core.citations import Citations
 
 # Ours -> the wire's; the names `wires.CHAT_COMPLETIONS` accepts, all sent as they are.
 PARAMS = {name: name for name in sorted(wires.CHAT_COMPLETIONS.params)}
@@ -62,7 +63,7 @@ class ChatCompletionsBackend(OpenAiSdkBackend):
 
     async def _events(self, request: types.Request) -> AsyncIterator[types.BackendEvent]:
         stream = await self._client.chat.completions.create(**self._payload(request))
-        state = _StreamState(self.name)
+        state = _StreamState(self.name, searched="web_search" in request.hosted)
         close = functools.partial(state.close, prompt_chars(request))
         async for event in self._relay(stream, state.feed, close):
             yield event
@@ -79,8 +80,11 @@ class ChatCompletionsBackend(OpenAiSdkBackend):
         if request.json_schema is not None:
             payload["response_format"] = _response_format(request.json_schema)
         payload.update(wire_params(request.params, PARAMS))
-        if request.params.extra_body:
-            payload["extra_body"] = request.params.extra_body
+        extra = dict(request.params.extra_body or {})
+        if "web_search" in request.hosted:  # OpenRouter's web plugin (`wires.OPENROUTER`)
+            extra.setdefault("plugins", [{"id": "web"}])
+        if extra:
+            payload["extra_body"] = extra
         return payload
 
 
@@ -133,9 +137,13 @@ class _PendingCall:
 class _StreamState(StreamState):
     """What one streamed completion has said so far."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, searched: bool = False) -> None:
         super().__init__(provider)
         self._calls: dict[int, _PendingCall] = {}
+        # A hosted web search (OpenRouter's plugin) reports only the sources it cites, as
+        # `url_citation` annotations in a delta; they become one search and a Sources list.
+        self._searched = searched
+        self._citations = Citations()
 
     def _feed(self, chunk: Any) -> list[types.BackendEvent]:
         if chunk.usage is not None:
@@ -161,7 +169,27 @@ class _StreamState(StreamState):
             events.append(types.TextChunk(delta.content))
         for position, part in enumerate(delta.tool_calls or ()):
             self._tool_delta(position, part)
+        if self._searched:
+            self._cite((delta.model_extra or {}).get("annotations"))
         return events
+
+    def _cite(self, annotations: Any) -> None:
+        for annotation in annotations if isinstance(annotations, list) else ():
+            cited = annotation.get("url_citation") if isinstance(annotation, dict) else None
+            if annotation.get("type") == "url_citation" and isinstance(cited, dict):
+                url, title = cited.get("url"), cited.get("title")
+                self._citations.number(types.Source(str(url or ""), str(title or "")))
+
+    def close(self, prompt_chars: int) -> list[types.BackendEvent]:
+        """As every wire closes, after the search its citations came from and the
+        `Sources:` list that ends the text."""
+        found = self._citations.sources
+        if not found:
+            return super().close(prompt_chars)
+        search = types.HostedActivity("web_search_0", "web_search", sources=found)
+        sources = types.TextChunk(self._citations.block())
+        self._output_chars += len(sources.text)
+        return [search, sources, *super().close(prompt_chars)]
 
     def _tool_delta(self, position: int, part: Any) -> None:
         index = part.index if part.index is not None else position

@@ -144,6 +144,7 @@ PROFILES: dict[str, Profile] = {
             True,
             title="OpenRouter",
             models=("openai/gpt-5-mini", "google/gemini-2.5-flash"),
+            wire=wires.OPENROUTER,
         ),
         _P(
             "together",

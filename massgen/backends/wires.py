@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from massgen.core.types import HostedTool
@@ -123,6 +123,9 @@ _RESPONSES_PARAMS = frozenset(
 
 CHAT_COMPLETIONS = Wire("chatcompletion", _entry("chat_completions"), check_http, _CHAT_PARAMS)
 _SEARCH_AND_CODE: frozenset[HostedTool] = frozenset({"web_search", "code_execution"})
+# OpenRouter speaks Chat Completions and hosts web search for any model: its `web` plugin,
+# whose citations come back as `url_citation` annotations (`chat_completions.py`).
+OPENROUTER = replace(CHAT_COMPLETIONS, hosted=frozenset({"web_search"}))
 # Responses file search reads vector stores uploaded at run start (`upload_files`).
 RESPONSES = Wire(
     "responses",

@@ -28,6 +28,7 @@ from massgen.testing.http_fake import (
     words,
 )
 from massgen.testing.policy import (
+    FakeSearch,
     FakeUsage,
     Fault,
     Policy,
@@ -93,6 +94,8 @@ def _stream_events(body: Json, reply: Reply) -> list[Json]:
     deltas: list[Json] = [{"role": "assistant", "content": ""}]
     deltas += [{reply.reasoning_field: word} for word in words(reply.reasoning)]
     deltas += [{"content": word} for word in words(reply.text)]
+    if _web_plugin(body):
+        deltas += _citations(reply)
     for index, (name, arguments) in enumerate(reply.tool_calls):
         deltas += _tool_call_deltas(index, name, json.dumps(arguments))
     events = [_chunk_envelope(body, delta, None) for delta in deltas]
@@ -103,6 +106,36 @@ def _stream_events(body: Json, reply: Reply) -> list[Json]:
     if usage is not None and (body.get("stream_options") or {}).get("include_usage"):
         events.append({**_chunk_envelope(body, {}, None), "choices": [], "usage": usage})
     return events
+
+
+def _web_plugin(body: Json) -> bool:
+    """OpenRouter's web search plugin: `plugins: [{"id": "web", ...}]`."""
+    plugins = body.get("plugins")
+    return isinstance(plugins, list) and any(
+        isinstance(p, dict) and p.get("id") == "web" for p in plugins
+    )
+
+
+def _citations(reply: Reply) -> list[Json]:
+    """What OpenRouter's web plugin adds to a streamed completion: the sources it cites,
+    as `url_citation` annotations (its documented message shape) in one delta after the
+    text. The plugin searches before the model runs, so there is no query to report."""
+    cited = [
+        {
+            "type": "url_citation",
+            "url_citation": {
+                "url": url,
+                "title": title,
+                "content": f"An excerpt of {title}.",
+                "start_index": 0,
+                "end_index": len(reply.text),
+            },
+        }
+        for search in reply.hosted
+        if isinstance(search, FakeSearch)
+        for url, title in search.sources
+    ]
+    return [{"annotations": cited}] if cited else []
 
 
 def _tool_call_deltas(index: int, name: str, arguments: str) -> list[Json]:
