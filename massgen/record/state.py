@@ -39,6 +39,9 @@ COORDINATION_EVENTS = (
     ev.HostedToolUsed,
     ev.ToolSourceFailed,
     ev.PermissionDecided,
+    ev.PersonaAssigned,
+    ev.CriteriaGenerated,
+    ev.GeneratorFailed,
 )
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
@@ -168,7 +171,13 @@ class RunState:
                 | ev.HostedToolUsed()
             ):
                 pass
-            case ev.ToolSourceFailed() | ev.PermissionDecided():
+            case (
+                ev.ToolSourceFailed()
+                | ev.PermissionDecided()
+                | ev.PersonaAssigned()
+                | ev.CriteriaGenerated()
+                | ev.GeneratorFailed()
+            ):
                 self.agent(event.agent)
             case ev.FinalTextDelta():
                 self.final_parts.append(event.text)

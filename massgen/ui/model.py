@@ -39,6 +39,9 @@ _Marker = (
     | ev.AgentFailed
     | ev.PresentationStarted
     | ev.FinalTextDelta
+    | ev.PersonaAssigned
+    | ev.CriteriaGenerated
+    | ev.GeneratorFailed
 )
 
 
@@ -126,6 +129,9 @@ class ViewModel:
                 | ev.PermissionDecided()
                 | ev.PresentationStarted()
                 | ev.FinalTextDelta()
+                | ev.PersonaAssigned()
+                | ev.CriteriaGenerated()
+                | ev.GeneratorFailed()
             ):
                 self._marker(event)
             case ev.UsageReported() | ev.CoordinationFinished() | ev.RunFinished():
@@ -204,6 +210,17 @@ class ViewModel:
                 self.pane(agent).line("note", "── final answer ──")
             case ev.FinalTextDelta(agent=agent, text=text):
                 self.pane(agent).add("final", text)
+            case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
+                shown = f"{summary}: {persona}" if summary else persona
+                self.pane(agent).line("note", f"🎭 persona · {preview(shown, 200)}")
+            case ev.CriteriaGenerated(agent=agent, criteria=criteria):
+                pane = self.pane(agent)
+                pane.line("note", f"📋 evaluation criteria for the team ({len(criteria)})")
+                for line in criteria:
+                    pane.line("note", f"  {preview(line, 160)}")
+            case ev.GeneratorFailed(agent=agent, what=what, error=error):
+                text = f"⚠ {what} not generated, going on without: {preview(error, 120)}"
+                self.pane(agent).line("failed", text)
             case _:
                 assert_never(event)
 

@@ -97,6 +97,13 @@ class PlainView:
                 return _final_block(finished) + costs
             case ev.ReasoningDelta() | ev.FinalTextDelta():
                 return None  # the final answer prints whole, in RunFinished's block
+            case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
+                return f"[{agent}] persona{f' ({summary})' if summary else ''}: {persona}"
+            case ev.CriteriaGenerated(agent=agent, criteria=criteria):
+                listed = "\n".join(f"  {line}" for line in criteria)
+                return f"[{agent}] evaluation criteria for the team:\n{listed}"
+            case ev.GeneratorFailed(agent=agent, what=what, error=error):
+                return f"[{agent}] ⚠ {what} not generated, going on without: {error}"
             case _:
                 assert_never(event)
 
