@@ -17,7 +17,6 @@ from typing import Any, Protocol
 
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import actions, novelty, prompts
-from massgen.coordination.aids import Aids
 from massgen.coordination.agent import (
     Emit,
     Member,
@@ -27,6 +26,7 @@ from massgen.coordination.agent import (
     member_tools,
     run_agent,
 )
+from massgen.coordination.aids import Aids
 from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.labels import Labels
