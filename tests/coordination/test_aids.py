@@ -4,7 +4,9 @@ the log show, and that a failed generation leaves a run that still ends well."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from io import StringIO
 from pathlib import Path
 
@@ -296,3 +298,92 @@ def test_changedoc_without_a_workspace_loads_with_a_note(tmp_path):
     raw["agents"][0]["backend"]["cwd"] = "ws"
     data, notes = translate(raw, "c.yaml")
     assert data["orchestrator"]["coordination"]["enable_changedoc"] is True and not notes
+
+
+class Paused:
+    """Answers the generations, then holds every agent's call until `release` (so the
+    run can be interrupted after its preparation); `policy` answers once released."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+        self.reached = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: dict) -> Reply:
+        if request.get("tools") and not self.release.is_set():
+            self.reached.set()
+            self.release.wait(10)
+            return Reply(fault=Fault.server_error())
+        return self.policy(request)
+
+
+async def test_a_resumed_run_keeps_its_personas_and_criteria_and_asks_for_none(in_tmp):
+    from massgen.resuming import prepare_with
+
+    coordination = {
+        "persona_generator": {"enabled": True},
+        "evaluation_criteria_generator": {"enabled": True},
+    }
+    paused = Paused(generating(personas=personas_reply(), criteria=criteria_reply()))
+    with FakeProvider(paused) as fake:
+        loaded = load(team(fake.base_url, coordination))
+        first = TeamRun(loaded, "How fast is light?")
+        task = asyncio.create_task(first.execute())
+        assert await asyncio.to_thread(paused.reached.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        paused.policy = cooperative_agent  # a generation asked again would fail the test
+        paused.release.set()
+        before = len(fake.requests)
+        target = prepare_with(first.log_dir, loaded)
+        events: list = []
+        second = TeamRun(
+            target.loaded,
+            "How fast is light?",
+            log_dir=target.log_dir,
+            resumed=target.resumed,
+            sinks=[events.append],
+        )
+        result = await second.execute()
+        requests = fake.requests[before:]
+    assert result.ok, result.reason
+    assert not any(isinstance(e, ev.PersonaAssigned | ev.GeneratorFailed) for e in events)
+    asked = [first_user(r)[:40] for r in requests if not r.get("tools")]
+    assert asked and not any(a.startswith(("You are assigning", "You are writing")) for a in asked)
+    labels = second.outcome.labels
+    for n, agent in enumerate(IDS):
+        own = [r for r in requests if r.get("tools") and r["model"] == f"m{n}"]
+        assert own and "EVALUATION CRITERIA" in system_of(own[0])
+        assert PERSONA.format(stem=labels[agent]) in system_of(own[0])
+
+
+def test_companion_keys_without_a_meaning_here_load_with_a_note():
+    from massgen.config.predecessor import translate
+
+    raw = {
+        "agents": [{"id": "a", "backend": {"type": "openai"}}],
+        "orchestrator": {
+            "coordination": {
+                "persona_generator": {"enabled": True, "persist_across_turns": True},
+                "evaluation_criteria_generator": {"enabled": True, "persist_across_turns": True},
+                "evolving_criteria": True,
+                "evolving_criteria_min_high_score_count": 0,  # off: no note
+                "pre_collab_voting_threshold": 2,
+            }
+        },
+    }
+    data, notes = translate(raw, "c.yaml")
+    coordination = data["orchestrator"]["coordination"]
+    assert set(coordination) == {"persona_generator", "evaluation_criteria_generator"}
+    assert coordination["persona_generator"] == {"enabled": True}
+    said = {note.path: str(note) for note in notes}
+    at = "orchestrator.coordination"
+    assert set(said) == {
+        f"{at}.evolving_criteria",
+        f"{at}.pre_collab_voting_threshold",
+        f"{at}.persona_generator.persist_across_turns",
+        f"{at}.evaluation_criteria_generator.persist_across_turns",
+    }
+    assert "checklist scores" in said[f"{at}.evolving_criteria"]
+    assert "afresh for each turn" in said[f"{at}.persona_generator.persist_across_turns"]
