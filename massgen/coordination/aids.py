@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from massgen.config.schema import CoordinationConfig
 from massgen.coordination import changedoc, criteria, generation, personas
@@ -151,7 +150,7 @@ class Aids:
         note = changedoc.presenter_note(workspace)
         return (note,) if note else ()
 
-    def snapshots(self, workspaces: Any) -> Any:
+    def snapshots(self, workspaces: changedoc.Snapshots | None) -> changedoc.Publishing | None:
         """The run's workspaces as the orchestrator should call them: with the changedoc
         on, each agent's `[SELF]` stamped before its answer's snapshot."""
         if workspaces is None or not self.settings.enable_changedoc:

@@ -104,18 +104,21 @@ def stamp(workspace: Path, label: str) -> None:
         temp.unlink(missing_ok=True)
 
 
-class Snapshots(Protocol):
-    """What the orchestrator calls on the run's workspaces (`orchestrator.Workspaces`),
-    and where an agent's workspace is."""
+class Publishing(Protocol):
+    """What the orchestrator calls on the run's workspaces (`orchestrator.Workspaces`)."""
+
+    def published(self, agent: str, label: str) -> None: ...
+
+    def presenting(self, agent: str, label: str) -> Path | None: ...
+
+
+class Snapshots(Publishing, Protocol):
+    """The run's workspaces (`workspace/team.py`), and where an agent's workspace is."""
 
     @property
     def agents(self) -> tuple[str, ...]: ...
 
     def path(self, agent: str) -> Path: ...
-
-    def published(self, agent: str, label: str) -> None: ...
-
-    def presenting(self, agent: str, label: str) -> Path | None: ...
 
 
 class Stamped:

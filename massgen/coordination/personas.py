@@ -2,9 +2,10 @@
 agent, so that a team of similar models starts from different places.
 
 One call writes them all (`prompt`, then `parse`), for the agents under their anonymous
-stems (`agent1`, ...), never their ids. An agent reads its persona at the top of its
-system prompt until it has answered or sees a peer's answer; after that `after_first_answer`
-decides: "drop" (the default: it synthesises freely), "soften" (a preference, not a
+stems (`agent1`, ...), never their ids. An agent reads its persona in its system prompt
+(after the coordination rules) until it has answered or sees a peer's answer (the
+predecessor looked at the second only; here an agent sees peers only after its first
+answer, so the two agree but for a resumed run); after that `after_first_answer` decides: "drop" (the default: it synthesises freely), "soften" (a preference, not a
 position to defend) or "keep". The prompts follow the predecessor's three diversity modes.
 """
 
@@ -18,6 +19,8 @@ from massgen.coordination.generation import GenerationFailed, json_object
 
 # A persona longer than this is cut: it rides in every system prompt of its agent.
 MAX_PERSONA_CHARS = 2000
+# Of each agent's own system message, what the generation request shows.
+MAX_INSTRUCTION_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,7 @@ def prompt(
     lines = []
     for stem in stems:
         own = (instructions or {}).get(stem)
+        own = own.strip()[:MAX_INSTRUCTION_CHARS] if own else ""
         lines.append(f"- {stem}: has the instruction: {own}" if own else f"- {stem}")
     extra = f"\n## Additional guidelines\n{guidelines}\n" if guidelines else ""
     example = {
