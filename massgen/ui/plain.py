@@ -100,8 +100,8 @@ class PlainView:
             case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
                 return f"[{agent}] persona{f' ({summary})' if summary else ''}: {persona}"
             case ev.CriteriaGenerated(agent=agent, criteria=criteria):
-                listed = "\n".join(f"  {line}" for line in criteria)
-                return f"[{agent}] evaluation criteria for the team:\n{listed}"
+                listed = "".join(f"\n[{agent}]   {line}" for line in criteria)
+                return f"[{agent}] evaluation criteria for the team:{listed}"
             case ev.GeneratorFailed(agent=agent, what=what, error=error):
                 return f"[{agent}] ⚠ {what} not generated, going on without: {error}"
             case _:
