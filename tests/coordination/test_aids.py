@@ -11,6 +11,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+import yaml
 
 from massgen.api import TeamRun
 from massgen.config import load_config
@@ -104,9 +105,14 @@ async def test_each_agent_gets_its_own_persona_until_it_has_answered(in_tmp):
         assert agent not in json.dumps(generation)  # stems only, never ids
     assigned = {e.agent: e for e in events if isinstance(e, ev.PersonaAssigned)}
     assert set(assigned) == set(IDS)
+    saved = yaml.safe_load((run.log_dir / "generated_personas.yaml").read_text())
     for agent in IDS:
         assert assigned[agent].persona == PERSONA.format(stem=labels[agent])
         assert assigned[agent].summary == f"{labels[agent]} lens"
+        assert saved[agent] == {
+            "persona": assigned[agent].persona,
+            "summary": f"{labels[agent]} lens",
+        }
     # First runs (no answers in view): the agent's own persona, and no one else's.
     for n, agent in enumerate(IDS):
         own = [r for r in coordination_requests(requests) if r["model"] == f"m{n}"]
@@ -166,6 +172,8 @@ async def test_criteria_are_in_every_agents_prompt_and_in_the_views(in_tmp):
     assert "[alice] evaluation criteria for the team:" in out.getvalue()
     journal = read_journal(run.log_dir / "events.jsonl")
     assert [e for e in journal if isinstance(e, ev.CriteriaGenerated)] == [generated]
+    saved = yaml.safe_load((run.log_dir / "generated_evaluation_criteria.yaml").read_text())
+    assert saved == {"aspiration": generated.aspiration, "criteria": list(generated.criteria)}
 
 
 async def test_a_failed_generation_is_a_warning_and_the_run_goes_on(in_tmp):
