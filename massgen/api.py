@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from massgen import team
 from massgen.config import loader
 from massgen.config.schema import MassgenConfig
+from massgen.coordination.aids import Aids
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
@@ -229,11 +230,9 @@ class TeamRun:
                     self.recorder.close(interrupted=self.outcome is None)
         return self.result(outcome)
 
-    def _aids(self) -> Any:
+    def _aids(self) -> Aids | None:
         """Personas, criteria and the changedoc (`coordination/aids.py`), when the config
         asks for them; a resumed run takes what its journal says was generated."""
-        from massgen.coordination.aids import Aids
-
         aids = Aids.of(self.loaded.config.orchestrator.coordination)
         if aids is not None and self.resumed is not None and self.log_dir is not None:
             from massgen.record.journal import JournalError, read_journal
