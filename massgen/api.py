@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from massgen import team
 from massgen.config import loader
 from massgen.config.schema import MassgenConfig
+from massgen.coordination.aids import Aids
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.coordination.restarts import Feedback
@@ -219,13 +220,15 @@ class TeamRun:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 members = await self._equip(members, stack)
+                aids = self._aids()
                 self.orchestrator = Orchestrator(
                     members,
                     self.loaded.config.orchestrator,
                     deadline_seconds=self.deadline,
                     emit=self._emit,
-                    workspaces=self.workspaces,
+                    workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
                     memories=self._memories(),
+                    aids=aids,
                 )
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
@@ -236,6 +239,19 @@ class TeamRun:
                 with contextlib.suppress(OSError):
                     self.recorder.close(interrupted=self.outcome is None)
         return self.result(outcome)
+
+    def _aids(self) -> Aids | None:
+        """Personas, criteria and the changedoc (`coordination/aids.py`), when the config
+        asks for them; a resumed run takes what its journal says was generated."""
+        aids = Aids.of(self.loaded.config.orchestrator.coordination)
+        if aids is not None and self.resumed is not None and self.log_dir is not None:
+            from massgen.record.journal import JournalError, read_journal
+
+            try:
+                aids.restore(read_journal(self.log_dir / "events.jsonl"))
+            except (OSError, JournalError):  # resuming read it already; go on without
+                aids.restore(())
+        return aids
 
     def _memories(self) -> Any:
         """The agents' filesystem memory (`workspace/memory.py`), when the config keeps

@@ -162,6 +162,26 @@ _RESTARTS = NoEffect(
     "`orchestrator.coordination.max_orchestration_restarts` is above 0"
 )
 
+_FIXED_CRITERIA = NoEffect(
+    "generated criteria stay as they are for the whole run; the predecessor evolved them "
+    "from the checklist scores of its gated voting, which massgen does not have"
+)
+_ONE_CALL = NoEffect(
+    "personas and criteria come from one call to the first agent's model, not from a "
+    "team run that votes"
+)
+_EACH_TURN = NoEffect("they are generated afresh for each turn of a chat")
+
+# Inside `persona_generator:` and `evaluation_criteria_generator:`.
+GENERATOR: dict[str, Disposition] = {
+    "persist_across_turns": _EACH_TURN,
+    "strategy": NoEffect("the predecessor's older key; `diversity_mode` says what differs"),
+    "backend": Refused(
+        "the generation call uses the first agent's model",
+        "Remove the key; list first the agent whose model should generate",
+    ),
+}
+
 COORDINATION: dict[str, Disposition] = {
     "write_mode": NoEffect(
         "each agent writes in its own workspace; only the final presenter writes to context paths"
@@ -174,7 +194,13 @@ COORDINATION: dict[str, Disposition] = {
     "compression_target_ratio": _TUNING,
     "response_depth": _TUNING,
     "enable_post_presentation_evaluation": _RESTARTS,
-    "enable_changedoc": _NOT_HERE,
+    # Criteria evolved from the checklist scores of the predecessor's gated voting.
+    "evolving_criteria": _FIXED_CRITERIA,
+    "evolving_criteria_score_threshold": _FIXED_CRITERIA,
+    "evolving_criteria_max_evolutions": _FIXED_CRITERIA,
+    "evolving_criteria_min_high_score_count": _FIXED_CRITERIA,
+    "evolving_criteria_timeout": _FIXED_CRITERIA,
+    "pre_collab_voting_threshold": _ONE_CALL,
 }
 
 TIMEOUTS: dict[str, Disposition] = {
@@ -275,9 +301,38 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     if isinstance(coordination, dict):
         _apply(coordination, COORDINATION, "orchestrator.coordination", notes, source)
         _subagent_agents(coordination, notes, source)
+        _generators(coordination, notes, source)
+        _changedoc(coordination, _any_workspace(data, single), notes)
     if isinstance(orchestrator, dict):
         _sensitivity(orchestrator, "orchestrator", notes)
     return data, notes
+
+
+def _generators(coordination: dict[str, Any], notes: list[Note], source: str) -> None:
+    for key in ("persona_generator", "evaluation_criteria_generator"):
+        block = coordination.get(key)
+        if isinstance(block, dict):
+            _apply(block, GENERATOR, f"orchestrator.coordination.{key}", notes, source)
+
+
+def _any_workspace(data: dict[str, Any], single: bool) -> bool:
+    return any(
+        isinstance(agent.get("backend"), dict) and bool(agent["backend"].get("cwd"))
+        for _, agent in _agents(data, single)
+    )
+
+
+def _changedoc(coordination: dict[str, Any], workspace: bool, notes: list[Note]) -> None:
+    """`enable_changedoc` with no agent that has a workspace: the predecessor accepted it
+    (and told agents to write a file they had nowhere to keep); here it is dropped with a
+    note."""
+    if coordination.get("enable_changedoc") is True and not workspace:
+        del coordination["enable_changedoc"]
+        why = (
+            "the changedoc is a file in an agent's workspace (`tasks/changedoc.md`), and no "
+            "agent has one; give them `backend.cwd`"
+        )
+        notes.append(Note("orchestrator.coordination.enable_changedoc", why))
 
 
 def _skills_directory(data: dict[str, Any]) -> None:

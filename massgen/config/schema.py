@@ -205,9 +205,48 @@ class SubagentOrchestratorConfig(Strict):
     final_answer_strategy: FinalStrategy | None = None
 
 
+class PersonaGeneratorConfig(Strict):
+    """`orchestrator.coordination.persona_generator` (`coordination/personas.py`): before
+    coordination, one call to the first agent's model gives every agent a persona of its
+    own, shown in its system prompt until its first answer; then it is dropped, softened
+    to a preference, or kept."""
+
+    enabled: bool = False
+    # What the personas differ in: values and priorities, the kind of solution, or how
+    # the work is approached (the predecessor's three modes).
+    diversity_mode: Literal["perspective", "implementation", "methodology"] = "perspective"
+    after_first_answer: Literal["drop", "soften", "keep"] = "drop"
+    persona_guidelines: str | None = None
+    # The generation call's bounds; past either it fails, with a warning, and the run
+    # goes on without personas.
+    timeout_seconds: float = Field(default=120, gt=0, le=1800)
+    max_chars: int = Field(default=20_000, ge=1000, le=200_000)
+
+
+class CriteriaGeneratorConfig(Strict):
+    """`orchestrator.coordination.evaluation_criteria_generator` (`coordination/criteria.py`):
+    before coordination, one call to the first agent's model writes task-specific
+    criteria that every agent is shown as what a good answer must satisfy."""
+
+    enabled: bool = False
+    min_criteria: int = Field(default=4, ge=1, le=20)
+    max_criteria: int = Field(default=7, ge=1, le=20)
+    timeout_seconds: float = Field(default=120, gt=0, le=1800)
+    max_chars: int = Field(default=30_000, ge=1000, le=200_000)
+
+    @model_validator(mode="after")
+    def _range(self) -> CriteriaGeneratorConfig:
+        if self.min_criteria > self.max_criteria:
+            raise ValueError(
+                f"min_criteria ({self.min_criteria}) is above max_criteria "
+                f"({self.max_criteria}); lower min_criteria or raise max_criteria"
+            )
+        return self
+
+
 class CoordinationConfig(Strict):
-    """`orchestrator.coordination`: the predecessor's block; planning mode, task planning
-    and filesystem memory are what we take."""
+    """`orchestrator.coordination`: the predecessor's block; planning mode, task planning,
+    filesystem memory, personas, evaluation criteria and the changedoc are what we take."""
 
     # While agents coordinate, tools not marked read-only are described, not run; the
     # winner runs them in the final presentation.
@@ -259,9 +298,18 @@ class CoordinationConfig(Strict):
                 f"unknown subagent type(s) {', '.join(unknown)}; known: {', '.join(ROLES)}"
             )
         return tuple(name.lower() for name in value) if value is not None else None
+
     # After the final presentation the winner checks the answer and may restart the whole
     # coordination with feedback (`coordination/restarts.py`); this many restarts at most.
     max_orchestration_restarts: int = Field(default=0, ge=0, le=10)
+    # Generated before coordination (`coordination/aids.py`); a failed generation is a
+    # warning and the run goes on without.
+    persona_generator: PersonaGeneratorConfig = PersonaGeneratorConfig()
+    evaluation_criteria_generator: CriteriaGeneratorConfig = CriteriaGeneratorConfig()
+    # A decision log, `tasks/changedoc.md`, kept by each agent with a workspace and part
+    # of its answers' snapshots (`coordination/changedoc.py`). Off by default (the
+    # predecessor had it on).
+    enable_changedoc: bool = False
 
 
 class ContextPathConfig(Strict):
@@ -467,8 +515,8 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     CoordinationConfig: _keys(
         "enable_post_presentation_evaluation write_mode"
-        " enable_changedoc drift_conflict_policy broadcast broadcast_timeout"
-        " max_broadcasts_per_agent persona_generator evaluation_criteria_generator"
+        " drift_conflict_policy broadcast broadcast_timeout"
+        " max_broadcasts_per_agent"
         " prompt_improver novelty_injection criteria_mode fast_iteration_mode"
         " learning_capture_mode plan_depth"
     ),

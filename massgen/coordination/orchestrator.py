@@ -26,6 +26,7 @@ from massgen.coordination.agent import (
     member_tools,
     run_agent,
 )
+from massgen.coordination.aids import Aids
 from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.labels import Labels
@@ -175,7 +176,9 @@ class Orchestrator:
         emit: Emit = lambda event: None,
         workspaces: Workspaces | None = None,
         memories: Memories | None = None,
+        aids: Aids | None = None,
     ) -> None:
+        """`aids`: personas, criteria and the changedoc (`aids.py`), when configured."""
         if not members:
             raise ValueError("a team needs at least one member")
         self.settings = settings or OrchestratorConfig()
@@ -185,6 +188,7 @@ class Orchestrator:
         self._sink = emit
         self.workspaces = workspaces
         self.memories = memories
+        self.aids = aids
         self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
         self._presented: TeamOutcome | None = None  # this attempt's, while it is evaluated
@@ -270,6 +274,9 @@ class Orchestrator:
     async def _run_until(self, deadline: float) -> TeamOutcome:
         try:
             async with asyncio.timeout_at(deadline):
+                if self.aids is not None:  # generated before any agent starts
+                    stems = self.state.labels.as_dict()
+                    await self.aids.prepare(self.state.question, self.members, stems, self.emit)
                 await self._coordinate()
         except TimeoutError:
             return self._fallback(Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached")
@@ -415,7 +422,9 @@ class Orchestrator:
         if member.workspace is not None:
             system = f"{system}\n\n{prompts.WORKSPACE_NOTE}"
         memory = self._memory_note(member, shown)
-        system = "\n\n".join([system, *memory, *member.notes])
+        answered = self.state.board.answer_count(member.id) > 0
+        aids = self.aids.notes(member, answered, shown) if self.aids is not None else ()
+        system = "\n\n".join([system, *memory, *member.notes, *aids])
         user = prompts.user_message(self.state.question, shown, history=self.state.history)
         if self.state.restarts:
             block = feedback_block(self.state.restarts[-1], workspace=member.workspace is not None)
@@ -593,6 +602,8 @@ class Orchestrator:
             workspace = self.workspaces.presenting(member.id, decision.winner.label)
         if self.memories is not None and workspace is not None:
             member = replace(member, notes=(*member.notes, self.memories.presenter_note()))
+        if self.aids is not None:
+            member = replace(member, notes=(*member.notes, *self.aids.presenter_notes(workspace)))
         self._presented_in = workspace
         return await present(
             member,

@@ -174,6 +174,41 @@ class PermissionDecided(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PersonaAssigned(Event):
+    """Before coordination, the persona generated for one agent (`persona_generator`): in
+    its system prompt until its first answer, then dropped, softened or kept
+    (`after_first_answer`)."""
+
+    kind: ClassVar[str] = "persona_assigned"
+    agent: str
+    persona: str
+    summary: str = ""  # a few words, when the generator gave them
+    after_first_answer: str = "drop"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CriteriaGenerated(Event):
+    """Before coordination, the task's evaluation criteria (`evaluation_criteria_generator`),
+    shown to every agent; `agent` is the one whose model wrote them."""
+
+    kind: ClassVar[str] = "criteria_generated"
+    agent: str
+    criteria: tuple[str, ...]  # each as the agents read it: "E1 (primary): ..."
+    aspiration: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GeneratorFailed(Event):
+    """A generation before coordination (`what`: "personas" or "criteria") failed; the run
+    goes on without it. `agent` is the one whose model was asked."""
+
+    kind: ClassVar[str] = "generator_failed"
+    agent: str
+    what: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerPublished(Event):
     kind: ClassVar[str] = "answer_published"
     agent: str
@@ -347,6 +382,9 @@ AnyEvent = (
     | EvaluationStarted
     | EvaluationFinished
     | OrchestrationRestarted
+    | PersonaAssigned
+    | CriteriaGenerated
+    | GeneratorFailed
 )
 
 # The JSON "type" of each event, as each class declares it.
@@ -358,7 +396,7 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     cls = _TYPE_BY_KIND[data["type"]]
     names = {f.name for f in fields(cls)}
     kwargs = {k: v for k, v in data.items() if k in names}
-    for key in ("agents", "answers_in_view"):
+    for key in ("agents", "answers_in_view", "criteria"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
     if isinstance(kwargs.get("sources"), (list, tuple)):

@@ -10,6 +10,8 @@ turn_<n>/
   execution_metadata.yaml    how the run was started (secrets masked)
   agent_<id>/answer_<n>.txt, agent_<id>/votes.json
   final/answer.txt, final/presenter.txt
+  generated_personas.yaml    the personas generated before coordination, per agent
+  generated_evaluation_criteria.yaml   the criteria generated before coordination
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class Recorder:
         self._end: float | None = None
         self._state = RunState(question)
         self._timeline: list[ev.AnyEvent] = []
+        self._personas: dict[str, dict[str, str]] = {}  # as generated_personas.yaml says
         self._events = Journal(self.log_dir / "events.jsonl")
         if resumed:
             self._replay_earlier_attempts()
@@ -169,8 +172,18 @@ class Recorder:
                 self._write_summary()
             case ev.RunFinished():
                 self._write_final()
+            case ev.PersonaAssigned():
+                self._personas[event.agent] = {"persona": event.persona, "summary": event.summary}
+                self._write_yaml("generated_personas.yaml", self._personas)
+            case ev.CriteriaGenerated():
+                criteria = {"aspiration": event.aspiration, "criteria": list(event.criteria)}
+                self._write_yaml("generated_evaluation_criteria.yaml", criteria)
             case _:
                 pass
+
+    def _write_yaml(self, name: str, data: Any) -> None:
+        text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)
+        write_text(self.log_dir / name, text)
 
     def _agent_dir(self, agent_id: str) -> Path:
         # Agent ids come from the user's config; keep them from escaping the log dir.

@@ -43,6 +43,9 @@ COORDINATION_EVENTS = (
     ev.SubagentFinished,
     ev.ToolSourceFailed,
     ev.PermissionDecided,
+    ev.PersonaAssigned,
+    ev.CriteriaGenerated,
+    ev.GeneratorFailed,
 )
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
@@ -179,7 +182,13 @@ class RunState:
                 | ev.SubagentFinished()
             ):
                 pass
-            case ev.ToolSourceFailed() | ev.PermissionDecided():
+            case (
+                ev.ToolSourceFailed()
+                | ev.PermissionDecided()
+                | ev.PersonaAssigned()
+                | ev.CriteriaGenerated()
+                | ev.GeneratorFailed()
+            ):
                 self.agent(event.agent)
             case ev.FinalTextDelta():
                 self.final_parts.append(event.text)

@@ -126,6 +126,12 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"tool source {event.source} failed"
         case ev.PermissionDecided():
             return _permission_cell(event)
+        case ev.PersonaAssigned():
+            return event.agent, f"persona: {_short(event.summary or event.persona)}"
+        case ev.CriteriaGenerated():
+            return event.agent, f"wrote {len(event.criteria)} evaluation criteria"
+        case ev.GeneratorFailed():
+            return event.agent, f"{event.what} not generated: {_short(event.error)}"
         case (
             ev.RunStarted()
             | ev.TextDelta()

@@ -47,6 +47,9 @@ _Marker = (
     | ev.FinalTextDelta
     | ev.EvaluationStarted
     | ev.EvaluationFinished
+    | ev.PersonaAssigned
+    | ev.CriteriaGenerated
+    | ev.GeneratorFailed
 )
 
 
@@ -139,6 +142,9 @@ class ViewModel:
                 | ev.FinalTextDelta()
                 | ev.EvaluationStarted()
                 | ev.EvaluationFinished()
+                | ev.PersonaAssigned()
+                | ev.CriteriaGenerated()
+                | ev.GeneratorFailed()
             ):
                 self._marker(event)
             case ev.OrchestrationRestarted():
@@ -226,6 +232,17 @@ class ViewModel:
                 self.pane(agent).line("answer", f"✓ submitted ({preview(note, 120)})")
             case ev.EvaluationFinished(agent=agent):
                 self.pane(agent).line("restart", "↻ asks to restart the coordination")
+            case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
+                shown = f"{summary}: {persona}" if summary else persona
+                self.pane(agent).line("note", f"🎭 persona · {preview(shown, 200)}")
+            case ev.CriteriaGenerated(agent=agent, criteria=criteria):
+                pane = self.pane(agent)
+                pane.line("note", f"📋 evaluation criteria for the team ({len(criteria)})")
+                for line in criteria:
+                    pane.line("note", f"  {preview(line, 160)}")
+            case ev.GeneratorFailed(agent=agent, what=what, error=error):
+                text = f"⚠ {what} not generated, going on without: {preview(error, 120)}"
+                self.pane(agent).line("failed", text)
             case _:
                 assert_never(event)
 

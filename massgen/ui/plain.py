@@ -114,6 +114,13 @@ class PlainView:
                 return None  # OrchestrationRestarted says why
             case ev.OrchestrationRestarted() as restart:
                 return _restart_banner(restart)
+            case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
+                return f"[{agent}] persona{f' ({summary})' if summary else ''}: {persona}"
+            case ev.CriteriaGenerated(agent=agent, criteria=criteria):
+                listed = "".join(f"\n[{agent}]   {line}" for line in criteria)
+                return f"[{agent}] evaluation criteria for the team:{listed}"
+            case ev.GeneratorFailed(agent=agent, what=what, error=error):
+                return f"[{agent}] ⚠ {what} not generated, going on without: {error}"
             case _:
                 assert_never(event)
 

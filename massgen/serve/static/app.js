@@ -280,6 +280,18 @@
         agent.card.tools.appendChild(child);
         break;
       }
+      case "persona_assigned":
+        agent.card.tools.appendChild(el("li", "tool", "persona: " + (e.summary || e.persona)));
+        break;
+      case "criteria_generated": {
+        var criteria = el("li", "tool", "evaluation criteria for the team (" + e.criteria.length + ")");
+        criteria.title = e.criteria.join("\n");
+        agent.card.tools.appendChild(criteria);
+        break;
+      }
+      case "generator_failed":
+        agent.card.tools.appendChild(el("li", "tool failed", e.what + " not generated: " + e.error));
+        break;
       case "answer_published": {
         var details = el("details", "answer");
         details.dataset.label = e.label;
