@@ -151,6 +151,7 @@ class TeamRun:
         self.resumed = resumed
         self.session_grants = session_grants
         self.permissions: Any = None  # the run's permission engine, once equipped
+        self.broadcasts: Any = None  # questions between agents (`coordination.broadcast`)
         self.skill_folders: tuple[Path, ...] = ()  # readable for the engine (`use_skills`)
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
@@ -216,6 +217,7 @@ class TeamRun:
                     emit=self._emit,
                     workspaces=self.workspaces,
                     memories=self._memories(),
+                    broadcasts=self.broadcasts,
                 )
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
@@ -271,7 +273,7 @@ class TeamRun:
                 else m
                 for m in members
             ]
-        return self._guarded(self._with_skills(members))
+        return self._guarded(self._with_broadcast(self._with_skills(members), stack))
 
     def _with_skills(self, members: list[Any]) -> list[Any]:
         """With `use_skills`: the skill tools and the skills' list for every member,
@@ -285,6 +287,19 @@ class TeamRun:
             print(f"massgen: warning: {warning}", file=sys.stderr)
         self.skill_folders = catalog.roots()
         return skills.equip(members, catalog)
+
+    def _with_broadcast(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
+        """With `coordination.broadcast`: `ask_others` for every member, answered by the
+        team or by the person at the approver's prompt (`coordination/broadcast.py`)."""
+        from massgen.coordination import broadcast
+
+        settings = broadcast.Settings.of(self.loaded.config.orchestrator.coordination)
+        if settings is None:
+            return members
+        person = self.approver if isinstance(self.approver, broadcast.Person) else None
+        self.broadcasts = broadcast.Broadcasts(settings, person)
+        stack.push_async_callback(self.broadcasts.aclose)
+        return broadcast.equip(members, self.broadcasts)
 
     def _guarded(self, members: list[Any]) -> list[Any]:
         """Every member's toolbox behind the permission engine (`permissions/`), after

@@ -61,6 +61,15 @@ class Memories(Protocol):
     def presenter_note(self) -> str: ...
 
 
+class Broadcasting(Protocol):
+    """Questions between agents (`coordination/broadcast.py`), told as the run starts whom
+    they may reach (the run's members, with its budget), their names and where events go."""
+
+    def begin(
+        self, members: Sequence[Member], labels: Labels, board: Board, emit: Emit
+    ) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TeamOutcome:
     answer: str
@@ -135,6 +144,7 @@ class Orchestrator:
         emit: Emit = lambda event: None,
         workspaces: Workspaces | None = None,
         memories: Memories | None = None,
+        broadcasts: Broadcasting | None = None,
     ) -> None:
         if not members:
             raise ValueError("a team needs at least one member")
@@ -145,6 +155,7 @@ class Orchestrator:
         self._sink = emit
         self.workspaces = workspaces
         self.memories = memories
+        self.broadcasts = broadcasts
         self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
 
@@ -184,6 +195,8 @@ class Orchestrator:
         ids = tuple(m.id for m in self.members)
         if resumed is not None:
             self._restore(resumed)
+        if self.broadcasts is not None:
+            self.broadcasts.begin(self.members, labels, self.state.board, self.emit)
         self.emit(
             ev.RunStarted(
                 question=question,

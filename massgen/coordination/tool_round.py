@@ -1,10 +1,11 @@
 """One round of tool calls: the calls a model made in one turn, run through its toolbox.
 
 Calls run concurrently (at most `ToolBounds.max_concurrent` at once) and come back in the
-order the model made them. Every call is bounded: a per-call timeout, a cap on the
-result's size, and cancellation (a restart or the run's deadline cancels the round; each
-call in flight is cancelled and reported). Whatever a toolbox does, raising included, the
-model gets a `ToolResult` and the agent goes on. The toolbox is the only way to a tool.
+order the model made them. Every call is bounded: a per-call timeout (or the tool's own,
+`ToolSpec.timeout_seconds`), a cap on the result's size, and cancellation (a restart or
+the run's deadline cancels the round; each call in flight is cancelled and reported).
+Whatever a toolbox does, raising included, the model gets a `ToolResult` and the agent goes
+on. The toolbox is the only way to a tool.
 
 A toolbox with an `authorize(call, ctx)` step (the permission engine's `Guarded`) is asked
 first, outside the call's timeout: the time a person takes to answer an approval is not
@@ -106,7 +107,8 @@ async def _run_one(
         refusal = await _authorized(toolbox, call, ctx)
         if refusal is not None:
             return finished(dataclasses.replace(refusal, call_id=call.id))
-        result = await _guarded_call(toolbox, call, ctx, bounds.timeout_seconds)
+        timeout = spec.timeout_seconds if spec and spec.timeout_seconds else bounds.timeout_seconds
+        result = await _guarded_call(toolbox, call, ctx, timeout)
     except asyncio.CancelledError:
         finished(ToolResult(call.id, "Error: cancelled (the run moved on).", is_error=True))
         raise

@@ -34,6 +34,9 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
     annotations: ToolAnnotations = ToolAnnotations()
+    # A tool that bounds its own calls (`ask_others` waits `broadcast_timeout`): the round
+    # waits this long for it instead of the per-call timeout. None: the per-call timeout.
+    timeout_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,8 @@ COORDINATION_EVENTS = (
     ev.HostedToolUsed,
     ev.ToolSourceFailed,
     ev.PermissionDecided,
+    ev.BroadcastAsked,
+    ev.BroadcastAnswered,
 )
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
@@ -169,6 +171,8 @@ class RunState:
             ):
                 pass
             case ev.ToolSourceFailed() | ev.PermissionDecided():
+                self.agent(event.agent)
+            case ev.BroadcastAsked() | ev.BroadcastAnswered():
                 self.agent(event.agent)
             case ev.FinalTextDelta():
                 self.final_parts.append(event.text)

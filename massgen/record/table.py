@@ -112,6 +112,11 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"tool source {event.source} failed"
         case ev.PermissionDecided():
             return _permission_cell(event)
+        case ev.BroadcastAsked():
+            return event.agent, f"asks {', '.join(event.to)}: {_short(event.question)}"
+        case ev.BroadcastAnswered():
+            said = _short(event.answer) if event.ok else f"no answer ({_short(event.answer)})"
+            return event.agent, f"{event.responder} answers: {said}"
         case (
             ev.RunStarted()
             | ev.TextDelta()
