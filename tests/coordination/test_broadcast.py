@@ -112,6 +112,8 @@ async def test_an_agent_asks_its_peers_and_its_final_answer_uses_the_answers(in_
     bob, carol = labels["bob"], labels["carol"]
     assert result.answer == f"Final: Built on the advice: {bob} said {ADVICE}"
 
+    first = next(r for r in requests if r["model"] == "m-0")
+    assert "questions with the `ask_others` tool" in _system(first)
     # bob answered in a call of its own: its system message, the question, no tools.
     asked = [r for r in requests if _answering(r)]
     assert {r["model"] for r in asked} == {"m-1", "m-2"}
@@ -295,6 +297,12 @@ async def test_the_tool_declares_its_effect_and_bounds_its_own_wait():
     assert not result.is_error and json.loads(result.content)["status"] == "complete"
     empty = await box.call(ToolCall("c2", "ask_others", "{}"), ToolContext("a"))
     assert empty.is_error and "question" in empty.content
+    # The predecessor's structured questions arrive as text.
+    options = [{"id": "vue", "label": "Vue"}, {"id": "html", "label": "plain HTML"}]
+    structured = {"questions": [{"text": "Which framework?", "options": options}]}
+    await box.call(ToolCall("c3", "ask_others", json.dumps(structured)), ToolContext("a"))
+    asked = [e.question for e in events if isinstance(e, ev.BroadcastAsked)]
+    assert asked[-1] == "1. Which framework? (options: Vue, plain HTML)"
 
 
 async def test_inbox_messages_are_in_the_agents_next_request():
