@@ -362,3 +362,30 @@ def test_agents_mode_needs_a_second_agent():
     with pytest.raises(ConfigError, match="this team has one agent"):
         config_from_dict({**one, "orchestrator": {"coordination": {"broadcast": "agents"}}})
     config_from_dict({**one, "orchestrator": {"coordination": {"broadcast": "human"}}})
+
+
+def headless_policy(request: dict) -> Reply:
+    """alice (m-0) asks the person first, then answers with what the tool said."""
+    offered = {t["function"]["name"] for t in request.get("tools") or []}
+    results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+    if request["model"] != "m-0" or "new_answer" not in offered or "vote" in offered:
+        return cooperative_agent(request)
+    if not results:
+        return Reply(tool_calls=[("ask_others", {"question": "Which news site?"})])
+    status = json.loads(results[-1])["status"]
+    return Reply(tool_calls=[("new_answer", {"content": f"The person: {status}"})])
+
+
+async def test_human_mode_in_a_headless_run_says_no_one_is_there(in_tmp):
+    config = _config("", broadcast="human")
+    events: list = []
+    with FakeProvider(headless_policy) as fake:
+        for agent in config["agents"]:
+            agent["backend"]["base_url"] = fake.base_url
+        run = TeamRun(load(config), QUESTION, sinks=[events.append], logs=False)
+        result = await run.execute()
+    assert result.ok, result.reason
+    published = [e.content for e in events if isinstance(e, ev.AnswerPublished)]
+    assert "The person: no_human" in published
+    (answered,) = [e for e in events if isinstance(e, ev.BroadcastAnswered)]
+    assert answered.responder == "human" and not answered.ok and answered.duration_s < 1
