@@ -160,6 +160,7 @@ class TeamRun:
         self.resumed = resumed
         self.session_grants = session_grants
         self.permissions: Any = None  # the run's permission engine, once equipped
+        self.broadcasts: Any = None  # questions between agents (`coordination.broadcast`)
         self.skill_folders: tuple[Path, ...] = ()  # readable for the engine (`use_skills`)
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
@@ -229,6 +230,7 @@ class TeamRun:
                     workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
                     memories=self._memories(),
                     aids=aids,
+                    broadcasts=self.broadcasts,
                 )
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
@@ -302,7 +304,7 @@ class TeamRun:
                 else m
                 for m in members
             ]
-        members = self._guarded(self._with_skills(members))
+        members = self._guarded(self._with_broadcast(self._with_skills(members), stack))
         return await self._uploaded(members, stack)
 
     def _with_skills(self, members: list[Any]) -> list[Any]:
@@ -334,6 +336,19 @@ class TeamRun:
         )
         equipped: list[Any] = await stack.enter_async_context(uploads)
         return equipped
+
+    def _with_broadcast(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
+        """With `coordination.broadcast`: `ask_others` for every member, answered by the
+        team or by the person at the approver's prompt (`coordination/broadcast.py`)."""
+        from massgen.coordination import broadcast
+
+        settings = broadcast.Settings.of(self.loaded.config.orchestrator.coordination)
+        if settings is None:
+            return members
+        person = self.approver if isinstance(self.approver, broadcast.Person) else None
+        self.broadcasts = broadcast.Broadcasts(settings, person)
+        stack.push_async_callback(self.broadcasts.aclose)
+        return broadcast.equip(members, self.broadcasts)
 
     def _guarded(self, members: list[Any]) -> list[Any]:
         """Every member's toolbox behind the permission engine (`permissions/`), after

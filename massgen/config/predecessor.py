@@ -192,7 +192,6 @@ COORDINATION: dict[str, Disposition] = {
     "max_verifications_per_round": _TUNING,
     "max_internal_fix_loops": _TUNING,
     "compression_target_ratio": _TUNING,
-    "response_depth": _TUNING,
     "enable_post_presentation_evaluation": _RESTARTS,
     # Criteria evolved from the checklist scores of the predecessor's gated voting.
     "evolving_criteria": _FIXED_CRITERIA,
@@ -218,6 +217,9 @@ MCP_SERVER: dict[str, Disposition] = {
 
 TOP: dict[str, Disposition] = {
     "memory": _MEMORY,
+    # One example puts its task here; the predecessor never read the key (the question
+    # came from the command line, as the example's own comment runs it).
+    "task": NoEffect("the question is given on the command line (or typed in a chat)"),
     "nlip": _NOT_HERE,
 }
 

@@ -246,7 +246,8 @@ class CriteriaGeneratorConfig(Strict):
 
 class CoordinationConfig(Strict):
     """`orchestrator.coordination`: the predecessor's block; planning mode, task planning,
-    filesystem memory, personas, evaluation criteria and the changedoc are what we take."""
+    filesystem memory, skills, personas, evaluation criteria, the changedoc and questions
+    between agents (broadcast) are what we take."""
 
     # While agents coordinate, tools not marked read-only are described, not run; the
     # winner runs them in the final presentation.
@@ -310,6 +311,26 @@ class CoordinationConfig(Strict):
     # of its answers' snapshots (`coordination/changedoc.py`). Off by default (the
     # predecessor had it on).
     enable_changedoc: bool = False
+    # Questions between agents (`ask_others`, `coordination/broadcast.py`), the predecessor's
+    # keys: `agents` sends a question to the other agents, each answering it in a short call
+    # of its own; `human` asks the person at the terminal (without one the tool says so at
+    # once); false: off. A question waits at most `broadcast_timeout` seconds (partial answers
+    # come back), each agent asks at most `max_broadcasts_per_agent` per turn.
+    broadcast: Literal["agents", "human", False] = False
+    broadcast_timeout: float = Field(default=300, gt=0, le=3600)
+    max_broadcasts_per_agent: int = Field(default=10, ge=1, le=100)
+    # How often agents are told to ask (`low`: when blocked; `high`: whenever weighing options).
+    broadcast_sensitivity: Literal["low", "medium", "high"] = "medium"
+    # `ask_others` waits for the answers unless the call says `wait: false`; without waiting
+    # they reach the asker with its next model call.
+    broadcast_wait_by_default: bool = True
+    # How elaborate the solutions answering agents suggest (the predecessor's shadow agents).
+    response_depth: Literal["low", "medium", "high"] = "medium"
+
+    @field_validator("broadcast", mode="before")
+    @classmethod
+    def _broadcast_off(cls, value: Any) -> Any:
+        return False if value is None else value
 
 
 class ContextPathConfig(Strict):
@@ -443,6 +464,15 @@ class MassgenConfig(Strict):
         return self
 
     @model_validator(mode="after")
+    def _someone_to_ask(self) -> MassgenConfig:
+        if self.orchestrator.coordination.broadcast == "agents" and len(self.agents) < 2:
+            raise ValueError(
+                "orchestrator.coordination.broadcast: agents lets agents ask each other, and "
+                "this team has one agent; add agents, use `human`, or remove the key"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _command_timeouts_fit(self) -> MassgenConfig:
         limit = self.orchestrator.tool_timeout_seconds
         for index, agent in enumerate(self.agents):
@@ -514,9 +544,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " docker max_turns interactive_mode"
     ),
     CoordinationConfig: _keys(
-        "enable_post_presentation_evaluation write_mode"
-        " drift_conflict_policy broadcast broadcast_timeout"
-        " max_broadcasts_per_agent"
+        "enable_post_presentation_evaluation write_mode drift_conflict_policy"
         " prompt_improver novelty_injection criteria_mode fast_iteration_mode"
         " learning_capture_mode plan_depth"
     ),

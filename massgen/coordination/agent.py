@@ -74,6 +74,9 @@ class Member:
     file_stores: tuple[str, ...] = ()
     # Paragraphs added to its system prompts by whoever equips it (the permission note).
     notes: tuple[str, ...] = ()
+    # Messages for it that arrived meanwhile (answers to its `ask_others` questions), read
+    # before each of its model calls; None: it gets none.
+    inbox: Callable[[], tuple[str, ...]] | None = None
 
 
 class Verdict(Enum):
@@ -132,6 +135,8 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
     same_calls = CallWatch(setup.guards.max_identical_tool_calls)
     sources: list[Source] = []  # what this run's hosted searches found
     while True:
+        if member.inbox is not None:
+            messages += [Message("user", text) for text in member.inbox()]
         tools = () if schema else offered
         reply = await _call(member, messages, tools, schema, emit, setup.guards)
         sources += reply.sources

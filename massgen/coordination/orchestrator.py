@@ -74,6 +74,15 @@ class Memories(Protocol):
     def presenter_note(self) -> str: ...
 
 
+class Broadcasting(Protocol):
+    """Questions between agents (`coordination/broadcast.py`), told as the run starts whom
+    they may reach (the run's members, with its budget), their names and where events go."""
+
+    def begin(
+        self, members: Sequence[Member], labels: Labels, board: Board, emit: Emit
+    ) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TeamOutcome:
     answer: str
@@ -177,6 +186,7 @@ class Orchestrator:
         workspaces: Workspaces | None = None,
         memories: Memories | None = None,
         aids: Aids | None = None,
+        broadcasts: Broadcasting | None = None,
     ) -> None:
         """`aids`: personas, criteria and the changedoc (`aids.py`), when configured."""
         if not members:
@@ -189,6 +199,7 @@ class Orchestrator:
         self.workspaces = workspaces
         self.memories = memories
         self.aids = aids
+        self.broadcasts = broadcasts
         self.state: _RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
         self._presented: TeamOutcome | None = None  # this attempt's, while it is evaluated
@@ -246,6 +257,8 @@ class Orchestrator:
         ids = tuple(m.id for m in self.members)
         if resumed is not None:
             self._restore(resumed)
+        if self.broadcasts is not None:
+            self.broadcasts.begin(self.members, labels, self.state.board, self.emit)
         self.emit(
             ev.RunStarted(
                 question=question,

@@ -1,10 +1,11 @@
 """One round of tool calls: the calls a model made in one turn, run through its toolbox.
 
 Calls run concurrently (at most `ToolBounds.max_concurrent` at once) and come back in the
-order the model made them. Every call is bounded: a per-call timeout, a cap on the
-result's size, and cancellation (a restart or the run's deadline cancels the round; each
-call in flight is cancelled and reported). Whatever a toolbox does, raising included, the
-model gets a `ToolResult` and the agent goes on. The toolbox is the only way to a tool.
+order the model made them. Every call is bounded: a per-call timeout (or the tool's own,
+`ToolSpec.timeout_seconds`), a cap on the result's size, and cancellation (a restart or
+the run's deadline cancels the round; each call in flight is cancelled and reported).
+Whatever a toolbox does, raising included, the model gets a `ToolResult` and the agent goes
+on. The toolbox is the only way to a tool.
 
 A toolbox with an `authorize(call, ctx)` step (the permission engine's `Guarded`) is asked
 first, outside the call's timeout: the time a person takes to answer an approval is not

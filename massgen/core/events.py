@@ -209,6 +209,34 @@ class GeneratorFailed(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BroadcastAsked(Event):
+    """An agent asked a question with `ask_others` (`coordination.broadcast`): to the
+    agents in `to` (their ids), or to the person (`to == ("human",)`)."""
+
+    kind: ClassVar[str] = "broadcast_asked"
+    agent: str
+    request_id: str
+    question: str
+    to: tuple[str, ...]
+    wait: bool = True  # the call waits for the answers; else they come with its next call
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BroadcastAnswered(Event):
+    """One answer to a question of `agent`'s, from `responder` (an agent id, or "human").
+    `ok` False: no answer (the deadline passed, the call failed, no person to ask), and
+    `answer` says why."""
+
+    kind: ClassVar[str] = "broadcast_answered"
+    agent: str  # who asked
+    request_id: str
+    responder: str
+    answer: str
+    ok: bool = True
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerPublished(Event):
     kind: ClassVar[str] = "answer_published"
     agent: str
@@ -368,6 +396,8 @@ AnyEvent = (
     | SubagentStarted
     | SubagentFinished
     | PermissionDecided
+    | BroadcastAsked
+    | BroadcastAnswered
     | AnswerPublished
     | VoteCast
     | VoteInvalidated
@@ -396,7 +426,7 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     cls = _TYPE_BY_KIND[data["type"]]
     names = {f.name for f in fields(cls)}
     kwargs = {k: v for k, v in data.items() if k in names}
-    for key in ("agents", "answers_in_view", "criteria"):
+    for key in ("agents", "answers_in_view", "criteria", "to"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
     if isinstance(kwargs.get("sources"), (list, tuple)):

@@ -37,7 +37,8 @@ class ToolSpec:
     parameters: dict[str, Any]
     annotations: ToolAnnotations = ToolAnnotations()
     # This tool's own wall-clock bound, replacing the per-call timeout (a subagent call
-    # waits for its children); None: the run's `tool_timeout_seconds`.
+    # waits for its children, `ask_others` for `broadcast_timeout`); None: the run's
+    # `tool_timeout_seconds`.
     timeout_seconds: float | None = None
 
 

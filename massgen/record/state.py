@@ -46,6 +46,8 @@ COORDINATION_EVENTS = (
     ev.PersonaAssigned,
     ev.CriteriaGenerated,
     ev.GeneratorFailed,
+    ev.BroadcastAsked,
+    ev.BroadcastAnswered,
 )
 
 # Events that change what status.json shows: coordination, plus live token/cost totals.
@@ -189,6 +191,8 @@ class RunState:
                 | ev.CriteriaGenerated()
                 | ev.GeneratorFailed()
             ):
+                self.agent(event.agent)
+            case ev.BroadcastAsked() | ev.BroadcastAnswered():
                 self.agent(event.agent)
             case ev.FinalTextDelta():
                 self.final_parts.append(event.text)

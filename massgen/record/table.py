@@ -132,6 +132,11 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"wrote {len(event.criteria)} evaluation criteria"
         case ev.GeneratorFailed():
             return event.agent, f"{event.what} not generated: {_short(event.error)}"
+        case ev.BroadcastAsked():
+            return event.agent, f"asks {', '.join(event.to)}: {_short(event.question)}"
+        case ev.BroadcastAnswered():
+            said = _short(event.answer) if event.ok else f"no answer ({_short(event.answer)})"
+            return event.agent, f"{event.responder} answers: {said}"
         case (
             ev.RunStarted()
             | ev.TextDelta()

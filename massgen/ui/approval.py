@@ -76,6 +76,40 @@ class TerminalApprover:
             finally:
                 self.view.resume()
 
+    async def answer_question(
+        self, agent: str, question: str, timeout_seconds: float
+    ) -> str | None:
+        """An agent's `ask_others` question (`coordination.broadcast: human`), answered in
+        words at the same prompt, one at a time. None: skipped (an empty line), no answer
+        within the time, or Ctrl-C (which then interrupts the run, as at an approval)."""
+        async with self._lock:
+            self.view.pause()
+            try:
+                title = f"question from {visible(self._agent_name(agent), 120)}"
+                # Line by line, each escaped: a model's text must not move the cursor.
+                lines = [Text(visible(line, 4000)) for line in question.splitlines()[:80]]
+                self.view.console.print(Rule(title, style="cyan", align="left"), *lines)
+                return await self._text_answer(min(timeout_seconds, self.timeout))
+            finally:
+                self.view.resume()
+
+    async def _text_answer(self, timeout: float) -> str | None:
+        import questionary
+
+        prompt = questionary.text("Your answer:", instruction="(Enter sends; an empty line skips)")
+        _drop_typed_ahead()
+        try:
+            async with asyncio.timeout(timeout):
+                answer = await prompt.application.run_async(handle_sigint=False)
+        except KeyboardInterrupt:
+            self._say("skipped (Ctrl-C); stopping the run")
+            self._on_interrupt()
+            return None
+        except TimeoutError:
+            self._say(f"no answer within {timeout:g}s: skipped")
+            return None
+        return answer if isinstance(answer, str) and answer.strip() else None
+
     def _show(self, request: ApprovalRequest) -> None:
         rows = Table.grid(padding=(0, 2))
         rows.add_column(style="bold", no_wrap=True)

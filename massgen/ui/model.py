@@ -38,6 +38,8 @@ _Marker = (
     ev.AnswerPublished
     | ev.ToolSourceFailed
     | ev.PermissionDecided
+    | ev.BroadcastAsked
+    | ev.BroadcastAnswered
     | ev.VoteCast
     | ev.VoteInvalidated
     | ev.AgentRestarted
@@ -138,6 +140,8 @@ class ViewModel:
                 | ev.AgentFailed()
                 | ev.ToolSourceFailed()
                 | ev.PermissionDecided()
+                | ev.BroadcastAsked()
+                | ev.BroadcastAnswered()
                 | ev.PresentationStarted()
                 | ev.FinalTextDelta()
                 | ev.EvaluationStarted()
@@ -221,6 +225,14 @@ class ViewModel:
                 pass  # the tool call's own line shows it ran
             case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
                 self.pane(agent).line("failed", f"✗ refused {tool}: {preview(reason, 120)}")
+            case ev.BroadcastAsked(agent=agent, question=question, to=to):
+                self.pane(agent).line("tool", f"? asks {', '.join(to)}: {preview(question, 120)}")
+            case ev.BroadcastAnswered(agent=agent, responder=who, answer=answer, ok=ok):
+                mark = "↩" if ok else "✗"
+                text = f"{mark} {who} answers: {preview(answer, 120)}"
+                self.pane(agent).line("tool" if ok else "failed", text)
+                if ok and who in self.panes:  # the answering agent's pane says so too
+                    self.pane(who).line("note", f"↪ answered {agent}: {preview(answer, 80)}")
             case ev.PresentationStarted(agent=agent):
                 self.pane(agent).line("note", "── final answer ──")
             case ev.FinalTextDelta(agent=agent, text=text):

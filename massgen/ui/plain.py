@@ -78,6 +78,11 @@ class PlainView:
                 return None
             case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
                 return f"[{agent}] ✗ refused {tool}: {preview(reason, 120)}"
+            case ev.BroadcastAsked(agent=agent, question=question, to=to):
+                return f"[{agent}] ? asks {', '.join(to)}: {preview(question, 120)}"
+            case ev.BroadcastAnswered(agent=agent, responder=responder, answer=answer, ok=ok):
+                mark = "↩" if ok else "✗"
+                return f"[{agent}] {mark} {responder} answers: {preview(answer, 120)}"
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
                 if unshown:  # it came as a tool call's argument

@@ -292,6 +292,14 @@
       case "generator_failed":
         agent.card.tools.appendChild(el("li", "tool failed", e.what + " not generated: " + e.error));
         break;
+      case "broadcast_asked":
+        agent.card.tools.appendChild(
+          el("li", "tool", "asks " + e.to.join(", ") + ": " + e.question.slice(0, 200)));
+        break;
+      case "broadcast_answered":
+        agent.card.tools.appendChild(el("li", "tool " + (e.ok ? "ok" : "failed"),
+          e.responder + " answers: " + e.answer.slice(0, 200)));
+        break;
       case "answer_published": {
         var details = el("details", "answer");
         details.dataset.label = e.label;
