@@ -34,7 +34,7 @@ from massgen.core.citations import Citations
 
 # The API requires max_tokens; this is what we ask for when the config does not say.
 DEFAULT_MAX_TOKENS = 8192
-_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 # Ours -> the wire's, for what `wires.ANTHROPIC_MESSAGES` accepts; max_tokens, thinking
 # and effort are shaped in `_params`.
 PARAMS = {"stop": "stop_sequences"}

@@ -51,7 +51,7 @@ PARAMS = {
     "stop": "stop_sequences",
 }
 # Gemini 2.5 takes a thinking budget in tokens; Gemini 3 takes a level.
-_THINKING_BUDGET = {"minimal": 128, "low": 1024, "medium": 8192, "high": 24576}
+_THINKING_BUDGET = {"minimal": 128, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 24576}
 _NO_THINKING = re.compile(r"^(models/)?gemini-(1\.|2\.0)", re.IGNORECASE)
 _CONTEXT_WORDING = re.compile(
     r"token count.*exceeds|exceeds the maximum number of tokens|context (length|window)|"
@@ -248,7 +248,8 @@ def _thinking(model: str, effort: str | None, budget: int | None) -> gt.Thinking
     elif re.match(r"^(models/)?gemini-2\.", model):
         config.thinking_budget = _THINKING_BUDGET[effort]
     else:
-        config.thinking_level = gt.ThinkingLevel(effort.upper())
+        # Gemini 3 levels stop at HIGH; OpenAI's `xhigh` is the most it has.
+        config.thinking_level = gt.ThinkingLevel("HIGH" if effort == "xhigh" else effort.upper())
     return config
 
 

@@ -41,7 +41,7 @@ _CALL_DEADLINE = 27 * 60.0
 # Ours -> `chat.create`'s keyword arguments: what `wires.GROK` accepts, under the same names.
 PARAMS = {name: name for name in sorted(wires.GROK.params)}
 # xAI has no "minimal"; "low" is the least reasoning that still reasons.
-_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 _FINISH = {
     "REASON_STOP": "stop",
     "REASON_TOOL_CALLS": "tool_calls",

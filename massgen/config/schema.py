@@ -71,7 +71,7 @@ class BackendConfig(Strict):
     stop: list[str] | None = None
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
-    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    reasoning_effort: Literal["minimal", "low", "medium", "high", "xhigh"] | None = None
     # OpenAI Responses: stream a summary of the model's reasoning.
     reasoning_summary: Literal["auto", "concise", "detailed"] | None = None
     # Anthropic: extended thinking with this many tokens (added to max_tokens).

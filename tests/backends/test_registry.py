@@ -146,3 +146,16 @@ def test_importing_and_checking_does_not_import_openai():
         "assert 'openai' not in sys.modules, 'openai was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_reasoning_effort_a_config_may_set_maps_onto_every_wire_that_maps_it():
+    """`xhigh` (OpenAI's highest, which the predecessor's configs use) and the rest: a
+    wire that translates efforts knows each one, so none becomes a KeyError mid-run."""
+    from typing import get_args
+
+    from massgen.backends import anthropic_messages, gemini, grok
+
+    efforts = set(get_args(get_args(BackendConfig.model_fields["reasoning_effort"].annotation)[0]))
+    assert "xhigh" in efforts
+    for table in (anthropic_messages._EFFORT, grok._EFFORT, gemini._THINKING_BUDGET):
+        assert set(table) == efforts
