@@ -71,7 +71,6 @@ async def run_command(
     """
     started = time.monotonic()
     process = await _start(argv, cwd, env, limits.kill_grace_seconds)
-    _LIVE_GROUPS.add(process.pid)
     capture = _Capture(limits.max_output_bytes)
     assert process.stdout is not None
     reader = asyncio.create_task(capture.read(process.stdout))
@@ -100,7 +99,9 @@ async def _start(
 ) -> asyncio.subprocess.Process:
     """The started command. A cancel while asyncio connects its pipes would kill only the
     leader (asyncio's own cleanup) and leave what it had already started running: the
-    start is shielded, and a cancelled start stops the whole group before it re-raises."""
+    start is shielded, and a cancelled start stops the whole group before it re-raises.
+    The group is a live group (`kill_live_groups`) from the moment it exists: a second
+    Ctrl-C during that stop must still reach it."""
     starting = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -112,6 +113,7 @@ async def _start(
             start_new_session=True,
         )
     )
+    starting.add_done_callback(_register)
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -119,6 +121,11 @@ async def _start(
             process = await starting
             await _stop_group(process, grace)
         raise
+
+
+def _register(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not started.cancelled() and started.exception() is None:
+        _LIVE_GROUPS.add(started.result().pid)
 
 
 async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
