@@ -68,9 +68,9 @@ _INJECTION_TEST = NoEffect(
 # keeps what a container was for (writes only in the workspace, no network unless asked,
 # secrets hidden). What only a container has is dropped with a note saying so.
 _SANDBOXED = NoEffect(
-    "commands run in massgen's OS sandbox on this machine (bubblewrap or Landlock, "
-    "`command_line_sandbox: auto`), not in a container: they write only in the agent's "
-    "workspace and have no network unless `command_line_network: true`"
+    "they run on this machine in bubblewrap or Landlock (`command_line_sandbox: auto`), "
+    "not in a container, writing only in the agent's workspace, with no network unless "
+    "`command_line_network: true`"
 )
 _NO_IMAGE = NoEffect(
     "there is no container image: commands use the programs installed on this machine; "
@@ -482,7 +482,8 @@ def _container(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
     mode = _word(backend.get("command_line_execution_mode"))
     if mode in ("docker", "srt"):
         del backend["command_line_execution_mode"]
-        notes.append(Note(f"{at}.command_line_execution_mode ({mode})", _SANDBOXED.why))
+        said = "is read as local commands in the OS sandbox"
+        notes.append(Note(f"{at}.command_line_execution_mode ({mode})", _SANDBOXED.why, said))
     network = backend.pop("command_line_docker_network_mode", None)
     if isinstance(network, str) and network.strip().lower() != "none":
         backend.setdefault("command_line_network", True)
