@@ -22,11 +22,12 @@ import massgen
 from massgen.api import TeamRun, load
 from massgen.config.uploads import MAX_MEDIA_BYTES
 from massgen.core.errors import ConfigError
-from massgen.testing import fake_gemini
+from massgen.testing import fake_gemini, fake_xai
 from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_gemini import FakeGemini
 from massgen.testing.fake_openai_responses import FakeResponses
 from massgen.testing.fake_provider import FakeProvider
+from massgen.testing.fake_xai import FakeXai
 from massgen.testing.media import BadPart, SeenMedia, chat_media
 from massgen.testing.policy import Reply, cooperative_agent
 
@@ -42,6 +43,7 @@ PROVIDERS: dict[str, tuple[str, Any, Callable[[dict], Reply]]] = {
     "claude": ("claude-sonnet-4-6", FakeAnthropic, cooperative_agent),
     "gemini": ("gemini-2.5-flash", FakeGemini, fake_gemini.cooperative_agent),
     "openrouter": ("google/gemini-2.5-flash", FakeProvider, cooperative_agent),
+    "grok": ("grok-4", FakeXai, fake_xai.cooperative_agent),
 }
 
 
@@ -76,6 +78,8 @@ def first_user(kind: str, body: dict) -> Any:
         return next(i for i in body["input"] if i.get("role") == "user")
     if kind == "gemini":
         return next(c for c in body["contents"] if c.get("role") == "user")
+    if kind == "grok":
+        return next(m for m in body["messages"] if m["role"] == "ROLE_USER")
     return next(m for m in body["messages"] if m["role"] == "user")
 
 
@@ -112,6 +116,11 @@ async def test_every_request_of_a_mixed_team_carries_the_image_in_its_providers_
     assert QUESTION in gemini[0]["text"]
     blob = gemini[1].get("inlineData") or gemini[1]["inline_data"]
     assert (blob.get("mimeType") or blob["mime_type"]) == "image/png" and blob["data"] == B64
+    grok = shapes["grok"]["content"]
+    assert QUESTION in grok[0]["text"]
+    assert grok[1:] == [
+        {"image_url": {"image_url": f"data:image/png;base64,{B64}", "detail": "DETAIL_AUTO"}}
+    ]
 
 
 async def test_chat_completions_sends_audio_as_input_audio(workdir):
@@ -243,7 +252,7 @@ CHAT = {"type": "chatcompletion", "model": "m", "base_url": "http://x.example/v1
         ),
         ({"type": "claude"}, {"video_path": "demo.mp4"}, "use a backend type that takes video"),
         (CHAT, {"video_path": "demo.mp4"}, "takes audio, image"),
-        ({"type": "grok", "model": "grok-4"}, {"image_path": "chart.png"}, "takes no media"),
+        ({"type": "grok", "model": "grok-4"}, {"audio_path": "call.wav"}, "(takes image)"),
     ],
 )
 def test_a_kind_the_provider_cannot_take_is_refused_naming_who_takes_it(
@@ -255,6 +264,15 @@ def test_a_kind_the_provider_cannot_take_is_refused_naming_who_takes_it(
     assert raised.value.path == f"agents[0].backend.upload_files[0].{key}"
     assert words in str(raised.value)
     assert "gemini" in str(raised.value)  # Gemini takes every kind
+
+
+def test_grok_refuses_an_image_type_xai_does_not_read(workdir):
+    (workdir / "anim.gif").write_bytes(b"GIF89a")
+    backend = {"type": "grok", "model": "grok-4", "upload_files": [{"image_path": "anim.gif"}]}
+    with pytest.raises(ConfigError) as raised:
+        load(str(write(workdir, backend)))
+    assert raised.value.path == "agents[0].backend.upload_files[0].image_path"
+    assert "reads only png and jpeg" in str(raised.value)
 
 
 def test_the_local_backend_refuses_media_clearly(workdir):

@@ -175,7 +175,10 @@ GEMINI = Wire(
     _SEARCH_AND_CODE,
     frozenset({"image", "audio", "video"}),
 )
-GROK = Wire("grok", _entry("grok"), _check_grok, _CHAT_PARAMS, _SEARCH_AND_CODE | {"x_search"})
+# xAI: `image_url` content (png, jpeg: `grok.check`).
+GROK = Wire(
+    "grok", _entry("grok"), _check_grok, _CHAT_PARAMS, _SEARCH_AND_CODE | {"x_search"}, _IMAGES
+)
 LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
 
 WIRES: tuple[Wire, ...] = (

@@ -8,7 +8,8 @@ the provider would) and returns the media it carries, in order:
   and `{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"|"mp3"}}`;
 - Responses: `{"type": "input_image", "image_url": "data:...", "detail": "auto"|"low"|"high"}`;
 - Anthropic: `{"type": "image", "source": {"type": "base64", "media_type", "data"}}`;
-- Gemini: a part `{"inlineData": {"mimeType", "data": "<base64>"}}` (or snake_case).
+- Gemini: a part `{"inlineData": {"mimeType", "data": "<base64>"}}` (or snake_case);
+- xAI (gRPC, as JSON): `content: [{"image_url": {"image_url": "data:...", "detail"}}]`.
 """
 
 from __future__ import annotations
@@ -150,4 +151,26 @@ def gemini_media(body: Json) -> list[SeenMedia]:
                 raise BadPart(f"{where}.mimeType missing")
             kind = mime.split("/")[0]
             seen.append(SeenMedia(kind, mime, _decode(blob.get("data"), f"{where}.data")))
+    return seen
+
+
+_XAI_DETAIL = ("DETAIL_AUTO", "DETAIL_LOW", "DETAIL_HIGH")
+
+
+def xai_media(body: Json) -> list[SeenMedia]:
+    seen = []
+    for m, message in enumerate(body.get("messages") or []):
+        for c, content in enumerate(message.get("content") or []):
+            image = content.get("image_url")
+            if image is None:
+                continue
+            where = f"messages[{m}].content[{c}].image_url"
+            if message.get("role") != "ROLE_USER":
+                raise BadPart(f"{where}: images are only allowed in user messages")
+            if image.get("detail") not in _XAI_DETAIL:
+                raise BadPart(f"{where}.detail must be one of {', '.join(_XAI_DETAIL)}")
+            mime, data = _data_url(image.get("image_url"), f"{where}.image_url")
+            if mime not in ("image/png", "image/jpeg"):
+                raise BadPart(f"{where}: xAI reads png and jpeg, not {mime}")
+            seen.append(SeenMedia("image", mime, data))
     return seen
