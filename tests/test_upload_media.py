@@ -356,3 +356,17 @@ def test_the_chat_fake_refuses_parts_the_api_would(part):
     body = {"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}, part]}]}
     with pytest.raises(BadPart):
         chat_media(body)
+
+
+async def test_the_local_backend_refuses_a_request_with_media_before_generating():
+    from types import SimpleNamespace
+
+    from massgen.backends.local import LocalBackend
+    from massgen.core.errors import BadRequest
+    from massgen.core.types import Attachment, Message, Request
+
+    backend = LocalBackend(SimpleNamespace(name="tiny"))  # type: ignore[arg-type]
+    image = Attachment("image", "image/png", PNG, "chart.png")
+    request = Request((Message("user", QUESTION, attachments=(image,)),))
+    with pytest.raises(BadRequest, match="reads text only"):
+        await anext(backend.stream(request))
