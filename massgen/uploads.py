@@ -17,6 +17,9 @@ is no effect of its own: it is the backend's endpoint, which every request of th
 reaches with the conversation already, and the engine governs what the agents' tool
 calls reach, not where the configured model lives. A URL is downloaded because the
 config says so, as a hosted tool runs because its key says so.
+
+Media entries (`image_path`, `audio_path`, `video_path`) are no file search: they are
+read here too, first, and ride on the members' user messages (`massgen/media.py`).
 """
 
 from __future__ import annotations
