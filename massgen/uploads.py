@@ -17,6 +17,9 @@ is no effect of its own: it is the backend's endpoint, which every request of th
 reaches with the conversation already, and the engine governs what the agents' tool
 calls reach, not where the configured model lives. A URL is downloaded because the
 config says so, as a hosted tool runs because its key says so.
+
+Media entries (`image_path`, `audio_path`, `video_path`) are no file search: they are
+read here too, first, and ride on the members' user messages (`massgen/media.py`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from massgen.backends.base import FileSearchHost
 from massgen.backends.file_search import FileStore, IndexingFailed, Limits, Upload
 from massgen.config.schema import AgentConfig, MassgenConfig
-from massgen.config.uploads import MAX_FILE_BYTES, UploadFile
+from massgen.config.uploads import MAX_FILE_BYTES, UploadFile, documents
 from massgen.core.errors import BackendError, ConfigError
 
 if TYPE_CHECKING:
@@ -71,7 +74,10 @@ async def open_uploads(
         ConfigError: a file the engine refuses, a URL that cannot be fetched, or an upload
             the provider refuses or does not process in time (naming the key path).
     """
-    if not any(agent.backend.upload_files for agent in config.agents):
+    from massgen.media import attach_media  # media entries ride on the user message
+
+    members = await attach_media(config, members, engine=engine, source=source, single=single)
+    if not any(documents(agent.backend.upload_files) for agent in config.agents):
         yield list(members)
         return
     positions = {agent.id: index for index, agent in enumerate(config.agents)}
@@ -90,7 +96,7 @@ async def open_uploads(
         try:
             async with asyncio.TaskGroup() as group:  # agents upload at once
                 for member in members:
-                    if config.agents[positions[member.id]].backend.upload_files:
+                    if documents(config.agents[positions[member.id]].backend.upload_files):
                         group.create_task(upload(member, positions[member.id]))
         except* ConfigError as failed:
             raise failed.exceptions[0] from None
@@ -126,15 +132,15 @@ async def _upload(
     backend = member.backend
     if not isinstance(backend, FileSearchHost):  # `registry.check` lets no other through
         raise where.error(f"backend {backend.name} cannot upload files for file search")
-    files = agent.backend.upload_files
+    files = documents(agent.backend.upload_files)  # with their indexes in upload_files
     own = agent.backend.permissions
     if own is not None and not own.enabled:  # this agent's block turns the engine off
         engine = None
-    for index, upload in enumerate(files):
+    for index, upload in files:
         if not upload.is_url:
             await _permit(engine, agent.id, index, Path(upload.file_path), where)
     with tempfile.TemporaryDirectory(prefix="massgen-upload-") as scratch:
-        sends = [await _local(f, i, Path(scratch), where) for i, f in enumerate(files)]
+        sends = [await _local(f, i, Path(scratch), where) for i, f in files]
         try:
             return await backend.open_file_store(sends, name=_NAME.sub("-", name), limits=limits)
         except (BackendError, IndexingFailed, OSError) as error:  # OSError: a file went away
@@ -146,24 +152,12 @@ async def _upload(
 
 async def _permit(engine: Engine | None, agent: str, index: int, path: Path, where: _Where) -> None:
     """The engine's decision on reading `path` to send it; a refusal is a ConfigError."""
-    if engine is None:  # the config turned the engine off (said loudly when it was built)
-        return
-    from massgen.permissions.engine import Call
-    from massgen.permissions.risk import Zones
-    from massgen.tools.effects import Read
+    from massgen.media import permit_read
 
-    call = Call(
-        agent=agent,
-        tool="upload_files",
-        effects=(Read(path),),
-        zones=Zones(readable=(path.resolve(),)),
-        call_id=f"upload_files[{index}]",
-        arguments=str(path),
-    )
-    decision = await engine.decide(call)
-    if not decision.allowed:
+    refused = await permit_read(engine, agent, f"upload_files[{index}]", path)
+    if refused is not None:
         raise where.error(
-            f"the permission engine refused to upload `{path}`: {decision.reason}",
+            f"the permission engine refused to upload `{path}`: {refused}",
             index,
             fix="Remove the entry, or change the rule that refuses it",
         )
@@ -175,7 +169,7 @@ async def _local(upload: UploadFile, index: int, scratch: Path, where: _Where) -
         return Upload(upload.name, Path(upload.file_path))
     into = scratch / f"{index}-{upload.name}"
     try:
-        await _download(upload.file_path, into)
+        await download(upload.file_path, into)
     except (OSError, ValueError) as error:
         raise where.error(
             f"cannot download `{upload.file_path}` ({error})",
@@ -185,12 +179,12 @@ async def _local(upload: UploadFile, index: int, scratch: Path, where: _Where) -
     return Upload(upload.name, into)
 
 
-async def _download(url: str, into: Path) -> None:
-    """`url` into the file `into`, at most `MAX_FILE_BYTES`.
+async def download(url: str, into: Path, *, limit: int = MAX_FILE_BYTES) -> None:
+    """`url` into the file `into`, at most `limit` bytes.
 
     Raises:
         OSError: the server could not be reached, answered an error, or too slowly.
-        ValueError: the file is larger than file search takes.
+        ValueError: the file is larger than `limit`.
     """
     import httpx2  # the openai SDK's HTTP client
 
@@ -203,20 +197,20 @@ async def _download(url: str, into: Path) -> None:
         async with client, asyncio.timeout(DOWNLOAD_SECONDS), client.stream("GET", url) as got:
             if got.status_code >= 400:
                 raise OSError(f"HTTP {got.status_code}")
-            await _save(got, into)
+            await _save(got, into, limit)
     except TimeoutError:
         raise OSError(f"not downloaded within {DOWNLOAD_SECONDS:g} s") from None
     except httpx2.HTTPError as error:  # connect, protocol, read, too many redirects
         raise OSError(f"{type(error).__name__}: {error}") from None
 
 
-async def _save(response: Any, into: Path) -> None:
+async def _save(response: Any, into: Path, limit: int) -> None:
     size = 0
     with into.open("wb") as out:
         async for chunk in response.aiter_bytes():
             size += len(chunk)
-            if size > MAX_FILE_BYTES:
-                raise ValueError(f"larger than {MAX_FILE_BYTES // 2**20} MB")
+            if size > limit:
+                raise ValueError(f"larger than {limit // 2**20} MB")
             out.write(chunk)
 
 

@@ -265,7 +265,7 @@ def test_a_relative_path_is_taken_beside_the_config(tmp_path, monkeypatch):
             "upload_files[0].file_path",
             "without an extension",
         ),
-        ({"image_path": "a.jpg"}, "upload_files[0]", "`image_path` (images, audio or video"),
+        ({"video_path": "a.mp4"}, "upload_files[0].video_path", "`a.mp4` does not exist"),
         ({"path": "a.pdf"}, "upload_files[0]", "path"),
     ],
 )

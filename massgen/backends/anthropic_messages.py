@@ -19,6 +19,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from massgen.backends import media
 from massgen.backends.common import (
     Endpoint,
     HttpSdkBackend,
@@ -162,6 +163,7 @@ def _blocks(
         blocks.extend(thinking.get(message.tool_calls[0].id, ()))
     if message.content:
         blocks.append({"type": "text", "text": message.content})
+    blocks.extend(media.anthropic_block(a) for a in message.attachments)
     for call in message.tool_calls:
         block = {"type": "tool_use", "id": call.id, "name": call.name}
         blocks.append({**block, "input": _arguments(call.arguments)})

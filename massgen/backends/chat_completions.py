@@ -16,7 +16,7 @@ from typing import Any
 
 import openai
 
-from massgen.backends import wires
+from massgen.backends import media, wires
 from massgen.backends.common import (
     Endpoint,
     HttpSdkBackend,
@@ -95,6 +95,9 @@ def _message(message: types.Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.attachments:  # text first, then each file as its content part
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        out["content"] = text + [media.chat_part(a) for a in message.attachments]
     if message.tool_calls:
         out["content"] = message.content or None
         out["tool_calls"] = [

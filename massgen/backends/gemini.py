@@ -206,6 +206,10 @@ def _parts(
         )
         return [gt.Part(function_response=response)]
     parts = [gt.Part(text=message.content)] if message.content else []
+    parts += [  # media inline, as the API's `inline_data` parts
+        gt.Part(inline_data=gt.Blob(mime_type=a.mime_type, data=a.data))
+        for a in message.attachments
+    ]
     for call in message.tool_calls:
         function_call = gt.FunctionCall(id=call.id, name=call.name, args=_arguments(call))
         parts.append(

@@ -89,6 +89,23 @@ def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
         grpc_target(base_url)
     except ValueError as exc:
         return ("base_url", str(exc), fix)
+    return _unreadable_image(cfg)
+
+
+# xAI's image understanding reads these two; the other image types are refused at load.
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg"})
+
+
+def _unreadable_image(cfg: BackendConfig) -> tuple[str, str, str] | None:
+    from massgen.config.uploads import media
+
+    for index, entry in media(cfg.upload_files):
+        if entry.kind == "image" and entry.mime_type not in IMAGE_TYPES:
+            return (
+                f"upload_files[{index}].{entry.key}",
+                f"backend type {cfg.type!r} reads only png and jpeg images ({entry.name})",
+                "convert the image to png or jpeg, or use another backend type",
+            )
     return None
 
 
@@ -229,9 +246,9 @@ def _messages(messages: Iterable[types.Message]) -> list[chat_pb2.Message]:
     }
     out = []
     for message in messages:
-        proto = chat_pb2.Message(
-            role=roles[message.role], content=[chat_pb2.Content(text=message.content)]
-        )
+        content = [chat_pb2.Content(text=message.content)]
+        content += [_image(a) for a in message.attachments]
+        proto = chat_pb2.Message(role=roles[message.role], content=content)
         if message.tool_call_id is not None:
             proto.tool_call_id = message.tool_call_id
         for call in message.tool_calls:
@@ -244,6 +261,16 @@ def _messages(messages: Iterable[types.Message]) -> list[chat_pb2.Message]:
             )
         out.append(proto)
     return out
+
+
+def _image(attachment: types.Attachment) -> chat_pb2.Content:
+    """An image as xAI takes it: `image_url` content with a data URL."""
+    from xai_sdk.proto import chat_pb2, image_pb2
+
+    from massgen.backends.media import data_url
+
+    url = image_pb2.ImageUrlContent(image_url=data_url(attachment), detail=image_pb2.DETAIL_AUTO)
+    return chat_pb2.Content(image_url=url)
 
 
 def _tool(spec: types.ToolSpec) -> chat_pb2.Tool:

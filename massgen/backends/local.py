@@ -207,6 +207,12 @@ class LocalBackend:
                 worker.exception()  # retrieved, so asyncio does not warn about it
 
     def _kwargs(self, request: Request) -> dict[str, Any]:
+        if any(m.attachments for m in request.messages):  # the config check refuses them
+            raise BadRequest(
+                "the local backend reads text only: it cannot send images, audio or video "
+                "(upload_files) to its model",
+                provider=self.name,
+            )
         params = _merged(self._params, request.params)
         self._calls += 1
         # A fresh seed per call: llama-cpp-python would otherwise derive the same sequence

@@ -21,6 +21,7 @@ from massgen.backends.profiles import (
 )
 from massgen.backends.wires import Problem, Wire
 from massgen.config.schema import HOSTED_KEYS, BackendConfig
+from massgen.config.uploads import media
 from massgen.core.errors import ConfigError
 from massgen.core.types import TYPED_PARAMS
 
@@ -54,7 +55,24 @@ def check(cfg: BackendConfig) -> Problem | None:
         profile.wire.check(cfg, profile)
         or _unsupported_param(cfg, profile.wire)
         or _unsupported_hosted(cfg, profile.wire)
+        or _unsupported_media(cfg, profile.wire)
     )
+
+
+def _unsupported_media(cfg: BackendConfig, wire: Wire) -> Problem | None:
+    """An `upload_files` media entry whose kind the backend's wire cannot send."""
+    for index, entry in media(cfg.upload_files):
+        if entry.kind in wire.media:
+            continue
+        takes = sorted(t for t, p in PROFILES.items() if entry.kind in p.wire.media)
+        own = f"takes {', '.join(sorted(wire.media))}" if wire.media else "takes no media"
+        return (
+            f"upload_files[{index}].{entry.key}",
+            f"backend type {cfg.type!r} cannot send {entry.kind} to its model ({own})",
+            f"remove the entry, or use a backend type that takes {entry.kind}: "
+            + ", ".join(takes),
+        )
+    return None
 
 
 def _unsupported_param(cfg: BackendConfig, wire: Wire) -> Problem | None:

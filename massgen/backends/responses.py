@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 import openai
 
-from massgen.backends import file_search
+from massgen.backends import file_search, media
 from massgen.backends.chat_completions import OpenAiSdkBackend, map_error, prompt_chars
 from massgen.backends.common import (
     Endpoint,
@@ -168,7 +168,11 @@ def _input_items(message: types.Message) -> list[dict[str, Any]]:
         output = {"type": "function_call_output", "call_id": message.tool_call_id}
         return [{**output, "output": message.content}]
     items: list[dict[str, Any]] = []
-    if message.content or not message.tool_calls:
+    if message.attachments:
+        text = [{"type": "input_text", "text": message.content}] if message.content else []
+        parts = text + [media.responses_part(a) for a in message.attachments]
+        items.append({"role": message.role, "content": parts})
+    elif message.content or not message.tool_calls:
         items.append({"role": message.role, "content": message.content})
     for call in message.tool_calls:
         items.append(

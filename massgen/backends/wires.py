@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from massgen.core.types import HostedTool
+from massgen.core.types import HostedTool, MediaKind
 
 if TYPE_CHECKING:
     from massgen.backends.base import Backend
@@ -38,6 +38,9 @@ class Wire:
     # The provider-hosted tools the format can switch on (`enable_web_search`, ...); a
     # config that asks for another is refused, naming these.
     hosted: frozenset[HostedTool] = frozenset()
+    # The media a user message may carry (`upload_files` image/audio/video entries), each
+    # sent as the provider's own content part; a config with another kind is refused.
+    media: frozenset[MediaKind] = frozenset()
 
     def create(self, cfg: BackendConfig, profile: Profile, api_key: str) -> Backend:
         return self.load()(cfg, profile, api_key)
@@ -121,7 +124,15 @@ _RESPONSES_PARAMS = frozenset(
     {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary", "verbosity"}
 )
 
-CHAT_COMPLETIONS = Wire("chatcompletion", _entry("chat_completions"), check_http, _CHAT_PARAMS)
+_IMAGES: frozenset[MediaKind] = frozenset({"image"})
+# Chat Completions: `image_url` and `input_audio` content parts.
+CHAT_COMPLETIONS = Wire(
+    "chatcompletion",
+    _entry("chat_completions"),
+    check_http,
+    _CHAT_PARAMS,
+    media=frozenset({"image", "audio"}),
+)
 _SEARCH_AND_CODE: frozenset[HostedTool] = frozenset({"web_search", "code_execution"})
 # OpenRouter speaks Chat Completions and hosts web search for any model: its `web` plugin,
 # whose citations come back as `url_citation` annotations (`chat_completions.py`).
@@ -133,6 +144,7 @@ RESPONSES = Wire(
     check_http,
     _RESPONSES_PARAMS,
     _SEARCH_AND_CODE | {"file_search"},
+    _IMAGES,  # `input_image`
 )
 # Azure OpenAI's Responses API hosts the code interpreter and file search but not
 # OpenAI's web search.
@@ -142,6 +154,7 @@ AZURE_RESPONSES = Wire(
     check_http,
     _RESPONSES_PARAMS,
     frozenset({"code_execution", "file_search"}),
+    _IMAGES,
 )
 ANTHROPIC_MESSAGES = Wire(
     "anthropic",
@@ -151,11 +164,21 @@ ANTHROPIC_MESSAGES = Wire(
         {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
     ),
     _SEARCH_AND_CODE,
+    _IMAGES,  # `image` blocks with a base64 source
 )
+# Gemini: `inline_data` parts of any of the three.
 GEMINI = Wire(
-    "gemini", _entry("gemini"), check_http, _CHAT_PARAMS | {"thinking_budget"}, _SEARCH_AND_CODE
+    "gemini",
+    _entry("gemini"),
+    check_http,
+    _CHAT_PARAMS | {"thinking_budget"},
+    _SEARCH_AND_CODE,
+    frozenset({"image", "audio", "video"}),
 )
-GROK = Wire("grok", _entry("grok"), _check_grok, _CHAT_PARAMS, _SEARCH_AND_CODE | {"x_search"})
+# xAI: `image_url` content (png, jpeg: `grok.check`).
+GROK = Wire(
+    "grok", _entry("grok"), _check_grok, _CHAT_PARAMS, _SEARCH_AND_CODE | {"x_search"}, _IMAGES
+)
 LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
 
 WIRES: tuple[Wire, ...] = (

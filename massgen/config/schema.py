@@ -19,7 +19,7 @@ from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
 from massgen.config.subagent_types import ROLES
-from massgen.config.uploads import MAX_FILES, UploadFile
+from massgen.config.uploads import MAX_FILES, Upload, UploadFile
 from massgen.core.types import GenerationParams, HostedTool
 
 
@@ -131,7 +131,7 @@ class BackendConfig(Strict):
     custom_tools: tuple[CustomTool, ...] = ()
     # Documents for the provider's file search (`config/uploads.py`), uploaded at run
     # start and deleted at its end (`massgen/uploads.py`).
-    upload_files: tuple[UploadFile, ...] = Field(default=(), max_length=MAX_FILES)
+    upload_files: tuple[Upload, ...] = Field(default=(), max_length=MAX_FILES)
     # Media tools (`tools/media_plan.py`, `tools/media.py`), the predecessor's keys; None:
     # `orchestrator.enable_multimodal_tools` decides. `media_tools`: the predecessor's own
     # understand_* files named in its `custom_tools`, as our built-in tools.
@@ -145,7 +145,12 @@ class BackendConfig(Strict):
 
     def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
         """(config key, hosted tool) for each hosted-tool key this config switches on."""
-        return tuple((key, tool) for key, tool in HOSTED_KEYS if getattr(self, key))
+        return tuple((key, tool) for key, tool in HOSTED_KEYS if self._switched_on(key))
+
+    def _switched_on(self, key: str) -> bool:
+        if key == "upload_files":  # media entries are model input, not file search
+            return any(isinstance(f, UploadFile) for f in self.upload_files)
+        return bool(getattr(self, key))
 
     def hosted_tools(self) -> tuple[HostedTool, ...]:
         """The hosted tools every request carries; `file_search` joins them once its files

@@ -9,21 +9,31 @@ The predecessor's shape:
 At run start the files go to the provider (OpenAI: one vector store per agent), the
 agent's requests carry the hosted `file_search` tool over them, and they are deleted
 when the run ends (`massgen/uploads.py`). Loading checks, without reading them, that
-local files exist, are not too large and have a type file search takes. The
-predecessor's `image_path`, `audio_path` and `video_path` entries (media as model input)
-are refused.
+local files exist, are not too large and have a type file search takes.
+
+Media the model reads as input, the predecessor's other entries:
+
+      - image_path: diagram.png           # png, jpeg, gif, webp
+      - audio_path: call.wav              # wav, mp3
+      - video_path: demo.mp4              # mp4, mpeg, mov, avi, webm
+      - image_path: https://example.com/chart.png   # downloaded at run start
+
+are read at run start (at most 64 MB each, through the permission engine) and attached to
+the task's user message of every request the agent makes (`massgen/media.py`); the
+backend's wire must take that kind of media (`Wire.media`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from massgen.config.files import find_file
 from massgen.core.errors import ConfigError
+from massgen.core.types import MediaKind
 
 # OpenAI's limits for file search: 512 MB a file; we also bound how many a run sends.
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -33,7 +43,21 @@ EXTENSIONS = frozenset(
     {".c", ".cpp", ".cs", ".css", ".doc", ".docx", ".go", ".html", ".java", ".js", ".json",
      ".md", ".pdf", ".php", ".pptx", ".py", ".rb", ".sh", ".tex", ".ts", ".txt"}
 )  # fmt: skip
-_MEDIA = ("image_path", "audio_path", "video_path")
+# Media as model input: the spec's bound on one file, and the MIME type of each suffix
+# every provider that takes the kind reads (audio: what Chat Completions' input_audio takes).
+MAX_MEDIA_BYTES = 64 * 1024 * 1024
+MEDIA_TYPES: dict[MediaKind, dict[str, str]] = {
+    "image": {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+              ".gif": "image/gif", ".webp": "image/webp"},
+    "audio": {".wav": "audio/wav", ".mp3": "audio/mpeg"},
+    "video": {".mp4": "video/mp4", ".mpeg": "video/mpeg", ".mpg": "video/mpeg",
+              ".mov": "video/quicktime", ".avi": "video/x-msvideo", ".webm": "video/webm"},
+}  # fmt: skip
+MEDIA_KEYS: dict[str, MediaKind] = {
+    "image_path": "image",
+    "audio_path": "audio",
+    "video_path": "video",
+}
 
 
 class UploadFile(BaseModel):
@@ -42,19 +66,6 @@ class UploadFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     file_path: str = Field(min_length=1)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_media(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            media = next((key for key in _MEDIA if key in data), None)
-            if media is not None:
-                raise ValueError(
-                    f"`{media}` (images, audio or video as model input) is not supported in "
-                    "this version; upload_files takes `file_path:` documents for the "
-                    "provider's file search. Remove the entry"
-                )
-        return data
 
     @property
     def is_url(self) -> bool:
@@ -68,14 +79,132 @@ class UploadFile(BaseModel):
         return Path(self.file_path).name
 
 
-def resolve(files: tuple[UploadFile, ...], source: str, at: str) -> tuple[UploadFile, ...]:
+class MediaFile(BaseModel):
+    """One image, audio or video file the model reads: exactly one of the three keys, a
+    local path (made absolute at load) or an http(s) URL."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    image_path: str | None = Field(default=None, min_length=1)
+    audio_path: str | None = Field(default=None, min_length=1)
+    video_path: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> MediaFile:
+        given = [key for key in MEDIA_KEYS if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"an upload_files entry names one file: give one of {', '.join(MEDIA_KEYS)} "
+                f"(this one gives {', '.join(given) or 'none'}); use one entry per file"
+            )
+        return self
+
+    @property
+    def key(self) -> str:
+        return next(key for key in MEDIA_KEYS if getattr(self, key) is not None)
+
+    @property
+    def kind(self) -> MediaKind:
+        return MEDIA_KEYS[self.key]
+
+    @property
+    def path(self) -> str:
+        value = getattr(self, self.key)
+        assert isinstance(value, str)
+        return value
+
+    @property
+    def is_url(self) -> bool:
+        return self.path.startswith(("http://", "https://"))
+
+    @property
+    def name(self) -> str:
+        if self.is_url:
+            return PurePosixPath(urlsplit(self.path).path).name
+        return Path(self.path).name
+
+    @property
+    def mime_type(self) -> str:
+        """Its MIME type, from its suffix (checked at load)."""
+        return MEDIA_TYPES[self.kind][PurePosixPath(self.name).suffix.lower()]
+
+
+def _entry_kind(data: Any) -> str:
+    """Which model reads an `upload_files` entry: a media key makes it media."""
+    if isinstance(data, MediaFile):
+        return "media"
+    if isinstance(data, dict) and any(key in MEDIA_KEYS for key in data):
+        return "media"
+    return "file"
+
+
+Upload = Annotated[
+    Annotated[UploadFile, Tag("file")] | Annotated[MediaFile, Tag("media")],
+    Discriminator(_entry_kind),
+]
+
+
+def documents(files: tuple[UploadFile | MediaFile, ...]) -> list[tuple[int, UploadFile]]:
+    """The file-search documents among `files`, with each one's index in the list."""
+    return [(i, f) for i, f in enumerate(files) if isinstance(f, UploadFile)]
+
+
+def media(files: tuple[UploadFile | MediaFile, ...]) -> list[tuple[int, MediaFile]]:
+    """The media entries among `files`, with each one's index in the list."""
+    return [(i, f) for i, f in enumerate(files) if isinstance(f, MediaFile)]
+
+
+def resolve(
+    files: tuple[UploadFile | MediaFile, ...], source: str, at: str
+) -> tuple[UploadFile | MediaFile, ...]:
     """`files` with each local path made absolute (the config file's directory first, then
     the working directory), after checking each one.
 
     Raises:
         ConfigError: naming the file, the key path (`at`.upload_files[i]) and the fix.
     """
-    return tuple(_resolve_one(f, source, f"{at}.upload_files[{i}]") for i, f in enumerate(files))
+    return tuple(
+        _resolve_one(f, source, f"{at}.upload_files[{i}]")
+        if isinstance(f, UploadFile)
+        else _resolve_media(f, source, f"{at}.upload_files[{i}]")
+        for i, f in enumerate(files)
+    )
+
+
+def _resolve_media(upload: MediaFile, source: str, at: str) -> MediaFile:
+    where = f"{at}.{upload.key}"
+    suffix = PurePosixPath(upload.name).suffix.lower()
+    kinds = MEDIA_TYPES[upload.kind]
+    if suffix not in kinds:
+        raise ConfigError(
+            f"`{upload.path}`: {suffix or 'a file without an extension'} is not "
+            f"{'an' if upload.kind in ('image', 'audio') else 'a'} {upload.kind} type "
+            "the providers read",
+            file=source,
+            path=where,
+            fix=f"Use one of {', '.join(sorted(kinds))}",
+        )
+    if upload.is_url:
+        return upload
+    file = find_file(upload.path, source)
+    if file is None:
+        raise ConfigError(
+            f"`{upload.path}` does not exist (looked beside the config and in the "
+            "working directory)",
+            file=source,
+            path=where,
+            fix="Correct the path, or remove the entry",
+        )
+    size = file.stat().st_size
+    if size > MAX_MEDIA_BYTES:
+        raise ConfigError(
+            f"`{file}` is {size / 2**20:.0f} MB; a media file is at most "
+            f"{MAX_MEDIA_BYTES // 2**20} MB",
+            file=source,
+            path=where,
+            fix="Use a smaller file, or remove the entry",
+        )
+    return upload.model_copy(update={upload.key: str(file)})
 
 
 def _resolve_one(upload: UploadFile, source: str, at: str) -> UploadFile:

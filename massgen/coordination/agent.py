@@ -32,6 +32,7 @@ from massgen.core import events as ev
 from massgen.core.citations import with_sources
 from massgen.core.errors import MassgenError
 from massgen.core.types import (
+    Attachment,
     BackendEvent,
     Finish,
     GenerationParams,
@@ -72,6 +73,8 @@ class Member:
     hosted: tuple[HostedTool, ...] = ()
     # The provider-side stores its `file_search` reads (`massgen/uploads.py`).
     file_stores: tuple[str, ...] = ()
+    # Media on the task's user message of each of its requests (`massgen/media.py`).
+    attachments: tuple[Attachment, ...] = ()
     # Paragraphs added to its system prompts by whoever equips it (the permission note).
     notes: tuple[str, ...] = ()
     # Messages for it that arrived meanwhile (answers to its `ask_others` questions), read
@@ -125,7 +128,10 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
     own = member_tools(member)
     structured = member.structured_actions
     system = f"{setup.system}\n\n{actions.tools_note(own)}" if structured and own else setup.system
-    messages = [Message("system", system), Message("user", setup.user)]
+    messages = [
+        Message("system", system),
+        Message("user", setup.user, attachments=member.attachments),
+    ]
     offered = (*actions.workflow_tools(setup.vote_labels, can_answer=setup.can_answer), *own)
     schema = None
     if structured:

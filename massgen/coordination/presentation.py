@@ -62,7 +62,7 @@ async def present(
     own = () if member.structured_actions else member_tools(member)
     if own:
         system = "\n\n".join([system, PRESENTING_WITH_TOOLS, *member.notes])
-    messages = [Message("system", system), Message("user", user)]
+    messages = [Message("system", system), Message("user", user, attachments=member.attachments)]
     ctx = ToolContext(
         agent=member.id, phase="presentation", workspace=workspace or member.workspace
     )

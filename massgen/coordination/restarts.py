@@ -151,7 +151,8 @@ def evaluation_messages(member: Member, setup: Evaluation, *, tools: bool) -> li
         "task. Then call either submit(confirmed=True) if the answer is satisfactory, or "
         "restart_orchestration(reason, instructions) if improvements are needed.",
     ]
-    return [Message("system", system), Message("user", "\n\n".join(parts))]
+    user = Message("user", "\n\n".join(parts), attachments=member.attachments)
+    return [Message("system", system), user]
 
 
 def feedback_block(feedback: Feedback, *, workspace: bool = False) -> str:

@@ -51,12 +51,29 @@ class ToolCall:
     arguments: str
 
 
+# Media a model reads as input (`upload_files` image/audio/video entries).
+MediaKind = Literal["image", "audio", "video"]
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A media file sent inside a user message: its kind, MIME type and bytes. Each wire
+    sends it as its provider's own content part (`backends/media.py`)."""
+
+    kind: MediaKind
+    mime_type: str
+    data: bytes = field(repr=False)
+    name: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    # Media on a user message, after its text; other roles carry none.
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

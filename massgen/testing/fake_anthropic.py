@@ -29,6 +29,7 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
+from massgen.testing.media import SeenMedia, anthropic_media
 from massgen.testing.policy import FakeCode, FakeSearch, Fault, Reply
 
 _ERROR_TYPES = {
@@ -47,6 +48,9 @@ SIGNATURE = "fake-signature"
 class AnthropicWire(Wire):
     path = "/v1/messages"
     malformed = b'event: content_block_delta\ndata: {"type": "content_block_delta", "index"\n\n'
+
+    def media(self, body: Json) -> list[SeenMedia]:
+        return anthropic_media(body)
 
     def view(self, body: Json) -> Json:
         messages: list[Json] = []

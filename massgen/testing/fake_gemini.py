@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlparse
 from massgen.testing import fake_provider
 from massgen.testing.fake_provider import Fault, Reply
 from massgen.testing.http_fake import LoopbackServer, Pacing, StreamingHandler, usage_of, words
+from massgen.testing.media import BadPart, SeenMedia, gemini_media
 from massgen.testing.policy import FakeCode, FakeSearch
 
 Json = dict[str, Any]
@@ -180,6 +181,11 @@ class FakeGemini(LoopbackServer):
     def base_url(self) -> str:
         return self.origin
 
+    @property
+    def media(self) -> list[list[SeenMedia]]:
+        """The `inline_data` parts each request carried, in arrival order."""
+        return [gemini_media(body) for body in self.requests]
+
 
 _ROUTE = re.compile(r"^/[^/]+/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent)$")
 
@@ -198,6 +204,11 @@ class _Handler(StreamingHandler):
             return
         request = {"model": route["model"], **body}
         fake.record(request, {k.lower(): v for k, v in self.headers.items()}, self.path)
+        try:
+            gemini_media(request)
+        except BadPart as bad:  # what the API answers a malformed part
+            self._error(google_fault(400, str(bad)))
+            return
         try:
             reply = fake.policy(request)
         except Exception as exc:  # a broken policy is a test bug: say so in the reply

@@ -39,6 +39,7 @@ from massgen.testing.http_fake import (
     usage_of,
     words,
 )
+from massgen.testing.media import SeenMedia, responses_media
 from massgen.testing.policy import (
     FakeCode,
     FakeFileSearch,
@@ -57,6 +58,9 @@ class ResponsesWire(Wire):
 
     def __init__(self, files: FileApi | None = None) -> None:
         self.files = files or FileApi()
+
+    def media(self, body: Json) -> list[SeenMedia]:
+        return responses_media(body)
 
     def view(self, body: Json) -> Json:
         messages: list[Json] = []

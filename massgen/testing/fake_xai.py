@@ -42,6 +42,7 @@ from massgen.testing import fake_provider
 from massgen.testing.fake_gemini import STATUS_NAMES
 from massgen.testing.fake_provider import FakeUsage, Fault, Reply
 from massgen.testing.http_fake import Pacing
+from massgen.testing.media import BadPart, SeenMedia, xai_media
 from massgen.testing.policy import FakeCode, FakeSearch
 
 Json = dict[str, Any]
@@ -173,6 +174,11 @@ class FakeXai:
             return list(self._requests)
 
     @property
+    def media(self) -> list[list[SeenMedia]]:
+        """The images each request carried, in arrival order."""
+        return [xai_media(body) for body in self.requests]
+
+    @property
     def metadata(self) -> list[dict[str, str]]:
         with self._lock:
             return list(self._metadata)
@@ -192,6 +198,10 @@ class FakeXai:
         with self._lock:
             self._requests.append(body)
             self._metadata.append({k: str(v) for k, v in context.invocation_metadata() or ()})
+        try:
+            xai_media(body)
+        except BadPart as bad:  # what the API answers a malformed image
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(bad))
         try:
             reply = self.policy(body)
         except Exception as exc:  # a broken policy is a test bug: say so in the reply

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, TypedDict, Unpack
 from urllib.parse import urlsplit
 
+from massgen.testing.media import BadPart, SeenMedia, chat_media
 from massgen.testing.policy import (
     FakeUsage,
     Fault,
@@ -50,6 +51,10 @@ class Wire:
     def view(self, body: Json) -> Json:
         """The request as a Chat Completions body, for policies."""
         return body
+
+    def media(self, body: Json) -> list[SeenMedia]:
+        """The media parts of a request, checked (`BadPart`) and decoded."""
+        return chat_media(body)
 
     def error(self, fault: Fault) -> tuple[int, Any, Mapping[str, str]]:
         """Status, JSON body and headers of an HTTP error reply."""
@@ -218,6 +223,11 @@ class HttpFake(LoopbackServer):
         """For the provider's SDK client, as its `base_url`."""
         return self.origin + self.base_path
 
+    @property
+    def media(self) -> list[list[SeenMedia]]:
+        """The media each request carried (`Wire.media`), in arrival order."""
+        return [self.wire.media(body) for body in self.requests]
+
     def get(self, path: str) -> tuple[int, Json] | None:
         """Status and JSON body for a GET of `path`; None: GET is not supported."""
         return None
@@ -308,6 +318,11 @@ class _Handler(StreamingHandler):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
         fake.record(body, {k.lower(): v for k, v in self.headers.items()}, self.path)
+        try:
+            fake.wire.media(body)
+        except BadPart as bad:  # what the provider answers a malformed content part
+            self._json(400, {"error": {"message": str(bad), "type": "invalid_request_error"}})
+            return
         view = fake.wire.view(body)
         try:
             reply = fake.policy(view)

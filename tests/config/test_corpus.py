@@ -167,7 +167,10 @@ def _make_context_paths(file: Path, root: Path) -> None:
     git checkout has them; its wheel does not ship `massgen/configs/resources/`)."""
     raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     orchestrator = raw.get("orchestrator") if isinstance(raw, dict) else None
-    for entry in (orchestrator or {}).get("context_paths") or []:
+    entries = list((orchestrator or {}).get("context_paths") or [])
+    for entry in _media_entries(raw):  # `upload_files` media under resources/, as files
+        entries.append({"path": entry})
+    for entry in entries:
         path = Path(str(entry.get("path", ""))) if isinstance(entry, dict) else None
         if path is None or path.is_absolute() or ".." in path.parts or (root / path).exists():
             continue
@@ -176,6 +179,22 @@ def _make_context_paths(file: Path, root: Path) -> None:
             (root / path).touch()
         else:
             (root / path).mkdir(parents=True, exist_ok=True)
+
+
+def _media_entries(raw: Any) -> list[str]:
+    """The local `upload_files` media paths under the predecessor's `resources/`."""
+    if not isinstance(raw, dict):
+        return []
+    agents = raw.get("agents") or ([raw["agent"]] if isinstance(raw.get("agent"), dict) else [])
+    paths = []
+    for agent in agents if isinstance(agents, list) else []:
+        backend = agent.get("backend") if isinstance(agent, dict) else None
+        for entry in (backend or {}).get("upload_files") or [] if isinstance(backend, dict) else []:
+            for key in ("image_path", "audio_path", "video_path"):
+                value = entry.get(key) if isinstance(entry, dict) else None
+                if isinstance(value, str) and "/resources/" in value:
+                    paths.append(value)
+    return paths
 
 
 _CACHE: dict[Path, tuple[Path, list[Outcome]]] = {}
