@@ -149,7 +149,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "votes here are endorsements of an answer; there is no score threshold "
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
-    "skip_coordination_rounds": _NOT_HERE,
     "dspy": _NOT_HERE,
     "enable_nlip": _NOT_HERE,
     "nlip": _NOT_HERE,

@@ -372,6 +372,9 @@ class OrchestratorConfig(Strict):
     voting_sensitivity: VotingSensitivity = "lenient"
     final_answer_strategy: FinalStrategy = "winner_present"
     skip_final_presentation: bool = False
+    # Debugging the final presentation (the predecessor's key): no coordination rounds; the
+    # first agent answers at once as the final presenter (`coordination/direct.py`).
+    skip_coordination_rounds: bool = False
     # How a vote for one's own answer counts: "tiebreak" (only to break ties between peer
     # votes; self-preference is a known judge bias), "count" (like any vote), "exclude".
     self_votes: Literal["tiebreak", "count", "exclude"] = "tiebreak"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from massgen.config.schema import OrchestratorConfig
-from massgen.coordination import actions, novelty, prompts
+from massgen.coordination import actions, direct, novelty, prompts
 from massgen.coordination.agent import (
     Emit,
     Member,
@@ -61,6 +61,8 @@ class Workspaces(Protocol):
     def published(self, agent: str, label: str) -> None: ...
 
     def presenting(self, agent: str, label: str) -> Path | None: ...
+
+    def presenting_directly(self, agent: str) -> Path | None: ...  # no answer came before
 
     def new_attempt(self) -> None: ...
 
@@ -285,6 +287,8 @@ class Orchestrator:
         self.state.runs.update({a: n for a, n in resumed.runs.items() if a in self.state.runs})
 
     async def _run_until(self, deadline: float) -> TeamOutcome:
+        if self.settings.skip_coordination_rounds:
+            return await self._present_directly(deadline)
         try:
             async with asyncio.timeout_at(deadline):
                 if self.aids is not None:  # generated before any agent starts
@@ -632,11 +636,48 @@ class Orchestrator:
             may_restart=self.state.attempt < max_attempts(self.settings),
         )
 
+    async def _present_directly(self, deadline: float) -> TeamOutcome:
+        """`skip_coordination_rounds` (`direct.py`): the first agent presents at once."""
+        member = self.members[0]
+        label = self.state.labels.stem(member.id)
+        self.emit(
+            ev.CoordinationFinished(
+                winner=member.id, winner_label=label, tally={}, reason=direct.REASON
+            )
+        )
+        if self.workspaces is not None:
+            self._presented_in = self.workspaces.presenting_directly(member.id)
+        status, reason, answer = Status.OK, direct.REASON, ""
+        try:
+            async with asyncio.timeout_at(deadline):
+                answer = await direct.answer_directly(
+                    member,
+                    self.state.question,
+                    emit=self.emit,
+                    history=self.state.history,
+                    tools=self._tool_bounds(),
+                    max_tool_iterations=self.settings.max_tool_iterations,
+                    workspace=self._presented_in,
+                )
+        except TimeoutError:
+            status, reason = Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached"
+        except BudgetSpent as spent:
+            status, reason = Status.BUDGET, spent.reason
+        except BackendError as error:
+            self._fail(member.id, error)
+            status, reason = Status.FAILED, f"the first agent failed: {error}"
+        if status is Status.OK and not answer:
+            status, reason = Status.FAILED, "the first agent wrote no answer"
+        outcome = self._outcome(Decision(None, {}, None, ()), answer, status, reason)
+        return replace(outcome, winner=member.id, winner_label=label)
+
     # --- evaluation and restarts (`restarts.py`) -----------------------------------------
 
     async def _evaluated(self, outcome: TeamOutcome, deadline: float) -> Feedback | None:
         """None: the final answer stands. Else why the coordination must start over."""
         attempt = self.state.attempt
+        if self.settings.skip_coordination_rounds:
+            return None  # no coordination to start over
         if not due(self.settings, attempt, outcome.status, outcome.winner):
             return None
         member = next(m for m in self.members if m.id == outcome.winner)

@@ -1,0 +1,66 @@
+"""`orchestrator.skip_coordination_rounds`: a debugging mode for the final presentation.
+
+No coordination rounds run and nothing is voted on: the first agent of the team answers
+the question at once, as the final presenter. Its tools run for real (phase
+"presentation"), so it may write where the user made a context path writable, as any
+presenter may (after the permission engine's approval). The run's answer is what it
+writes. The predecessor's key did the same: it picked the first agent and went straight
+to the final presentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from massgen.coordination.agent import Emit, Member
+from massgen.coordination.presentation import deliver
+from massgen.coordination.prompts import Turn, history_block
+from massgen.coordination.tool_round import ToolBounds
+from massgen.core import events as ev
+
+STRATEGY = "skip_coordination"  # PresentationStarted.strategy
+REASON = "coordination skipped (`skip_coordination_rounds`): the first agent presents"
+
+_RULES = (
+    "Answer the user's message directly: you are the one who writes the final answer. "
+    "Reply with the final answer only, in Markdown."
+)
+_WITH_TOOLS = (
+    "Your tools run for real: use them where the message asks for actions or files "
+    "(you may write to the user's context paths where they allowed it), check their "
+    "results, then write the final answer, saying what was done."
+)
+
+
+async def answer_directly(
+    member: Member,
+    question: str,
+    *,
+    emit: Emit,
+    history: Sequence[Turn] = (),
+    tools: ToolBounds | None = None,
+    max_tool_iterations: int = 10,
+    workspace: Path | None = None,
+) -> str:
+    """Stream `member`'s answer to `question` as the final presentation; "" if it wrote
+    none. `workspace`: where its tools work (default its own).
+
+    Raises:
+        BackendError: its provider failed.
+    """
+    emit(ev.PresentationStarted(agent=member.id, strategy=STRATEGY))
+    identity = (member.system_message or "").strip()
+    system = "\n\n".join(p for p in (identity, _RULES) if p)
+    parts = [history_block(history)] if history else []
+    parts.append(f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>")
+    return await deliver(
+        member,
+        system,
+        "\n\n".join(parts),
+        _WITH_TOOLS,
+        emit=emit,
+        tools=tools,
+        max_tool_iterations=max_tool_iterations,
+        workspace=workspace,
+    )

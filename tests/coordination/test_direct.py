@@ -1,0 +1,114 @@
+"""`orchestrator.skip_coordination_rounds`: the first agent presents at once, with its tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from massgen.api import TeamRun
+from massgen.core import events as ev
+from massgen.loading import load
+from massgen.testing import FakeProvider
+from massgen.testing.policy import Fault, Reply
+
+
+def agents(base_url: str) -> list[dict]:
+    """Two agents with workspaces, told apart by their models."""
+    return [
+        {
+            "id": agent,
+            "backend": {
+                "type": "chatcompletion",
+                "base_url": base_url,
+                "api_key": "k",
+                "model": f"model-{n}",
+                "cwd": f"ws{n}",
+            },
+        }
+        for n, agent in enumerate(("first", "second"))
+    ]
+
+
+def writes_then_answers(target: Path):
+    """Writes `target` when offered `write_file` and nothing was written yet, then answers."""
+
+    def reply(request: dict) -> Reply:
+        offered = {t["function"]["name"] for t in request.get("tools") or []}
+        if {"new_answer", "vote"} & offered:
+            return Reply(text="a coordination call, which must not happen")
+        done = any(m.get("role") == "tool" for m in request["messages"])
+        if "write_file" in offered and not done:
+            return Reply(tool_calls=[("write_file", {"path": str(target), "content": "hi\n"})])
+        return Reply(text="Wrote hello.txt into the site.")
+
+    return reply
+
+
+def config(base_url: str, **orchestrator) -> dict:
+    return {
+        "agents": agents(base_url),
+        "orchestrator": {"skip_coordination_rounds": True, **orchestrator},
+    }
+
+
+async def test_the_first_agent_presents_and_writes_a_context_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    events: list[ev.AnyEvent] = []
+    with FakeProvider(writes_then_answers(site / "hello.txt")) as fake:
+        loaded = load(
+            config(fake.base_url, context_paths=[{"path": "site", "permission": "write"}])
+        )
+        run = TeamRun(loaded, "Put hello.txt in the site.", sinks=[events.append])
+        result = await run.execute()
+        models = {r["model"] for r in fake.requests}
+        tool_names = {t["function"]["name"] for r in fake.requests for t in r.get("tools") or []}
+
+    assert result.ok, result.reason
+    assert result.answer == "Wrote hello.txt into the site."
+    assert models == {"model-0"}  # only the first agent's model was called
+    assert not {"new_answer", "vote"} & tool_names
+    assert (site / "hello.txt").read_text() == "hi\n"
+    assert list(result.context_changes.created) == [str((site / "hello.txt").resolve())]
+    assert result.winner == "first"
+    kinds = [type(e).__name__ for e in events]
+    assert "AgentStarted" not in kinds and "AnswerPublished" not in kinds
+    started = next(e for e in events if isinstance(e, ev.PresentationStarted))
+    assert (started.agent, started.strategy) == ("first", "skip_coordination")
+    finished = next(e for e in events if isinstance(e, ev.CoordinationFinished))
+    assert "skip_coordination_rounds" in finished.reason
+    final = "".join(e.text for e in events if isinstance(e, ev.FinalTextDelta))
+    assert final == "Wrote hello.txt into the site."
+    logged = [json.loads(line)["type"] for line in (result.log_dir / "events.jsonl").open()]
+    assert "presentation_started" in logged and "agent_started" not in logged
+    assert run.final_workspace is not None and run.final_workspace.is_dir()
+
+
+async def test_a_failing_first_agent_fails_the_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with FakeProvider(lambda request: Reply(fault=Fault.http(401, "bad key"))) as fake:
+        result = await TeamRun(load(config(fake.base_url)), "Hi?").execute()
+        models = {r["model"] for r in fake.requests}
+    assert not result.ok
+    assert models == {"model-0"}
+    assert "first agent failed" in result.reason
+
+
+def test_the_predecessor_key_loads():
+    loaded = load(
+        {
+            "agents": [
+                {
+                    "id": "a",
+                    "backend": {
+                        "type": "chatcompletion",
+                        "model": "m",
+                        "base_url": "http://127.0.0.1:9/v1",
+                    },
+                }
+            ],
+            "orchestrator": {"skip_coordination_rounds": True},
+        }
+    )
+    assert loaded.config.orchestrator.skip_coordination_rounds
