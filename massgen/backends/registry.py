@@ -54,6 +54,19 @@ def check(cfg: BackendConfig) -> Problem | None:
         profile.wire.check(cfg, profile)
         or _unsupported_param(cfg, profile.wire)
         or _unsupported_hosted(cfg, profile.wire)
+        or _unsupported_strict(cfg, profile.wire)
+    )
+
+
+def _unsupported_strict(cfg: BackendConfig, wire: Wire) -> Problem | None:
+    if not cfg.enable_strict_tool_use or wire.strict_tools:
+        return None
+    where = sorted(t for t, p in PROFILES.items() if p.wire.strict_tools)
+    return (
+        "enable_strict_tool_use",
+        f"backend type {cfg.type!r} has no strict tool use",
+        f"remove it: strict tool use works on backend type {', '.join(where)} "
+        "(the Anthropic Messages API)",
     )
 
 

@@ -38,6 +38,8 @@ class Wire:
     # The provider-hosted tools the format can switch on (`enable_web_search`, ...); a
     # config that asks for another is refused, naming these.
     hosted: frozenset[HostedTool] = frozenset()
+    # The format can ask for strict tool use (`enable_strict_tool_use`).
+    strict_tools: bool = False
 
     def create(self, cfg: BackendConfig, profile: Profile, api_key: str) -> Backend:
         return self.load()(cfg, profile, api_key)
@@ -151,6 +153,7 @@ ANTHROPIC_MESSAGES = Wire(
         {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
     ),
     _SEARCH_AND_CODE,
+    strict_tools=True,
 )
 GEMINI = Wire(
     "gemini", _entry("gemini"), check_http, _CHAT_PARAMS | {"thinking_budget"}, _SEARCH_AND_CODE

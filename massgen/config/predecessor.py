@@ -124,7 +124,6 @@ BACKEND: dict[str, Disposition] = {
     "enable_programmatic_flow": _PROVIDER_TOOL,
     "enable_tool_search": _PROVIDER_TOOL,
     "tool_search_variant": _PROVIDER_TOOL,
-    "enable_strict_tool_use": _PROVIDER_TOOL,
     "debug_delay_seconds": _INJECTION_TEST,
     "debug_delay_after_n_tools": _INJECTION_TEST,
     "agent_config": Refused("AG2 agents are not supported", "Use an API backend type"),

@@ -125,6 +125,10 @@ class BackendConfig(Strict):
     enable_code_interpreter: bool = False  # OpenAI's name for code execution
     enable_code_execution: bool = False
     enable_x_search: bool = False
+    # Strict tool use (Anthropic's structured outputs for tools): every tool definition
+    # carries `strict: true`, so the model's tool inputs always match their schemas.
+    # Checked against the backend's wire (`Wire.strict_tools`).
+    enable_strict_tool_use: bool = False
     # This agent's role and rules for the permission engine (`config/permissions.py`).
     permissions: PermissionsConfig | None = None
     # The user's Python functions as tools (`config/custom_tools.py`, `tools/python.py`).
