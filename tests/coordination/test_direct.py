@@ -112,3 +112,28 @@ def test_the_predecessor_key_loads():
         }
     )
     assert loaded.config.orchestrator.skip_coordination_rounds
+
+
+async def test_the_live_view_shows_the_first_agent_presenting(tmp_path, monkeypatch):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from massgen.ui.live import render_live
+    from massgen.ui.model import ViewModel
+
+    monkeypatch.chdir(tmp_path)
+    events: list[ev.AnyEvent] = []
+    with FakeProvider(lambda request: Reply(text="Paris.")) as fake:
+        run = TeamRun(load(config(fake.base_url, seed=1)), "Capital?", sinks=[events.append])
+        await run.execute()
+    model = ViewModel()
+    for event in events[:-1]:  # as it presents, before the run ends
+        model.apply(event)
+    console = Console(file=StringIO(), width=80, height=12, color_system=None)
+    console.print(render_live(model, width=80, height=12, elapsed=3.0))
+    lines = console.file.getvalue().splitlines()
+    assert "first" in lines[1] and "second" in lines[1]
+    assert "★ presenting the final answer" in lines[2] and "waiting" in lines[2]
+    assert "Paris." in lines[4]
+    assert "presenting (first)" in lines[-1]
