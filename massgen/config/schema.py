@@ -530,7 +530,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
         # provider built-in tools
-        " enable_programmatic_flow enable_tool_search enable_strict_tool_use output_schema"
+        " enable_programmatic_flow enable_tool_search output_schema"
         # command-line execution in a container
         " command_line_docker_image"
         " command_line_docker_memory_limit command_line_docker_cpu_limit"
@@ -542,7 +542,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     OrchestratorConfig: _keys(
         "snapshot_storage agent_temporary_workspace dspy"
-        " skip_coordination_rounds voting_threshold skip_voting"
+        " voting_threshold skip_voting"
         " disable_injection defer_voting_until_all_answered coordination_mode presenter_agent"
         " fairness_enabled fairness_lead_cap_answers max_midstream_injections_per_round"
         " defer_peer_updates_until_restart checklist_require_gap_report gap_report_mode"

@@ -5,7 +5,8 @@ the question at once, as the final presenter. Its tools run for real (phase
 "presentation"), so it may write where the user made a context path writable, as any
 presenter may (after the permission engine's approval). The run's answer is what it
 writes. The predecessor's key did the same: it picked the first agent and went straight
-to the final presentation.
+to the final presentation. With `coordination.max_orchestration_restarts`, the
+presenter's evaluation of its answer may restart the run: it presents again, told why.
 """
 
 from __future__ import annotations
@@ -42,17 +43,23 @@ async def answer_directly(
     tools: ToolBounds | None = None,
     max_tool_iterations: int = 10,
     workspace: Path | None = None,
+    feedback: str | None = None,
+    may_restart: bool = False,
 ) -> str:
     """Stream `member`'s answer to `question` as the final presentation; "" if it wrote
-    none. `workspace`: where its tools work (default its own).
+    none. `workspace`: where its tools work (default its own). `feedback`: why an
+    evaluation restarted the run (`restarts.feedback_block`); `may_restart`: an
+    evaluation follows (`PresentationStarted.may_restart`).
 
     Raises:
         BackendError: its provider failed.
     """
-    emit(ev.PresentationStarted(agent=member.id, strategy=STRATEGY))
+    emit(ev.PresentationStarted(agent=member.id, strategy=STRATEGY, may_restart=may_restart))
     identity = (member.system_message or "").strip()
     system = "\n\n".join(p for p in (identity, _RULES) if p)
-    parts = [history_block(history)] if history else []
+    parts = [feedback] if feedback else []
+    if history:
+        parts.append(history_block(history))
     parts.append(f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>")
     return await deliver(
         member,

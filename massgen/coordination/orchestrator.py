@@ -647,6 +647,10 @@ class Orchestrator:
         )
         if self.workspaces is not None:
             self._presented_in = self.workspaces.presenting_directly(member.id)
+        feedback = None  # an evaluation restarted the run: what it asked for
+        if self.state.restarts:
+            has_workspace = member.workspace is not None
+            feedback = feedback_block(self.state.restarts[-1], workspace=has_workspace)
         status, reason, answer = Status.OK, direct.REASON, ""
         try:
             async with asyncio.timeout_at(deadline):
@@ -658,6 +662,8 @@ class Orchestrator:
                     tools=self._tool_bounds(),
                     max_tool_iterations=self.settings.max_tool_iterations,
                     workspace=self._presented_in,
+                    feedback=feedback,
+                    may_restart=self.state.attempt < max_attempts(self.settings),
                 )
         except TimeoutError:
             status, reason = Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached"
@@ -676,8 +682,6 @@ class Orchestrator:
     async def _evaluated(self, outcome: TeamOutcome, deadline: float) -> Feedback | None:
         """None: the final answer stands. Else why the coordination must start over."""
         attempt = self.state.attempt
-        if self.settings.skip_coordination_rounds:
-            return None  # no coordination to start over
         if not due(self.settings, attempt, outcome.status, outcome.winner):
             return None
         member = next(m for m in self.members if m.id == outcome.winner)

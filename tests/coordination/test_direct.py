@@ -137,3 +137,32 @@ async def test_the_live_view_shows_the_first_agent_presenting(tmp_path, monkeypa
     assert "★ presenting the final answer" in lines[2] and "waiting" in lines[2]
     assert "Paris." in lines[4]
     assert "presenting (first)" in lines[-1]
+
+
+async def test_an_evaluation_may_restart_it_and_the_presenter_is_told_why(tmp_path, monkeypatch):
+    # The predecessor's debug/restart_test_controlled.yaml: skip, present, evaluate, restart.
+    monkeypatch.chdir(tmp_path)
+    verdicts = [
+        Reply(tool_calls=[("restart_orchestration", {"reason": "too short", "instructions": "+"})]),
+        Reply(tool_calls=[("submit", {"confirmed": True})]),
+    ]
+    presented: list[dict] = []
+
+    def reply(request: dict) -> Reply:
+        offered = {t["function"]["name"] for t in request.get("tools") or []}
+        if "submit" in offered:
+            return verdicts.pop(0)
+        presented.append(request)
+        return Reply(text=f"presentation {len(presented)}")
+
+    coordination = {"max_orchestration_restarts": 2}
+    with FakeProvider(reply) as fake:
+        loaded = load(config(fake.base_url, coordination=coordination))
+        result = await TeamRun(loaded, "Hi?", logs=False).execute()
+        models = {r["model"] for r in fake.requests}
+
+    assert result.ok and result.answer == "presentation 2"
+    assert result.attempts == 2 and models == {"model-0"}
+    user = [next(m["content"] for m in r["messages"] if m["role"] == "user") for r in presented]
+    assert "PREVIOUS ATTEMPT FEEDBACK" not in user[0]
+    assert user[1].startswith("<PREVIOUS ATTEMPT FEEDBACK>") and "too short" in user[1]
