@@ -640,41 +640,25 @@ class Orchestrator:
         """`skip_coordination_rounds` (`direct.py`): the first agent presents at once."""
         member = self.members[0]
         label = self.state.labels.stem(member.id)
-        self.emit(
-            ev.CoordinationFinished(
-                winner=member.id, winner_label=label, tally={}, reason=direct.REASON
-            )
-        )
+        self.emit(direct.skipped(member.id, label))
         if self.workspaces is not None:
             self._presented_in = self.workspaces.presenting_directly(member.id)
-        feedback = None  # an evaluation restarted the run: what it asked for
-        if self.state.restarts:
-            has_workspace = member.workspace is not None
-            feedback = feedback_block(self.state.restarts[-1], workspace=has_workspace)
-        status, reason, answer = Status.OK, direct.REASON, ""
-        try:
-            async with asyncio.timeout_at(deadline):
-                answer = await direct.answer_directly(
-                    member,
-                    self.state.question,
-                    emit=self.emit,
-                    history=self.state.history,
-                    tools=self._tool_bounds(),
-                    max_tool_iterations=self.settings.max_tool_iterations,
-                    workspace=self._presented_in,
-                    feedback=feedback,
-                    may_restart=self.state.attempt < max_attempts(self.settings),
-                )
-        except TimeoutError:
-            status, reason = Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached"
-        except BudgetSpent as spent:
-            status, reason = Status.BUDGET, spent.reason
-        except BackendError as error:
-            self._fail(member.id, error)
-            status, reason = Status.FAILED, f"the first agent failed: {error}"
-        if status is Status.OK and not answer:
-            status, reason = Status.FAILED, "the first agent wrote no answer"
-        outcome = self._outcome(Decision(None, {}, None, ()), answer, status, reason)
+        feedback = None
+        if self.state.restarts:  # an evaluation restarted the run: say what it asked for
+            feedback = feedback_block(self.state.restarts[-1], workspace=bool(member.workspace))
+        setup = direct.Setup(
+            self.state.question,
+            self.state.history,
+            self._tool_bounds(),
+            self.settings.max_tool_iterations,
+            self._presented_in,
+            feedback,
+            may_restart=self.state.attempt < max_attempts(self.settings),
+        )
+        done = await direct.present_first(member, setup, self.emit, deadline)
+        if done.error is not None:
+            self._fail(member.id, done.error)
+        outcome = self._outcome(Decision(None, {}, None, ()), done.answer, done.status, done.reason)
         return replace(outcome, winner=member.id, winner_label=label)
 
     # --- evaluation and restarts (`restarts.py`) -----------------------------------------

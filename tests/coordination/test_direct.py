@@ -166,3 +166,13 @@ async def test_an_evaluation_may_restart_it_and_the_presenter_is_told_why(tmp_pa
     user = [next(m["content"] for m in r["messages"] if m["role"] == "user") for r in presented]
     assert "PREVIOUS ATTEMPT FEEDBACK" not in user[0]
     assert user[1].startswith("<PREVIOUS ATTEMPT FEEDBACK>") and "too short" in user[1]
+
+
+async def test_the_deadline_bounds_the_presentation(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    stall = Reply(text="late", fault=Fault(stall_seconds=5))
+    with FakeProvider(lambda request: stall) as fake:
+        run = TeamRun(load(config(fake.base_url)), "Hi?", logs=False, deadline_seconds=0.5)
+        result = await run.execute()
+    assert result.status == "timeout" and "deadline" in result.reason
+    assert result.answer == ""
