@@ -32,6 +32,7 @@ from massgen.backends.retry import parse_retry_after
 from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
 from massgen.core.citations import Citations
+from massgen.log import logger
 
 # The API requires max_tokens; this is what we ask for when the config does not say.
 DEFAULT_MAX_TOKENS = 8192
@@ -63,8 +64,11 @@ _RESULT_BLOCKS = frozenset(
 class AnthropicBackend(HttpSdkBackend):
     """One Claude model behind the Messages API (or a server that speaks it)."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, *, strict_tools: bool = False) -> None:
+        """`strict_tools`: every tool definition asks for strict tool use."""
         super().__init__(endpoint)
+        self._strict = strict_tools
+        self._loose: set[str] = set()  # tools whose schema strict mode cannot express
         # Thinking blocks must go back with the tool calls they led to; keyed by the first
         # tool_use id of the turn (our `Message` has no place for provider signatures).
         self._thinking: dict[str, list[dict[str, Any]]] = {}
@@ -103,7 +107,7 @@ class AnthropicBackend(HttpSdkBackend):
         }
         if system:
             payload["system"] = system
-        tools = [_tool(t) for t in request.tools] + [_HOSTED[h] for h in request.hosted]
+        tools = [self._tool(t) for t in request.tools] + [_HOSTED[h] for h in request.hosted]
         if tools:
             payload["tools"] = tools
         if "code_execution" in request.hosted:
@@ -113,6 +117,16 @@ class AnthropicBackend(HttpSdkBackend):
             schema = {"type": "json_schema", "schema": request.json_schema}
             payload["output_config"] = {"format": schema, **payload.get("output_config", {})}
         return payload
+
+    def _tool(self, spec: types.ToolSpec) -> dict[str, Any]:
+        tool = _tool(spec)
+        if not self._strict:
+            return tool
+        strict = _strict(tool)
+        if strict is None and spec.name not in self._loose:
+            self._loose.add(spec.name)
+            logger.warning("{}: tool {} is sent without strict", self.name, spec.name)
+        return strict or tool
 
 
 def _params(params: types.GenerationParams) -> dict[str, Any]:
@@ -181,6 +195,19 @@ def _arguments(text: str) -> dict[str, Any]:
 
 def _tool(spec: types.ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+
+
+def _strict(tool: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool for strict tool use (`enable_strict_tool_use`): the API then constrains
+    the model's inputs to its schema. The SDK's `transform_schema` gives the schema the
+    form strict mode accepts: `additionalProperties: false` on every object, and the
+    constraints it cannot enforce (`minimum`, `maxLength`, ...) moved into descriptions.
+    None: a schema it cannot express (a property of any type, `{}`; a list of types)."""
+    try:
+        schema = anthropic.transform_schema(tool["input_schema"])
+    except (ValueError, AssertionError):  # assert_never on a type it does not know
+        return None
+    return {**tool, "input_schema": schema, "strict": True}
 
 
 # --- stream normalisation ---------------------------------------------------------------
@@ -388,4 +415,5 @@ def _status_error(exc: anthropic.APIStatusError, provider: str) -> errors.Backen
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> AnthropicBackend:
     """The entry point of `wires.ANTHROPIC_MESSAGES`."""
-    return AnthropicBackend(endpoint_for(cfg, profile, api_key))
+    endpoint = endpoint_for(cfg, profile, api_key)
+    return AnthropicBackend(endpoint, strict_tools=cfg.enable_strict_tool_use)

@@ -56,6 +56,19 @@ def check(cfg: BackendConfig) -> Problem | None:
         or _unsupported_param(cfg, profile.wire)
         or _unsupported_hosted(cfg, profile.wire)
         or _unsupported_media(cfg, profile.wire)
+        or _unsupported_strict(cfg, profile.wire)
+    )
+
+
+def _unsupported_strict(cfg: BackendConfig, wire: Wire) -> Problem | None:
+    if not cfg.enable_strict_tool_use or wire.strict_tools:
+        return None
+    where = sorted(t for t, p in PROFILES.items() if p.wire.strict_tools)
+    return (
+        "enable_strict_tool_use",
+        f"backend type {cfg.type!r} has no strict tool use",
+        f"remove it: strict tool use works on backend type {', '.join(where)} "
+        "(the Anthropic Messages API)",
     )
 
 
@@ -69,8 +82,7 @@ def _unsupported_media(cfg: BackendConfig, wire: Wire) -> Problem | None:
         return (
             f"upload_files[{index}].{entry.key}",
             f"backend type {cfg.type!r} cannot send {entry.kind} to its model ({own})",
-            f"remove the entry, or use a backend type that takes {entry.kind}: "
-            + ", ".join(takes),
+            f"remove the entry, or use a backend type that takes {entry.kind}: " + ", ".join(takes),
         )
     return None
 

@@ -41,6 +41,8 @@ class Wire:
     # The media a user message may carry (`upload_files` image/audio/video entries), each
     # sent as the provider's own content part; a config with another kind is refused.
     media: frozenset[MediaKind] = frozenset()
+    # The format can ask for strict tool use (`enable_strict_tool_use`).
+    strict_tools: bool = False
 
     def create(self, cfg: BackendConfig, profile: Profile, api_key: str) -> Backend:
         return self.load()(cfg, profile, api_key)
@@ -165,6 +167,7 @@ ANTHROPIC_MESSAGES = Wire(
     ),
     _SEARCH_AND_CODE,
     _IMAGES,  # `image` blocks with a base64 source
+    strict_tools=True,
 )
 # Gemini: `inline_data` parts of any of the three.
 GEMINI = Wire(

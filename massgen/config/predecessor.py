@@ -124,7 +124,6 @@ BACKEND: dict[str, Disposition] = {
     "enable_programmatic_flow": _PROVIDER_TOOL,
     "enable_tool_search": _PROVIDER_TOOL,
     "tool_search_variant": _PROVIDER_TOOL,
-    "enable_strict_tool_use": _PROVIDER_TOOL,
     "debug_delay_seconds": _INJECTION_TEST,
     "debug_delay_after_n_tools": _INJECTION_TEST,
     "agent_config": Refused("AG2 agents are not supported", "Use an API backend type"),
@@ -149,7 +148,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "votes here are endorsements of an answer; there is no score threshold "
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
-    "skip_coordination_rounds": _NOT_HERE,
     "dspy": _NOT_HERE,
     "enable_nlip": _NOT_HERE,
     "nlip": _NOT_HERE,

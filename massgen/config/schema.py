@@ -125,6 +125,10 @@ class BackendConfig(Strict):
     enable_code_interpreter: bool = False  # OpenAI's name for code execution
     enable_code_execution: bool = False
     enable_x_search: bool = False
+    # Strict tool use (Anthropic's structured outputs for tools): every tool definition
+    # carries `strict: true`, so the model's tool inputs always match their schemas.
+    # Checked against the backend's wire (`Wire.strict_tools`).
+    enable_strict_tool_use: bool = False
     # This agent's role and rules for the permission engine (`config/permissions.py`).
     permissions: PermissionsConfig | None = None
     # The user's Python functions as tools (`config/custom_tools.py`, `tools/python.py`).
@@ -377,6 +381,9 @@ class OrchestratorConfig(Strict):
     voting_sensitivity: VotingSensitivity = "lenient"
     final_answer_strategy: FinalStrategy = "winner_present"
     skip_final_presentation: bool = False
+    # Debugging the final presentation (the predecessor's key): no coordination rounds; the
+    # first agent answers at once as the final presenter (`coordination/direct.py`).
+    skip_coordination_rounds: bool = False
     # How a vote for one's own answer counts: "tiebreak" (only to break ties between peer
     # votes; self-preference is a known judge bias), "count" (like any vote), "exclude".
     self_votes: Literal["tiebreak", "count", "exclude"] = "tiebreak"
@@ -528,7 +535,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " enable_code_based_tools shared_tools_directory use_mcpwrapped_for_tool_filtering"
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
         # provider built-in tools
-        " enable_programmatic_flow enable_tool_search enable_strict_tool_use output_schema"
+        " enable_programmatic_flow enable_tool_search output_schema"
         # command-line execution in a container
         " command_line_docker_image"
         " command_line_docker_memory_limit command_line_docker_cpu_limit"
@@ -540,7 +547,7 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
     ),
     OrchestratorConfig: _keys(
         "snapshot_storage agent_temporary_workspace dspy"
-        " skip_coordination_rounds voting_threshold skip_voting"
+        " voting_threshold skip_voting"
         " disable_injection defer_voting_until_all_answered coordination_mode presenter_agent"
         " fairness_enabled fairness_lead_cap_answers max_midstream_injections_per_round"
         " defer_peer_updates_until_restart checklist_require_gap_report gap_report_mode"

@@ -111,6 +111,8 @@ class Publishing(Protocol):
 
     def presenting(self, agent: str, label: str) -> Path | None: ...
 
+    def presenting_directly(self, agent: str) -> Path | None: ...
+
     def new_attempt(self) -> None: ...
 
 
@@ -136,6 +138,9 @@ class Stamped:
 
     def presenting(self, agent: str, label: str) -> Path | None:
         return self._workspaces.presenting(agent, label)
+
+    def presenting_directly(self, agent: str) -> Path | None:
+        return self._workspaces.presenting_directly(agent)
 
     def new_attempt(self) -> None:
         self._workspaces.new_attempt()

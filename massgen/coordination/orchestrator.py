@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from massgen.config.schema import OrchestratorConfig
-from massgen.coordination import actions, novelty, prompts
+from massgen.coordination import actions, direct, novelty, prompts
 from massgen.coordination.agent import (
     Emit,
     Member,
@@ -61,6 +61,8 @@ class Workspaces(Protocol):
     def published(self, agent: str, label: str) -> None: ...
 
     def presenting(self, agent: str, label: str) -> Path | None: ...
+
+    def presenting_directly(self, agent: str) -> Path | None: ...  # no answer came before
 
     def new_attempt(self) -> None: ...
 
@@ -285,6 +287,8 @@ class Orchestrator:
         self.state.runs.update({a: n for a, n in resumed.runs.items() if a in self.state.runs})
 
     async def _run_until(self, deadline: float) -> TeamOutcome:
+        if self.settings.skip_coordination_rounds:
+            return await self._present_directly(deadline)
         try:
             async with asyncio.timeout_at(deadline):
                 if self.aids is not None:  # generated before any agent starts
@@ -631,6 +635,31 @@ class Orchestrator:
             workspace=workspace,
             may_restart=self.state.attempt < max_attempts(self.settings),
         )
+
+    async def _present_directly(self, deadline: float) -> TeamOutcome:
+        """`skip_coordination_rounds` (`direct.py`): the first agent presents at once."""
+        member = self.members[0]
+        label = self.state.labels.stem(member.id)
+        self.emit(direct.skipped(member.id, label))
+        if self.workspaces is not None:
+            self._presented_in = self.workspaces.presenting_directly(member.id)
+        feedback = None
+        if self.state.restarts:  # an evaluation restarted the run: say what it asked for
+            feedback = feedback_block(self.state.restarts[-1], workspace=bool(member.workspace))
+        setup = direct.Setup(
+            self.state.question,
+            self.state.history,
+            self._tool_bounds(),
+            self.settings.max_tool_iterations,
+            self._presented_in,
+            feedback,
+            may_restart=self.state.attempt < max_attempts(self.settings),
+        )
+        done = await direct.present_first(member, setup, self.emit, deadline)
+        if done.error is not None:
+            self._fail(member.id, done.error)
+        outcome = self._outcome(Decision(None, {}, None, ()), done.answer, done.status, done.reason)
+        return replace(outcome, winner=member.id, winner_label=label)
 
     # --- evaluation and restarts (`restarts.py`) -----------------------------------------
 

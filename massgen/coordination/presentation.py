@@ -59,9 +59,36 @@ async def present(
         synthesize=strategy == "synthesize",
         history=history,
     )
+    text = await deliver(
+        member,
+        system,
+        user,
+        PRESENTING_WITH_TOOLS,
+        emit=emit,
+        tools=tools,
+        max_tool_iterations=max_tool_iterations,
+        workspace=workspace,
+    )
+    return text or winner.content
+
+
+async def deliver(
+    member: Member,
+    system: str,
+    user: str,
+    with_tools: str,
+    *,
+    emit: Emit,
+    tools: ToolBounds | None = None,
+    max_tool_iterations: int = 10,
+    workspace: Path | None = None,
+) -> str:
+    """The presenter's calls, its tools running for real (phase "presentation"), until it
+    writes text without tool calls; returns that text, stripped. `with_tools`: what the
+    system prompt adds when the presenter has tools."""
     own = () if member.structured_actions else member_tools(member)
     if own:
-        system = "\n\n".join([system, PRESENTING_WITH_TOOLS, *member.notes])
+        system = "\n\n".join([system, with_tools, *member.notes])
     messages = [Message("system", system), Message("user", user, attachments=member.attachments)]
     ctx = ToolContext(
         agent=member.id, phase="presentation", workspace=workspace or member.workspace
@@ -74,7 +101,7 @@ async def present(
         results = await run_round(member.toolbox, calls, ctx, tools or ToolBounds(), emit)
         messages.append(Message("assistant", text, tuple(calls)))
         messages += [Message("tool", r.content, tool_call_id=r.call_id) for r in results]
-    return text.strip() or winner.content
+    return text.strip()
 
 
 async def _stream(

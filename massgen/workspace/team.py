@@ -138,6 +138,17 @@ class Workspaces:
         self.store.restore(manifest, final)
         return final
 
+    def presenting_directly(self, agent: str) -> Path | None:
+        """The presenter's workspace when no answer came before it
+        (`skip_coordination_rounds`): a copy of its own workspace as it is now, or, after
+        a restart, the workspace the presentation before left (its files stay)."""
+        if agent not in self._dirs:
+            return None
+        final = self.root / FINAL
+        if not final.is_dir():
+            shutil.copytree(self.path(agent), final, symlinks=True)
+        return final
+
     def save_final(self, log_dir: Path | None, winner_label: str | None) -> Path | None:
         """Snapshot the final workspace (the presenter's, else the winner's snapshot) as
         `final` in the store, and copy it to `<log_dir>/final/workspace/`. Returns where

@@ -49,13 +49,22 @@ def test_the_predecessors_mcp_servers_list_loads():
     assert server.args == ("-y", "@fak111/weather-mcp")
 
 
-def test_a_config_using_a_feature_we_lack_names_the_key_and_why():
+def test_a_config_using_a_feature_we_lack_names_the_key_and_why(tmp_path):
+    text = (FIXTURES / "restart_test_controlled.yaml").read_text()
+    file = tmp_path / "dspy.yaml"
+    file.write_text(text.replace("  skip_coordination_rounds: true", "  dspy: {enabled: true}"))
     with pytest.raises(ConfigError) as caught:
-        load_config(FIXTURES / "restart_test_controlled.yaml")
+        load_config(file)
     assert str(caught.value) == (
-        f"{FIXTURES / 'restart_test_controlled.yaml'}: `orchestrator.skip_coordination_rounds` "
+        f"{file}: `orchestrator.dspy` "
         "is not supported: this predecessor feature is not part of this version. Remove the key"
     )
+
+
+def test_skip_coordination_rounds_with_restarts_loads():
+    config = load_config(FIXTURES / "restart_test_controlled.yaml")
+    assert config.orchestrator.skip_coordination_rounds
+    assert config.orchestrator.coordination.max_orchestration_restarts == 2
 
 
 def test_storage_keys_of_the_predecessor_load_with_a_note(tmp_path):
