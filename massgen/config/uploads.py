@@ -186,24 +186,8 @@ def _resolve_media(upload: MediaFile, source: str, at: str) -> MediaFile:
         )
     if upload.is_url:
         return upload
-    file = find_file(upload.path, source)
-    if file is None:
-        raise ConfigError(
-            f"`{upload.path}` does not exist (looked beside the config and in the "
-            "working directory)",
-            file=source,
-            path=where,
-            fix="Correct the path, or remove the entry",
-        )
-    size = file.stat().st_size
-    if size > MAX_MEDIA_BYTES:
-        raise ConfigError(
-            f"`{file}` is {size / 2**20:.0f} MB; a media file is at most "
-            f"{MAX_MEDIA_BYTES // 2**20} MB",
-            file=source,
-            path=where,
-            fix="Use a smaller file, or remove the entry",
-        )
+    bound = f"a media file is at most {MAX_MEDIA_BYTES // 2**20} MB"
+    file = _existing(upload.path, source, where, MAX_MEDIA_BYTES, bound, "Use a smaller file")
     return upload.model_copy(update={upload.key: str(file)})
 
 
@@ -212,25 +196,30 @@ def _resolve_one(upload: UploadFile, source: str, at: str) -> UploadFile:
     _check_type(upload, source, where)
     if upload.is_url:
         return upload
-    file = find_file(upload.file_path, source)
+    bound = f"file search takes at most {MAX_FILE_BYTES // 2**20} MB a file"
+    file = _existing(upload.file_path, source, where, MAX_FILE_BYTES, bound, "Split the file")
+    return upload.model_copy(update={"file_path": str(file)})
+
+
+def _existing(path: str, source: str, where: str, limit: int, bound: str, smaller: str) -> Path:
+    """The local file `path` names, which must exist and be at most `limit` bytes."""
+    file = find_file(path, source)
     if file is None:
         raise ConfigError(
-            f"`{upload.file_path}` does not exist (looked beside the config and in the "
-            "working directory)",
+            f"`{path}` does not exist (looked beside the config and in the working directory)",
             file=source,
             path=where,
             fix="Correct the path, or remove the entry",
         )
     size = file.stat().st_size
-    if size > MAX_FILE_BYTES:
+    if size > limit:
         raise ConfigError(
-            f"`{file}` is {size / 2**20:.0f} MB; file search takes at most "
-            f"{MAX_FILE_BYTES // 2**20} MB a file",
+            f"`{file}` is {size / 2**20:.0f} MB; {bound}",
             file=source,
             path=where,
-            fix="Split the file, or remove the entry",
+            fix=f"{smaller}, or remove the entry",
         )
-    return upload.model_copy(update={"file_path": str(file)})
+    return file
 
 
 def _check_type(upload: UploadFile, source: str, where: str) -> None:
