@@ -193,7 +193,7 @@ def _predecessor_notes(raw: object, source: str | None) -> list[str]:
     """What the predecessor's keys in `raw` do not do here (`config/predecessor.py`)."""
     from massgen.config import predecessor
 
-    return [str(note) for note in predecessor.translate(raw, source or "")[1]]
+    return predecessor.grouped(predecessor.translate(raw, source or "")[1])
 
 
 def _list_sessions() -> int:

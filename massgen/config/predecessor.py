@@ -20,6 +20,7 @@ without a note. Keys not listed here go on to the schema, which knows the rest.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -271,6 +272,27 @@ def _sensitivity(node: dict[str, Any], at: str, notes: list[Note]) -> None:
         f"`{value}` is not part of this version"
     )
     notes.append(Note(f"{at}.voting_sensitivity ({value})", why, said=f"is read as `{ours}`"))
+
+
+_AGENT_KEY = re.compile(r"^agents\[(\d+)\]\.(.+)$")
+
+
+def grouped(notes: list[Note]) -> list[str]:
+    """The notes as lines, one per key and reason: the same key of several agents is one
+    line naming them (`agents[*].backend.x (agents 0, 1, 2)`), not one line each."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for note in notes:
+        match = _AGENT_KEY.match(note.path)
+        rest, agent = (match.group(2), match.group(1)) if match else (note.path, "")
+        groups.setdefault((rest, note.why, note.said), []).append(agent)
+    lines = []
+    for (rest, why, said), agents in groups.items():
+        if len(agents) > 1 and all(agents):
+            path = f"agents[*].{rest}` (agents {', '.join(agents)})"
+            lines.append(f"`{path} {said}: {why}")
+        else:
+            lines += [str(Note(f"agents[{a}].{rest}" if a else rest, why, said)) for a in agents]
+    return lines
 
 
 def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:

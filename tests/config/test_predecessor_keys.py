@@ -231,3 +231,18 @@ def test_orchestrator_keys_the_predecessor_only_warned_about_load_with_a_note():
     assert data["orchestrator"] == {}
     assert [n.path for n in notes] == ["orchestrator.type", "orchestrator.max_turns"]
     assert all("it warned about it and ran without it" in str(n) for n in notes)
+
+
+def test_the_same_note_for_several_agents_is_one_line_naming_them():
+    from massgen.config.predecessor import grouped
+
+    docker = {"type": "openai", "command_line_docker_image": "img"}
+    raw = {"agents": [{"id": i, "backend": dict(docker)} for i in "abc"]}
+    raw["agents"][2]["backend"]["websocket_mode"] = True
+    lines = grouped(translate(raw, "c.yaml")[1])
+    assert lines[0].startswith(
+        "`agents[*].backend.command_line_docker_image` (agents 0, 1, 2) has no effect here: "
+        "there is no container image"
+    )
+    assert lines[1].startswith("`agents[2].backend.websocket_mode` has no effect here")
+    assert len(lines) == 2
