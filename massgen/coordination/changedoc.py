@@ -105,7 +105,7 @@ def stamp(workspace: Path, label: str) -> None:
 
 
 class Publishing(Protocol):
-    """What the orchestrator calls on the run's workspaces (`orchestrator.Workspaces`)."""
+    """What the orchestrator calls on the run's workspaces (`run_state.Workspaces`)."""
 
     def published(self, agent: str, label: str) -> None: ...
 

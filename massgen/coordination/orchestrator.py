@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import zlib
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import actions, direct, novelty, prompts
@@ -27,9 +26,8 @@ from massgen.coordination.agent import (
     run_agent,
 )
 from massgen.coordination.aids import Aids
-from massgen.coordination.board import Answer, Board, Vote
+from massgen.coordination.board import Answer, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
-from massgen.coordination.labels import Labels
 from massgen.coordination.presentation import present
 from massgen.coordination.restarts import (
     Evaluation,
@@ -42,139 +40,20 @@ from massgen.coordination.restarts import (
     restarted_event,
 )
 from massgen.coordination.resume import Resumed, ResumeError, rebuild
+from massgen.coordination.run_state import (
+    Broadcasting,
+    Memories,
+    RunState,
+    TeamOutcome,
+    Workspaces,
+)
 from massgen.coordination.runaway import Guards
 from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
 from massgen.core.errors import BackendError
 from massgen.core.status import Status
-from massgen.core.types import Usage
-from massgen.core.usage import UsageLedger
 from massgen.log import logger
-
-
-class Workspaces(Protocol):
-    """The agents' workspaces as coordination needs them (`massgen/workspace/team.py`):
-    an answer's snapshot is recorded as it is published, and the presenter starts from
-    the snapshot of the chosen answer."""
-
-    def published(self, agent: str, label: str) -> None: ...
-
-    def presenting(self, agent: str, label: str) -> Path | None: ...
-
-    def presenting_directly(self, agent: str) -> Path | None: ...  # no answer came before
-
-    def new_attempt(self) -> None: ...
-
-
-class Memories(Protocol):
-    """The memory section of an agent's system prompt (`massgen/workspace/memory.py`),
-    read fresh for each run: its own memories and those of the answers `labels`."""
-
-    def note(self, agent: str, labels: Sequence[str]) -> str | None: ...
-
-    def presenter_note(self) -> str: ...
-
-
-class Broadcasting(Protocol):
-    """Questions between agents (`coordination/broadcast.py`), told as the run starts whom
-    they may reach (the run's members, with its budget), their names and where events go."""
-
-    def begin(
-        self, members: Sequence[Member], labels: Labels, board: Board, emit: Emit
-    ) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TeamOutcome:
-    answer: str
-    status: Status
-    reason: str
-    winner: str | None
-    winner_label: str | None
-    tally: dict[str, int]
-    tie_break: str | None
-    votes: tuple[Vote, ...]
-    answers: tuple[Answer, ...]
-    failed: dict[str, str]
-    usage: dict[str, Usage]
-    seed: int
-    labels: dict[str, str] = field(default_factory=dict)
-    attempts: int = 1  # coordinations run: 1 + the restarts asked for by an evaluation
-    restarts: tuple[Feedback, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _RunState:
-    """What one `Orchestrator.run` works on; every field is created when the run starts."""
-
-    question: str
-    history: tuple[prompts.Turn, ...]
-    seed: int
-    labels: Labels
-    board: Board
-    ledger: UsageLedger
-    failed: dict[str, str]  # agent id -> why it failed
-    runs: dict[str, int]  # agent id -> runs started
-    restart_reason: dict[str, str]
-    wake: dict[str, asyncio.Event]  # something it waits on may have changed
-    fresh: dict[str, asyncio.Event]  # a peer published
-    done: asyncio.Event
-    restarts: tuple[Feedback, ...] = ()  # the attempts before this one, and why they ended
-
-    @property
-    def attempt(self) -> int:
-        return len(self.restarts) + 1
-
-    @classmethod
-    def begin(
-        cls,
-        members: Sequence[Member],
-        settings: OrchestratorConfig,
-        question: str,
-        history: Sequence[prompts.Turn],
-        resumed: Resumed | None = None,
-    ) -> _RunState:
-        seed = settings.seed if settings.seed is not None else random.randrange(2**31)
-        if resumed is not None:
-            seed = resumed.seed
-        restarts = resumed.restarts if resumed is not None else ()
-        return cls._fresh(members, question, tuple(history), seed, UsageLedger(), restarts)
-
-    def restarted(self, members: Sequence[Member], feedback: Feedback) -> _RunState:
-        """The next attempt: fresh agent states; the seed and what was spent carry over."""
-        restarts = (*self.restarts, feedback)
-        return _RunState._fresh(
-            members, self.question, self.history, self.seed, self.ledger, restarts
-        )
-
-    @classmethod
-    def _fresh(
-        cls,
-        members: Sequence[Member],
-        question: str,
-        history: tuple[prompts.Turn, ...],
-        seed: int,
-        ledger: UsageLedger,
-        restarts: tuple[Feedback, ...],
-    ) -> _RunState:
-        ids = [m.id for m in members]
-        labels = Labels(ids, seed)
-        return cls(
-            question=question,
-            history=history,
-            seed=seed,
-            labels=labels,
-            board=Board(ids, labels),
-            ledger=ledger,
-            failed={},
-            runs=dict.fromkeys(ids, 0),
-            restart_reason={},
-            wake={agent: asyncio.Event() for agent in ids},
-            fresh={agent: asyncio.Event() for agent in ids},
-            done=asyncio.Event(),
-            restarts=restarts,
-        )
 
 
 class Orchestrator:
@@ -202,7 +81,7 @@ class Orchestrator:
         self.memories = memories
         self.aids = aids
         self.broadcasts = broadcasts
-        self.state: _RunState  # the run's state, from its first line (`_start`)
+        self.state: RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
         self._presented: TeamOutcome | None = None  # this attempt's, while it is evaluated
         self._presented_in: Path | None = None  # the presenter's workspace
@@ -254,7 +133,7 @@ class Orchestrator:
     def _start(
         self, question: str, history: Sequence[prompts.Turn], resumed: Resumed | None
     ) -> None:
-        self.state = _RunState.begin(self.members, self.settings, question, history, resumed)
+        self.state = RunState.begin(self.members, self.settings, question, history, resumed)
         labels = self.state.labels
         ids = tuple(m.id for m in self.members)
         if resumed is not None:
