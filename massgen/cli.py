@@ -149,7 +149,15 @@ def _subcommand(name: str, argv: list[str]) -> int:
 
 
 def entry() -> None:
-    code = main()
+    try:
+        code = main()
+        sys.stdout.flush()  # a pipe's buffered output fails here, not at exit
+    except BrokenPipeError:
+        # The reader of our output left (`massgen --list-examples | head`): not an error of
+        # ours, and no traceback. Point stdout at /dev/null so the interpreter's final
+        # flush does not fail the same way (the `signal` module docs' recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = ExitCode.OK
     # Everything still alive lives until exit: hide it from the collector, or the
     # interpreter's final collection walks every SDK object (~150 ms) on the way out.
     gc.freeze()

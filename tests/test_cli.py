@@ -269,3 +269,25 @@ def test_a_missing_api_key_is_a_config_error_with_or_without_continue(tmp_path, 
     )
     assert done.returncode == 1, done.stderr
     assert "OPENAI_API_KEY" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
+    """`massgen --list-examples | head -1`: once the reader has gone, massgen stops
+    quietly (a closed pipe is the reader's choice, not an error)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "massgen", "--list-examples"],
+            cwd=tmp_path,
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
