@@ -33,19 +33,18 @@ import functools
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from massgen.backends.common import estimated_usage, request_chars
+from massgen.coordination.replies import TextReply
 from massgen.core import events as ev
 from massgen.core.types import (
-    BackendEvent,
     Message,
     Request,
-    TextChunk,
     ToolAnnotations,
     ToolCall,
     ToolSpec,
@@ -371,9 +370,9 @@ class Broadcasts:
     async def _from_agent(self, responder: str, asker: str, question: str) -> str:
         member = self._run.members[responder]
         request = self._answer_request(member, asker, question)
-        read = _Read()
+        read = TextReply()
         try:
-            await read.fold(member.backend.stream(request))
+            await read.read(member.backend.stream(request), ANSWER_CHARS)
         finally:  # also when cut by the deadline: the provider bills what it wrote
             usage = read.usage
             if read.streamed and usage == Usage():
@@ -429,30 +428,6 @@ class Broadcasts:
         result = self._result(await work, asker, earlier)
         text = f"Answers to your question {request_id} (ask_others):\n{result}"
         self._inbox.setdefault(asker, []).append(text)
-
-
-@dataclass(slots=True)
-class _Read:
-    """An answering call's text (cut at ANSWER_CHARS: the stream is closed there) and usage."""
-
-    text: str = ""
-    usage: Usage = field(default_factory=Usage)
-    streamed: bool = False
-
-    async def fold(self, stream: AsyncIterator[BackendEvent]) -> None:
-        try:
-            async for item in stream:
-                self.streamed = True
-                if isinstance(item, TextChunk):
-                    self.text += item.text
-                    if len(self.text) > ANSWER_CHARS:
-                        return
-                elif isinstance(item, Usage):
-                    self.usage = self.usage + item
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
 
 
 def _cut(text: str) -> str:

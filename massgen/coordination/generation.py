@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from massgen.backends.common import estimated_usage, request_chars
 from massgen.coordination.agent import Emit, Member, usage_event
-from massgen.core.types import BackendEvent, Message, Request, TextChunk, Usage
+from massgen.coordination.replies import TextReply
+from massgen.core.types import Message, Request, Usage
 
 PHASE = "preparation"
 
@@ -35,10 +35,12 @@ async def ask(member: Member, prompt: str, bounds: Bounds, emit: Emit) -> str:
     """The reply's text. Raises GenerationFailed (too long, too slow) or what the backend
     raises."""
     request = Request((Message("user", prompt),), (), member.params)
-    reply = _Reply()
+    reply = TextReply()
     try:
         async with asyncio.timeout(bounds.timeout_seconds):
-            await _read(member.backend.stream(request), reply, bounds.max_chars)
+            await reply.read(member.backend.stream(request), bounds.max_chars)
+            if reply.overflowed:
+                raise GenerationFailed(f"the reply passed {bounds.max_chars} characters")
     except TimeoutError:
         raise GenerationFailed(f"no reply within {bounds.timeout_seconds:g}s") from None
     finally:
@@ -48,27 +50,6 @@ async def ask(member: Member, prompt: str, bounds: Bounds, emit: Emit) -> str:
         if usage != Usage():
             emit(usage_event(member, usage, phase=PHASE))
     return reply.text
-
-
-@dataclass(slots=True)
-class _Reply:
-    text: str = ""
-    usage: Usage = field(default_factory=Usage)
-
-
-async def _read(stream: AsyncIterator[BackendEvent], reply: _Reply, max_chars: int) -> None:
-    try:
-        async for item in stream:
-            if isinstance(item, TextChunk):
-                reply.text += item.text
-                if len(reply.text) > max_chars:
-                    raise GenerationFailed(f"the reply passed {max_chars} characters")
-            elif isinstance(item, Usage):
-                reply.usage = reply.usage + item
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
 
 
 def json_object(text: str, key: str) -> dict[str, Any]:
