@@ -7,9 +7,6 @@ search, and files the permission engine refuses are one-line config errors."""
 from __future__ import annotations
 
 import dataclasses
-import http.server
-import threading
-from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from io import StringIO
 from pathlib import Path
@@ -17,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from local_site import serving
 from rich.console import Console
 
 import massgen
@@ -183,24 +181,6 @@ async def test_a_run_cut_short_still_deletes_its_uploads(workdir):
 
 
 # --- URLs ------------------------------------------------------------------------------
-
-
-@contextmanager
-def serving(directory: Path) -> Iterator[str]:
-    handler = type(
-        "Quiet",
-        (http.server.SimpleHTTPRequestHandler,),
-        {"log_message": lambda *_: None},
-    )
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), lambda *a: handler(*a, directory=str(directory))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 async def test_a_url_is_downloaded_and_uploaded(workdir, tmp_path_factory):

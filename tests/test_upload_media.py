@@ -7,9 +7,7 @@ refuses are one-line config errors naming the entry's key path."""
 from __future__ import annotations
 
 import base64
-import http.server
 import os
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from local_site import serving
 
 import massgen
 from massgen.api import TeamRun, load
@@ -186,22 +185,6 @@ async def test_a_file_grown_past_the_bound_since_loading_is_not_sent(workdir):
         assert fakes["openrouter"].requests == []
     assert raised.value.path == "agents[0].backend.upload_files[0].image_path"
     assert "larger than 64 MB" in raised.value.message
-
-
-@contextmanager
-def serving(directory: Path) -> Iterator[str]:
-    handler = type(
-        "Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *_: None}
-    )
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), lambda *a: handler(*a, directory=str(directory))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 async def test_a_media_url_is_downloaded_and_sent(workdir, tmp_path_factory):
