@@ -22,13 +22,17 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from massgen.config import predecessor_ag2 as ag2
+from massgen.config import predecessor_memory
 from massgen.config.predecessor_keys import (
     AGENT,
     BACKEND,
+    BOOTSTRAP_CRITERIA,
+    BOOTSTRAPPED,
     COORDINATION,
+    CUSTOM_TOOL,
     GENERATOR,
     MCP_SERVER,
     ORCHESTRATOR,
@@ -38,21 +42,13 @@ from massgen.config.predecessor_keys import (
     TO_EXTRA_BODY,
     TOP,
     Disposition,
+    Note,
     Refused,
+    refuse,
 )
 from massgen.core.errors import ConfigError
 
 # ---------------------------------------------------------------- the pass
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    path: str
-    why: str
-    said: str = "has no effect here"  # or what it was mapped to
-
-    def __str__(self) -> str:
-        return f"`{self.path}` {self.said}: {self.why}"
 
 
 def _sensitivity(node: dict[str, Any], at: str, notes: list[Note]) -> None:
@@ -107,6 +103,7 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     single = "agent" in data and isinstance(data["agent"], dict)
     for at, agent in _agents(data, single):
         _agent(agent, at, notes, source)
+    predecessor_memory.memory(data, _any_workspace(data, single), notes, source)
     _skills_directory(data)
     sections = (("orchestrator", ORCHESTRATOR), ("timeout_settings", TIMEOUTS))
     for key, table in sections:
@@ -117,11 +114,27 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
     if isinstance(coordination, dict):
         _apply(coordination, COORDINATION, "orchestrator.coordination", notes, source)
         _subagent_agents(coordination, notes, source)
+        _criteria_mode(coordination, notes)
         _generators(coordination, notes, source)
         _changedoc(coordination, _any_workspace(data, single), notes)
     if isinstance(orchestrator, dict):
         _sensitivity(orchestrator, "orchestrator", notes)
     return data, notes
+
+
+def _criteria_mode(coordination: dict[str, Any], notes: list[Note]) -> None:
+    """`criteria_mode`: `static` (the user's own criteria, or none) is what massgen does;
+    the bootstrap modes are read as generated criteria."""
+    mode = _word(coordination.get("criteria_mode"))
+    if mode == "static":
+        del coordination["criteria_mode"]
+    elif mode in BOOTSTRAP_CRITERIA:
+        del coordination["criteria_mode"]
+        generator = coordination.setdefault("evaluation_criteria_generator", {})
+        if isinstance(generator, dict):
+            generator.setdefault("enabled", True)
+        path = f"orchestrator.coordination.criteria_mode ({mode})"
+        notes.append(Note(path, BOOTSTRAPPED, said="is read as generated criteria"))
 
 
 def _generators(coordination: dict[str, Any], notes: list[Note], source: str) -> None:
@@ -198,6 +211,8 @@ def _agent(agent: dict[str, Any], at: str, notes: list[Note], source: str) -> No
     backend = agent.get("backend")
     if not isinstance(backend, dict):
         return
+    if ag2.is_ag2(backend):
+        ag2.native(agent, at, notes, source)
     _backend(backend, f"{at}.backend", notes, source)
 
 
@@ -288,6 +303,10 @@ def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -
         for index, server in enumerate(entries or ()):
             if isinstance(server, dict):
                 _apply(server, MCP_SERVER, f"{at}.mcp_servers[{index}]", notes, source)
+    tools = backend.get("custom_tools")
+    for index, tool in enumerate(tools if isinstance(tools, list) else ()):
+        if isinstance(tool, dict):
+            _apply(tool, CUSTOM_TOOL, f"{at}.custom_tools[{index}]", notes, source)
 
 
 def _container(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
@@ -346,7 +365,7 @@ def _media_tools(backend: dict[str, Any], at: str, source: str) -> None:
         where = f"{at}.custom_tools[{index}]"
         if tool == "generate_media":
             if not any(backend.get(key) for key in _GENERATION_KEYS):
-                _refuse(where, _GENERATE_WITHOUT_MODE, source)
+                refuse(where, _GENERATE_WITHOUT_MODE, source)
         else:
             named = backend.setdefault("media_tools", [])
             if isinstance(named, list) and tool not in named:
@@ -411,7 +430,7 @@ def _apply(
             continue
         disposition = table[key]
         if isinstance(disposition, Refused):
-            _refuse(path, disposition, source)
+            refuse(path, disposition, source)
         del node[key]
         notes.append(Note(path, disposition.why))
 
@@ -420,9 +439,3 @@ def _off(value: Any) -> bool:
     if isinstance(value, dict) and "enabled" in value:
         return value["enabled"] is False
     return value is None or value is False or value == 0 or value in ([], {}, "")
-
-
-def _refuse(path: str, disposition: Refused, source: str) -> None:
-    raise ConfigError(
-        f"`{path}` is not supported: {disposition.why}", file=source, fix=disposition.instead
-    )

@@ -5,6 +5,9 @@ instead). `config/predecessor.py` applies these tables to a parsed file."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
+
+from massgen.core.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +22,26 @@ class Refused:
 
 
 Disposition = NoEffect | Refused
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """What became of one predecessor key that asked for something (`--validate` prints
+    them)."""
+
+    path: str
+    why: str
+    said: str = "has no effect here"  # or what it was mapped to
+
+    def __str__(self) -> str:
+        return f"`{self.path}` {self.said}: {self.why}"
+
+
+def refuse(path: str, disposition: Refused, source: str) -> NoReturn:
+    raise ConfigError(
+        f"`{path}` is not supported: {disposition.why}", file=source, fix=disposition.instead
+    )
+
 
 _OWN_STORE = NoEffect(
     "every run keeps its workspaces and answer snapshots in its own store under .massgen/"
@@ -72,8 +95,16 @@ _MEMORY = Refused(
     "and `orchestrator.coordination.enable_memory_filesystem_mode: true` gives the agents "
     "memories as files in their workspaces that carry across a chat's turns",
 )
+# NLIP was the predecessor's message envelope between its orchestrator, agents and tools
+# (sessions, message tracking, token bookkeeping): a transport, not a behaviour.
+_NLIP = NoEffect(
+    "agents and tools exchange answers and calls through massgen's own orchestrator and "
+    "event log; there is no NLIP envelope, and the team does the same without it"
+)
+_ALL_TOOLS_OFFERED = NoEffect(
+    "every tool is offered to the model from the start, so there is nothing to search for"
+)
 _NOT_HERE = Refused("this predecessor feature is not part of this version", "Remove the key")
-_PROVIDER_TOOL = Refused("this provider-side tool option is not supported", "Remove the key")
 
 BACKEND: dict[str, Disposition] = {
     "exclude_file_operation_mcps": _NO_FS_MCP,
@@ -101,13 +132,17 @@ BACKEND: dict[str, Disposition] = {
         "an agent with a workspace (`cwd`) writes files with the file tools, in every phase"
     ),
     "betas": Refused("Anthropic beta features (computer use) are not supported", "Remove the key"),
-    "enable_programmatic_flow": _PROVIDER_TOOL,
-    "enable_tool_search": _PROVIDER_TOOL,
-    "tool_search_variant": _PROVIDER_TOOL,
+    "enable_programmatic_flow": NoEffect(
+        "the model calls each tool directly (Anthropic's programmatic tool calling, where "
+        "code run by the provider calls them, is not used)"
+    ),
+    "enable_tool_search": _ALL_TOOLS_OFFERED,
+    "tool_search_variant": _ALL_TOOLS_OFFERED,
     "debug_delay_seconds": _INJECTION_TEST,
     "debug_delay_after_n_tools": _INJECTION_TEST,
-    "agent_config": Refused("AG2 agents are not supported", "Use an API backend type"),
-    "group_config": Refused("AG2 group chats are not supported", "Use an API backend type"),
+    # Outside an `ag2` backend (`config/predecessor_ag2.py` reads them inside one).
+    "agent_config": Refused("only an `ag2` backend has an AG2 agent", "Remove the key"),
+    "group_config": Refused("only an `ag2` backend has an AG2 group chat", "Remove the key"),
 }
 # Inference-server parameters with no typed field: sent as they are, in `extra_body`.
 TO_EXTRA_BODY = ("top_k", "repetition_penalty", "chat_template_kwargs", "min_p")
@@ -129,8 +164,8 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
     "dspy": _NOT_HERE,
-    "enable_nlip": _NOT_HERE,
-    "nlip": _NOT_HERE,
+    "enable_nlip": _NLIP,
+    "nlip": _NLIP,
     "type": _IGNORED_THERE,
     "max_turns": _IGNORED_THERE,
 }
@@ -147,6 +182,10 @@ _FIXED_CRITERIA = NoEffect(
 _ONE_CALL = NoEffect(
     "personas and criteria come from one call to the first agent's model, not from a "
     "team run that votes"
+)
+_BOOTSTRAP_CAPS = NoEffect(
+    "caps on the criteria the predecessor's agents proposed; generated criteria are bounded "
+    "by `evaluation_criteria_generator.max_criteria`"
 )
 _EACH_TURN = NoEffect("they are generated afresh for each turn of a chat")
 
@@ -178,7 +217,18 @@ COORDINATION: dict[str, Disposition] = {
     "evolving_criteria_min_high_score_count": _FIXED_CRITERIA,
     "evolving_criteria_timeout": _FIXED_CRITERIA,
     "pre_collab_voting_threshold": _ONE_CALL,
+    "bootstrap_max_per_agent_per_round": _BOOTSTRAP_CAPS,
+    "bootstrap_max_total": _BOOTSTRAP_CAPS,
 }
+
+# `criteria_mode` values that asked for criteria the team writes itself: read as generated
+# criteria (`evaluation_criteria_generator`), with this note.
+BOOTSTRAP_CRITERIA = frozenset({"bootstrap_inline", "bootstrap_subagent"})
+BOOTSTRAPPED = (
+    "criteria are written for the task by one call to the first agent's model before "
+    "coordination (`evaluation_criteria_generator`); the predecessor's agents proposed "
+    "them while they worked"
+)
 
 TIMEOUTS: dict[str, Disposition] = {
     "initial_round_timeout_seconds": _ROUND_TIMEOUTS,
@@ -190,21 +240,23 @@ MCP_SERVER: dict[str, Disposition] = {
     "security": NoEffect(
         "servers start with a scrubbed environment and the permission engine decides every call"
     ),
-    "defer_loading": NoEffect("every tool of a server is offered from the start"),
+    "defer_loading": _ALL_TOOLS_OFFERED,
 }
 
+CUSTOM_TOOL: dict[str, Disposition] = {"defer_loading": _ALL_TOOLS_OFFERED}
+
+# `memory:` at the top is read as filesystem memory (`config/predecessor_memory.py`).
 TOP: dict[str, Disposition] = {
-    "memory": _MEMORY,
     # One example puts its task here; the predecessor never read the key (the question
     # came from the command line, as the example's own comment runs it).
     "task": NoEffect("the question is given on the command line (or typed in a chat)"),
-    "nlip": _NOT_HERE,
+    "nlip": _NLIP,
 }
 
 AGENT: dict[str, Disposition] = {
     "memory": _MEMORY,
-    "nlip": _NOT_HERE,
-    "enable_nlip": _NOT_HERE,
+    "nlip": _NLIP,
+    "enable_nlip": _NLIP,
 }
 
 

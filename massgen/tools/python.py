@@ -385,6 +385,7 @@ def _import(file: Path, at: str) -> Any:
     if spec is None or spec.loader is None:
         raise ConfigError(f"`{file}` cannot be imported", path=f"{at}.path")
     module = importlib.util.module_from_spec(spec)
+    module.__package__ = _predecessor_package(file) or module.__package__
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
@@ -397,3 +398,17 @@ def _import(file: Path, at: str) -> Any:
         ) from None
     _MODULES[file] = module
     return module
+
+
+def _predecessor_package(file: Path) -> str | None:
+    """`massgen.tool.<sub>` for a file in the predecessor's tool tree
+    (`.../massgen/tool/<sub>/<file>.py`), so its relative imports (`from .._result import
+    ExecutionResult`) reach the compatibility names in `massgen.tool`; else None."""
+    parts = file.parts
+    for at in range(len(parts) - 2, 0, -1):
+        if parts[at - 1 : at + 1] == ("massgen", "tool"):
+            inner = parts[at + 1 : -1]
+            if all(part.isidentifier() for part in inner):
+                return ".".join(("massgen", "tool", *inner))
+            return None
+    return None

@@ -351,9 +351,9 @@ def test_tool_settings_and_the_predecessors_planning_mode_load(dirs):
 
 
 def test_other_coordination_keys_of_the_predecessor_are_named_as_unsupported(dirs):
-    text = f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    criteria_mode: bootstrap_inline\n"
+    text = f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    prompt_improver: true\n"
     assert error_for(dirs, text).startswith(
-        "`orchestrator.coordination.criteria_mode` is not supported by this version of massgen"
+        "`orchestrator.coordination.prompt_improver` is not supported by this version of massgen"
     )
 
 

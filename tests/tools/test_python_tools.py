@@ -354,3 +354,19 @@ def shout(text: str) -> ExecutionResult:
     )
     box = box_for_written(tmp_path, [{"name": "shout", "path": "tools/math_tools.py"}])
     assert (await box.call(call("shout", text="hi"), CTX)).content == "HI"
+
+
+async def test_a_tool_file_in_the_predecessors_package_tree_imports_relatively(tmp_path):
+    """The predecessor's own tool files sit in its package (`massgen/tool/<sub>/`) and
+    import its result types relatively (`from .._result import ...`); they load here."""
+    file = tmp_path / "massgen" / "tool" / "_file_handlers" / "_file_operations.py"
+    file.parent.mkdir(parents=True)
+    file.write_text(
+        "from .._result import ExecutionResult, TextContent\n\n\n"
+        "def shout(text: str) -> ExecutionResult:\n"
+        '    """Upper-case the text."""\n'
+        "    return ExecutionResult(output_blocks=[TextContent(data=text.upper())])\n"
+    )
+    path = "massgen/tool/_file_handlers/_file_operations.py"
+    box = box_for_written(tmp_path, [{"name": "shout", "path": path}])
+    assert (await box.call(call("shout", text="hi"), CTX)).content == "HI"
