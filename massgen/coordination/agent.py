@@ -136,7 +136,7 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
     schema = None
     if structured:
         schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer, tools=own)
-    ctx = ToolContext(agent=member.id, phase="coordination", workspace=member.workspace)
+    ctx = ToolContext(member.id, "coordination", member.workspace, task=setup.user)
     invalid, tool_rounds, strikes = 0, 0, 0
     same_calls = CallWatch(setup.guards.max_identical_tool_calls)
     sources: list[Source] = []  # what this run's hosted searches found

@@ -90,9 +90,7 @@ async def deliver(
     if own:
         system = "\n\n".join([system, with_tools, *member.notes])
     messages = [Message("system", system), Message("user", user, attachments=member.attachments)]
-    ctx = ToolContext(
-        agent=member.id, phase="presentation", workspace=workspace or member.workspace
-    )
+    ctx = ToolContext(member.id, "presentation", workspace or member.workspace, task=user)
     for round_ in range(max_tool_iterations + 1):
         offered = own if round_ < max_tool_iterations else ()
         text, calls = await _stream(member, messages, offered, emit)

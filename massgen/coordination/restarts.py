@@ -272,7 +272,9 @@ async def _converse(member: Member, setup: Evaluation, emit: Emit) -> Feedback |
     own = () if member.structured_actions else _own_tools(member)
     messages = evaluation_messages(member, setup, tools=bool(own))
     schema = VERDICT_SCHEMA if member.structured_actions else None
-    ctx = ToolContext(member.id, "coordination", setup.workspace or member.workspace)
+    ctx = ToolContext(
+        member.id, "coordination", setup.workspace or member.workspace, task=messages[-1].content
+    )
     for round_ in range(setup.max_tool_iterations + 1):
         # The last call allowed is offered only the verdict tools, so it decides.
         last = round_ == setup.max_tool_iterations

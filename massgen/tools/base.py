@@ -30,11 +30,14 @@ UNKNOWN_SERVER = "<unknown>"
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """Who calls, when, and where: the agent's id (never shown to a model), the phase
-    (coordination, or the winner's final presentation) and its workspace, if any."""
+    (coordination, or the winner's final presentation), its workspace, if any, and the
+    task: the user message of the conversation the call is made in (the question as this
+    agent was given it, with the answers so far), "" where unknown."""
 
     agent: str
     phase: Phase = "coordination"
     workspace: Path | None = None
+    task: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,22 @@ against that schema before the function runs.
     sync function    runs in a daemon thread, off the event loop (at most
                      `MAX_LIVE_THREADS` at once)
     async function   awaited on the loop
+    generator        (async or sync, the predecessor's streaming tools) run to its end; the
+                     result is the text of its yields in order, concatenated as the
+                     predecessor did, less those with `is_log=True` (progress, not for the
+                     model); at most `MAX_YIELDED_CHARS`, then the generator is closed
     timeout          the call's bound (`orchestrator.tool_timeout_seconds`, less a margin
                      so the tool reports its own timeout); a thread that overruns it is
                      abandoned, not killed: Python cannot stop a thread
-    exception        an error result the model reads (type and message, no traceback)
+    exception        an error result the model reads (type and message, no traceback);
+                     from a generator (or its timeout) with what it yielded before
     result           str as is; None as "(no output)"; dict/list as JSON; the
                      predecessor's `ExecutionResult` as its text blocks; else `str()`
+
+Context. Parameters named by the predecessor's `@context_params(...)` decorator
+(`massgen.tool.context_params`) are hidden from the model, like `preset_args`, and filled
+at each call from the run (`tools/python_context.py`: the agent's id, its workspace, the
+task, ...); a name massgen cannot fill is a config error when the tool loads.
 
 Effects. The permission engine sees a call as the user's own code:
 `External("python", <tool name>)`, unless the function declares what it does, with the
@@ -51,11 +61,16 @@ from massgen.core.errors import ConfigError
 from massgen.core.types import ToolCall, ToolSpec
 from massgen.tools.base import ToolContext, ToolResult
 from massgen.tools.effects import Effect, External
+from massgen.tools.python_context import VALUES, AgentFacts, agent_facts, context_values
 
 SERVER = "python"
 EFFECTS_ATTRIBUTE = "__massgen_effects__"
 # Seconds the tool keeps below the loop's bound, so its own timeout message wins.
 TIMEOUT_MARGIN_SECONDS = 1.0
+# Text a generator tool may yield for the model before it is closed (the result is cut
+# again to `orchestrator.max_tool_result_bytes` on its way to the model).
+MAX_YIELDED_CHARS = 1_000_000
+CONTEXT_ATTRIBUTE = "__context_params__"  # massgen.tool.context_params sets it
 _F = TypeVar("_F", bound=Callable[..., Any])
 EffectsDeclaration = Sequence[Effect] | Callable[[dict[str, Any]], Sequence[Effect]]
 
@@ -76,14 +91,22 @@ class PythonTool:
     function: Callable[..., Any]
     arguments: type[BaseModel]
     preset: dict[str, Any]
+    context: tuple[str, ...] = ()  # parameters filled from the run (`context_params`)
+
+
+class UnknownContext(ValueError):
+    """A `context_params` name massgen cannot fill."""
 
 
 class PythonToolbox:
     """An agent's Python function tools; an `EffectfulToolbox`."""
 
-    def __init__(self, tools: Sequence[PythonTool], timeout_seconds: float) -> None:
+    def __init__(
+        self, tools: Sequence[PythonTool], timeout_seconds: float, facts: AgentFacts | None = None
+    ) -> None:
         self._tools = {tool.spec.name: tool for tool in tools}
         self._timeout = timeout_seconds
+        self._facts = facts or AgentFacts()
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(tool.spec for tool in self._tools.values())
@@ -115,23 +138,94 @@ class PythonToolbox:
             arguments = _validated(tool, call.arguments)
         except ValueError as error:
             return ToolResult.error(call, str(error))
+        kwargs = {**arguments, **context_values(tool.context, ctx, self._facts), **tool.preset}
+        yields = Yields()
         try:
-            value = await asyncio.wait_for(_invoke(tool, arguments), self._timeout)
+            value = await asyncio.wait_for(_invoke(tool.function, kwargs, yields), self._timeout)
         except TimeoutError:
-            return ToolResult.error(call, f"`{call.name}` timed out after {self._timeout:g}s.")
+            message = f"`{call.name}` timed out after {self._timeout:g}s."
+            return ToolResult.error(call, message + yields.so_far())
         except Exception as error:  # the user's code: any failure is the model's to read
-            return ToolResult.error(call, f"`{call.name}` raised {type(error).__name__}: {error}")
+            message = f"`{call.name}` raised {type(error).__name__}: {error}"
+            return ToolResult.error(call, message + yields.so_far())
+        finally:
+            yields.closed = True  # an abandoned sync generator stops at its next yield
         return ToolResult(call.id, result_text(value))
 
 
-async def _invoke(tool: PythonTool, arguments: dict[str, Any]) -> Any:
-    kwargs = {**arguments, **tool.preset}
-    if inspect.iscoroutinefunction(tool.function):
-        return await tool.function(**kwargs)
-    value = await _in_thread(tool.function, kwargs)
+async def _invoke(function: Callable[..., Any], kwargs: dict[str, Any], yields: Yields) -> Any:
+    if inspect.isasyncgenfunction(function):
+        return await yields.collect(function(**kwargs))
+    if inspect.iscoroutinefunction(function):
+        return await function(**kwargs)
+    value = await _in_thread(
+        _call_through, {"function": function, "kwargs": kwargs, "yields": yields}
+    )
+    if inspect.isasyncgen(value):  # a sync wrapper around an async generator function
+        return await yields.collect(value)
     if inspect.isawaitable(value):  # a sync wrapper around a coroutine function
         value = await value
     return value
+
+
+def _call_through(function: Callable[..., Any], kwargs: dict[str, Any], yields: Yields) -> Any:
+    """`function(**kwargs)`, a generator it returns drained here, in the same thread."""
+    value = function(**kwargs)
+    return yields.drain(value) if inspect.isgenerator(value) else value
+
+
+class Yields:
+    """What a generator tool yielded for the model, in order: each yield's text, less the
+    log yields (`is_log`), at most MAX_YIELDED_CHARS."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._chars = 0
+        self.cut = False
+        self.closed = False  # the call ended: stop taking yields
+
+    def take(self, item: Any) -> bool:
+        """Keep `item`'s text; False once the generator should stop."""
+        if self.closed:
+            return False
+        if item is None or getattr(item, "is_log", False):
+            return True
+        blocks = getattr(item, "output_blocks", None)
+        if isinstance(blocks, list):  # the predecessor joined its stream's blocks as is
+            text = "".join(str(getattr(block, "data", block)) for block in blocks)
+        else:
+            text = result_text(item)
+        room = MAX_YIELDED_CHARS - self._chars
+        self._parts.append(text[:room])
+        self._chars += len(self._parts[-1])
+        if self._chars >= MAX_YIELDED_CHARS:  # full: whatever it would yield next is lost
+            self.cut = True
+            return False
+        return True
+
+    def text(self) -> str:
+        text = "".join(self._parts) or "(no output)"
+        if self.cut:
+            text += f"\n[output cut: the tool yielded more than {MAX_YIELDED_CHARS} characters]"
+        return text
+
+    def so_far(self) -> str:
+        """For an error message: what was yielded before it, if anything."""
+        return f" Its output before that:\n{self.text()}" if self._chars else ""
+
+    async def collect(self, generator: Any) -> str:
+        async for item in generator:
+            if not self.take(item):
+                await generator.aclose()
+                break
+        return self.text()
+
+    def drain(self, generator: Any) -> str:
+        for item in generator:
+            if not self.take(item):
+                generator.close()
+                break
+        return self.text()
 
 
 # Sync calls still running (past their timeout, the thread cannot be stopped); past this
@@ -227,26 +321,44 @@ def tool_from_function(
     defaults: dict[str, Any] | None = None,
 ) -> PythonTool:
     """A tool over `function`: its schema from the signature, less the `preset` arguments
-    (fixed, hidden from the model), with `defaults` replacing the signature's defaults (the
-    model sees them and may pass another value).
+    (fixed, hidden from the model) and its `context_params` (filled from the run), with
+    `defaults` replacing the signature's defaults (the model sees them and may pass
+    another value).
 
     Raises:
-        ValueError: the signature has *args/**kwargs only, or `preset`/`defaults` names no
-            parameter.
+        UnknownContext: a `context_params` name massgen cannot fill.
+        ValueError: the signature has *args/**kwargs only, or `preset`/`defaults`/
+            `context_params` names no parameter.
     """
     preset = dict(preset or {})
     defaults = dict(defaults or {})
     signature = inspect.signature(function)
-    for key, given in (("preset_args", preset), ("default_params", defaults)):
+    context = tuple(sorted(set(getattr(function, CONTEXT_ATTRIBUTE, None) or ()) - set(preset)))
+    unfillable = [n for n in context if n not in VALUES]
+    if unfillable:
+        raise UnknownContext(
+            f"massgen cannot fill its context parameter `{unfillable[0]}` "
+            f"(it fills {', '.join(f'`{n}`' for n in VALUES)})"
+        )
+    for key, given in (
+        ("preset_args", preset),
+        ("default_params", defaults),
+        ("context_params", dict.fromkeys(context)),
+    ):
         unknown = sorted(set(given) - set(signature.parameters))
         if unknown:
             raise ValueError(f"{key} names no parameter of `{name}`: {', '.join(unknown)}")
     docs = _parameter_docs(function.__doc__ or "")
     fields: dict[str, Any] = {}
     for parameter in signature.parameters.values():
-        if parameter.name in preset or parameter.kind in (
-            inspect.Parameter.VAR_POSITIONAL,
-            inspect.Parameter.VAR_KEYWORD,
+        if (
+            parameter.name in preset
+            or parameter.name in context
+            or parameter.kind
+            in (
+                inspect.Parameter.VAR_POSITIONAL,
+                inspect.Parameter.VAR_KEYWORD,
+            )
         ):
             continue
         annotation = (
@@ -267,7 +379,7 @@ def tool_from_function(
     schema = model.model_json_schema()
     schema.pop("title", None)
     text = description or _summary(function.__doc__ or "") or f"Call the Python function {name}."
-    return PythonTool(ToolSpec(name, text, schema), function, model, preset)
+    return PythonTool(ToolSpec(name, text, schema), function, model, preset, context)
 
 
 def _resolved_hints(function: Callable[..., Any]) -> dict[str, Any]:
@@ -334,7 +446,7 @@ def python_toolbox(config: MassgenConfig, agent: AgentConfig, at: str) -> Python
             fix="Rename the tool (`name:`); the function can keep its name",
         )
     timeout = max(config.orchestrator.tool_timeout_seconds - TIMEOUT_MARGIN_SECONDS, 0.5)
-    return PythonToolbox(tools, timeout)
+    return PythonToolbox(tools, timeout, agent_facts(config, agent))
 
 
 def reserved_names() -> frozenset[str]:
@@ -364,6 +476,13 @@ def _entry_tools(entry: CustomTool, at: str) -> list[PythonTool]:
                     function, name, description, entry.preset_args, entry.default_params
                 )
             )
+        except UnknownContext as error:
+            raise ConfigError(
+                f"`{function_name}` in `{entry.path}`: {error}",
+                path=f"{at}.function",
+                fix=f"Remove it from the function's @context_params, or give `{function_name}` "
+                "that value another way (a `preset_args` entry)",
+            ) from None
         except (ValueError, TypeError) as error:
             raise ConfigError(
                 f"`{function_name}` in `{entry.path}` cannot be a tool: {error}",
