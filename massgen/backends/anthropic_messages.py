@@ -64,10 +64,14 @@ _RESULT_BLOCKS = frozenset(
 class AnthropicBackend(HttpSdkBackend):
     """One Claude model behind the Messages API (or a server that speaks it)."""
 
-    def __init__(self, endpoint: Endpoint, *, strict_tools: bool = False) -> None:
-        """`strict_tools`: every tool definition asks for strict tool use."""
+    def __init__(
+        self, endpoint: Endpoint, *, strict_tools: bool = False, betas: tuple[str, ...] = ()
+    ) -> None:
+        """`strict_tools`: every tool definition asks for strict tool use. `betas`: the
+        Anthropic beta features every request asks for (the `anthropic-beta` header)."""
         super().__init__(endpoint)
         self._strict = strict_tools
+        self._betas = betas
         self._loose: set[str] = set()  # tools whose schema strict mode cannot express
         # Thinking blocks must go back with the tool calls they led to; keyed by the first
         # tool_use id of the turn (our `Message` has no place for provider signatures).
@@ -110,8 +114,10 @@ class AnthropicBackend(HttpSdkBackend):
         tools = [self._tool(t) for t in request.tools] + [_HOSTED[h] for h in request.hosted]
         if tools:
             payload["tools"] = tools
-        if "code_execution" in request.hosted:
-            payload["extra_headers"] = {"anthropic-beta": CODE_EXECUTION_BETA}
+        code = (CODE_EXECUTION_BETA,) if "code_execution" in request.hosted else ()
+        betas = tuple(dict.fromkeys((*self._betas, *code)))
+        if betas:
+            payload["extra_headers"] = {"anthropic-beta": ",".join(betas)}
         payload.update(_params(request.params))
         if request.json_schema is not None:
             schema = {"type": "json_schema", "schema": request.json_schema}
@@ -416,4 +422,4 @@ def _status_error(exc: anthropic.APIStatusError, provider: str) -> errors.Backen
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> AnthropicBackend:
     """The entry point of `wires.ANTHROPIC_MESSAGES`."""
     endpoint = endpoint_for(cfg, profile, api_key)
-    return AnthropicBackend(endpoint, strict_tools=cfg.enable_strict_tool_use)
+    return AnthropicBackend(endpoint, strict_tools=cfg.enable_strict_tool_use, betas=cfg.betas)

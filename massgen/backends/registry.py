@@ -57,6 +57,19 @@ def check(cfg: BackendConfig) -> Problem | None:
         or _unsupported_hosted(cfg, profile.wire)
         or _unsupported_media(cfg, profile.wire)
         or _unsupported_strict(cfg, profile.wire)
+        or _unsupported_betas(cfg, profile.wire)
+    )
+
+
+def _unsupported_betas(cfg: BackendConfig, wire: Wire) -> Problem | None:
+    if not cfg.betas or wire.beta_headers:
+        return None
+    where = sorted(t for t, p in PROFILES.items() if p.wire.beta_headers)
+    return (
+        "betas",
+        f"backend type {cfg.type!r} has no Anthropic beta features",
+        f"remove it: betas are sent on backend type {', '.join(where)} (the Anthropic "
+        "Messages API)",
     )
 
 

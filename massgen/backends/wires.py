@@ -43,6 +43,8 @@ class Wire:
     media: frozenset[MediaKind] = frozenset()
     # The format can ask for strict tool use (`enable_strict_tool_use`).
     strict_tools: bool = False
+    # The format sends Anthropic beta names (`betas`) as the `anthropic-beta` header.
+    beta_headers: bool = False
 
     def create(self, cfg: BackendConfig, profile: Profile, api_key: str) -> Backend:
         return self.load()(cfg, profile, api_key)
@@ -168,6 +170,7 @@ ANTHROPIC_MESSAGES = Wire(
     _SEARCH_AND_CODE,
     _IMAGES,  # `image` blocks with a base64 source
     strict_tools=True,
+    beta_headers=True,
 )
 # Gemini: `inline_data` parts of any of the three.
 GEMINI = Wire(

@@ -131,7 +131,6 @@ BACKEND: dict[str, Disposition] = {
     "enable_file_generation": NoEffect(
         "an agent with a workspace (`cwd`) writes files with the file tools, in every phase"
     ),
-    "betas": Refused("Anthropic beta features (computer use) are not supported", "Remove the key"),
     "enable_programmatic_flow": NoEffect(
         "the model calls each tool directly (Anthropic's programmatic tool calling, where "
         "code run by the provider calls them, is not used)"

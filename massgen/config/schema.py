@@ -44,6 +44,8 @@ def _regex(pattern: str) -> str:
 
 
 Regex = Annotated[str, AfterValidator(_regex)]
+# An Anthropic beta's name, as its docs write it (`computer-use-2025-01-24`).
+BetaName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]{0,79}$")]
 
 
 # The config keys that switch on a provider-hosted tool, and the tool each one names.
@@ -129,6 +131,9 @@ class BackendConfig(Strict):
     # carries `strict: true`, so the model's tool inputs always match their schemas.
     # Checked against the backend's wire (`Wire.strict_tools`).
     enable_strict_tool_use: bool = False
+    # Anthropic beta features by name, sent as the `anthropic-beta` header of every
+    # request (`Wire.beta_headers`); e.g. the predecessor's computer-use configs'.
+    betas: tuple[BetaName, ...] = Field(default=(), max_length=16)
     # This agent's role and rules for the permission engine (`config/permissions.py`).
     permissions: PermissionsConfig | None = None
     # The user's Python functions as tools (`config/custom_tools.py`, `tools/python.py`).

@@ -67,7 +67,7 @@ def test_keys_massgen_does_its_own_way_load_with_a_note():
 
 def test_a_key_set_to_off_asks_for_nothing_and_loads_without_a_note():
     raw = {
-        "agents": [{"id": "a", "backend": {"type": "claude", "betas": []}}],
+        "agents": [{"id": "a", "backend": {"type": "claude", "enable_tool_search": False}}],
         "orchestrator": {"dspy": False},
         "memory": {"enabled": False},
     }
@@ -139,9 +139,9 @@ def test_a_suffixed_workspace_that_collides_with_another_is_refused(dirs):
 
 
 def test_a_refusal_in_the_single_agent_form_names_agent(dirs):
-    text = "agent:\n  id: a\n  backend:\n    type: claude\n    betas: [computer-use-2025-01-24]\n"
+    text = "agent:\n  id: a\n  backend:\n    type: ag2\n    group_config: {agents: []}\n"
     message = refusal(dirs, text)
-    assert "`agent.backend.betas`" in message and "computer use" in message
+    assert "`agent.backend.group_config`" in message and "AG2 group chats" in message
 
 
 def test_ui_type_display_and_append_system_prompt_are_mapped(dirs):
