@@ -234,7 +234,12 @@ PROFILES: dict[str, Profile] = {
 # The predecessor's agent-CLI types, as the same model over its API with massgen's own
 # tools (the workspace's file tools, `execute_command` when enabled); the vendor CLI is not
 # used. No `title` or `models`: the wizard and the default team leave them out.
-AGENT_CLI_APIS = {"claude_code": "claude", "codex": "openai", "gemini_cli": "gemini"}
+AGENT_CLI_APIS = {
+    "claude_code": "claude",
+    "codex": "openai",
+    "gemini_cli": "gemini",
+    "antigravity_cli": "gemini",  # Google's `agy` agent CLI, on Gemini models
+}
 PROFILES |= {
     cli: replace(PROFILES[api], name=cli, title="", models=())
     for cli, api in AGENT_CLI_APIS.items()

@@ -238,7 +238,7 @@ CLAUDE_CODE_TOOLS = frozenset(
         "ExitPlanMode",
     ]
 )
-AGENT_CLI_TYPES = frozenset({"claude_code", "codex", "gemini_cli"})
+AGENT_CLI_TYPES = frozenset({"claude_code", "codex", "gemini_cli", "antigravity_cli"})
 
 
 def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:

@@ -43,7 +43,7 @@ def test_check_suggests_a_close_type():
     assert "did you mean 'groq'?" in fix
 
 
-@pytest.mark.parametrize("old_type", ["copilot", "ag2", "antigravity_cli"])
+@pytest.mark.parametrize("old_type", ["copilot", "ag2", "autogen"])
 def test_check_names_predecessor_types_as_not_supported_yet(old_type):
     key, message, fix = registry.check(cfg(type=old_type, model="m"))
     assert key == "type"
@@ -53,7 +53,12 @@ def test_check_names_predecessor_types_as_not_supported_yet(old_type):
 
 @pytest.mark.parametrize(
     ("old_type", "wire"),
-    [("claude_code", "anthropic"), ("codex", "responses"), ("gemini_cli", "gemini")],
+    [
+        ("claude_code", "anthropic"),
+        ("codex", "responses"),
+        ("gemini_cli", "gemini"),
+        ("antigravity_cli", "gemini"),
+    ],
 )
 def test_agent_cli_types_are_their_model_over_its_api(old_type, wire):
     assert registry.check(cfg(type=old_type)) is None
