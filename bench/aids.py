@@ -234,6 +234,7 @@ def _filler(chars: int) -> str:
 @dataclass(frozen=True, slots=True)
 class TeamSample:
     wall: float  # `TeamRun.execute()`: building the team, generations, answers, votes, final
+    preparation: float  # RunStarted -> the first AgentStarted: the generation calls
     calls: int
     generation_calls: int
     agent_chars: int  # prompt characters of every call but the generations'
@@ -308,8 +309,9 @@ async def team_runs(runs: int) -> dict[str, list[TeamSample]]:
 
 async def _team_run(fake: FakeProvider, loaded: Any) -> TeamSample:
     before = len(fake.requests)
+    marks = _Marks()
     started = time.perf_counter()
-    result = await api.TeamRun(loaded, QUESTION, logs=False).execute()
+    result = await api.TeamRun(loaded, QUESTION, sinks=[marks], logs=False).execute()
     wall = time.perf_counter() - started
     if not result.ok:
         raise RuntimeError(f"aids team run ended {result.status}: {result.reason}")
@@ -317,6 +319,7 @@ async def _team_run(fake: FakeProvider, loaded: Any) -> TeamSample:
     made = [r for r in requests if _generation(r)]
     return TeamSample(
         wall,
+        marks.span(ev.RunStarted, ev.AgentStarted),
         len(requests),
         len(made),
         sum(prompt_chars(r) for r in requests if not _generation(r)),
@@ -616,6 +619,7 @@ def _teams(cost: AidsCost, cli_after: str | None) -> str:
                 name,
                 *report.spread([s.wall for s in samples], _ms),
                 f"{_ms(wall - base_wall)}",
+                f"{_ms(_median(s.preparation for s in samples))}",
                 f"{_median(s.calls for s in samples):.0f} "
                 f"({_median(s.generation_calls for s in samples):.0f})",
                 f"{_median(s.agent_chars for s in samples) - base_chars:+,.0f}",
@@ -626,6 +630,7 @@ def _teams(cost: AidsCost, cli_after: str | None) -> str:
         "aids",
         *_heads("wall ms"),
         "added ms",
+        "of which generating ms",
         "LLM calls (generations)",
         "agents' prompt chars added",
         "generation prompt chars",
@@ -641,15 +646,31 @@ def _teams(cost: AidsCost, cli_after: str | None) -> str:
             "### Personas and evaluation criteria",
             f"A full {AGENTS}-agent run at 0 ms (answers of 1,000 characters, votes, the "
             "final presentation; the policy of §2), with each aid on and off, the configs "
-            "taking turns. **Added ms** is the median's difference from `none`: the "
-            "generation call (one per aid, both at once when both are on) and massgen's "
-            "work around it. **Agents' prompt chars added**: over all the agents' calls, "
+            "taking turns. **Added ms** is the median's difference from `none`; **of which "
+            "generating**: from the run's start to its first agent's start, the generation "
+            "calls (one per aid, both at once when both are on), whose replies stream as "
+            f"{_chunks(cost, 'personas')} and {_chunks(cost, 'criteria')} chunks (one word "
+            "each): at 0 ms most of it is the openai SDK turning each chunk into its model "
+            "objects (a profile puts it in `openai._models.construct_type`), beside the fake "
+            "writing them, on one GIL. **Agents' prompt chars added**: over all the agents' calls, "
             f"what the persona (shown until an agent has answered) and the {CRITERIA} "
             "criteria (shown on every call) add; the generation requests are counted apart."
             + compare,
             report.table(headers, rows),
         ]
     )
+
+
+def _chunks(cost: AidsCost, kind: str) -> str:
+    """How many stream chunks the fake's reply to a generation call of `kind` has."""
+    from massgen.testing.http_fake import words
+
+    request = {"messages": [{"role": "user", "content": "You are assigning different"}]}
+    if kind == "personas":
+        request["messages"][0]["content"] += "\n" + "\n".join(f"- agent{n}" for n in (1, 2, 3))
+    else:
+        request["messages"][0]["content"] = "You are writing the evaluation criteria"
+    return f"{len(words(Generating()(request).text)):,}"
 
 
 def _subagents(cost: AidsCost) -> str:
