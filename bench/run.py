@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import (
+    aids,
     batch,
     commands,
     doc,
@@ -35,7 +36,7 @@ from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
 # Written by `python -m bench.local`, `.first_run`, `.sandbox`, `.serving`, `.batch`,
-# `.permissions`.
+# `.permissions`, `.aids`.
 KEPT_SECTIONS = (
     (local.BEGIN, local.END),
     (first_run.BEGIN, first_run.END),
@@ -43,6 +44,7 @@ KEPT_SECTIONS = (
     (serving.BEGIN, serving.END),
     (batch.BEGIN, batch.END),
     (permissions.BEGIN, permissions.END),
+    (aids.BEGIN, aids.END),
 )
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"
