@@ -221,18 +221,15 @@ def test_the_predecessors_key_loads_as_the_typed_field(in_tmp):
     assert coordination.memory_max_chars == 2000
 
 
-@pytest.mark.parametrize("where", ["top", "agent"])
-def test_the_mem0_memory_block_is_refused_naming_what_to_use_instead(in_tmp, where):
+def test_a_per_agent_mem0_memory_block_is_refused_naming_what_to_use_instead(in_tmp):
+    """The top-level block is read as filesystem memory (tests/config/
+    test_predecessor_blocks.py); one agent's own mem0 block has no per-agent equivalent."""
     config = _config("http://127.0.0.1:9/v1")
-    block = {"enabled": True, "persistent_memory": {"enabled": True}}
-    if where == "top":
-        config["memory"] = block
-    else:
-        config["agents"][0]["memory"] = block
+    config["agents"][0]["memory"] = {"enabled": True, "persistent_memory": {"enabled": True}}
     with pytest.raises(ConfigError) as caught:
         load(config)
     message = str(caught.value)
-    assert ("`memory`" if where == "top" else "`agents[0].memory`") in message
+    assert "`agents[0].memory`" in message
     assert "mem0" in message and "Qdrant" in message
     assert "enable_memory_filesystem_mode: true" in message
 
