@@ -163,7 +163,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "votes here are endorsements of an answer; there is no score threshold "
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
-    "dspy": _NOT_HERE,
     "enable_nlip": _NLIP,
     "nlip": _NLIP,
     "type": _IGNORED_THERE,
