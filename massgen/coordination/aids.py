@@ -142,7 +142,9 @@ class Aids:
         self.paraphrases = paraphrases.assign([m.id for m in members], found)
         for member in members:
             text = self.paraphrases[member.id]
-            emit(ev.QuestionParaphrased(agent=member.id, paraphrase=text, variant=found.index(text)))
+            emit(
+                ev.QuestionParaphrased(agent=member.id, paraphrase=text, variant=found.index(text))
+            )
 
     # --- what the prompts get ---------------------------------------------------------
 

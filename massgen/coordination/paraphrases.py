@@ -29,8 +29,7 @@ STRATEGIES = {
         "information using completely different words"
     ),
     "conservative": (
-        "Slightly rephrase this question with minimal structural changes but different "
-        "word choices"
+        "Slightly rephrase this question with minimal structural changes but different word choices"
     ),
     "adaptive": (
         "Intelligently rephrase based on the question type, using appropriate terminology "
@@ -96,7 +95,9 @@ def _normal(text: str) -> str:
 
 def assign(agents: Sequence[str], variants: Sequence[str]) -> dict[str, str]:
     """agent id -> its rephrasing: the i-th agent gets variant i % N (the predecessor's)."""
-    return {agent: variants[i % len(variants)] for i, agent in enumerate(agents)} if variants else {}
+    return (
+        {agent: variants[i % len(variants)] for i, agent in enumerate(agents)} if variants else {}
+    )
 
 
 def block(paraphrase: str) -> str:

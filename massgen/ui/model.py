@@ -255,7 +255,9 @@ class ViewModel:
                 for line in criteria:
                     pane.line("note", f"  {preview(line, 160)}")
             case ev.QuestionParaphrased(agent=agent, paraphrase=paraphrase):
-                self.pane(agent).line("note", f"🔀 reads the question as · {preview(paraphrase, 200)}")
+                self.pane(agent).line(
+                    "note", f"🔀 reads the question as · {preview(paraphrase, 200)}"
+                )
             case ev.GeneratorFailed(agent=agent, what=what, error=error):
                 text = f"⚠ {what} not generated, going on without: {preview(error, 120)}"
                 self.pane(agent).line("failed", text)
