@@ -5,11 +5,12 @@ each switched on in `orchestrator.coordination`.
 
 `prepare` runs once, after `RunStarted` and before any agent: the generations run
 concurrently, each one bounded call to the first agent's model (`generation.py`). What
-they give is emitted (`PersonaAssigned`, `CriteriaGenerated`, `QuestionParaphrased`), so the views show it and
-the journal keeps it; a resumed run takes it back from there (`restore`) instead of
-asking again. A generation that fails is a `GeneratorFailed` warning: the run goes on
-without it, and is never failed by it. `notes` and `presenter_notes` are the paragraphs
-these add to a system prompt; `paraphrase` is what an agent's user message adds.
+they give is emitted (`PersonaAssigned`, `CriteriaGenerated`, `QuestionParaphrased`), so
+the views show it and the journal keeps it; a resumed run takes it back from there
+(`restore`) instead of asking again. A generation that fails is a `GeneratorFailed`
+warning: the run goes on without it, and is never failed by it. `notes` and
+`presenter_notes` are the paragraphs these add to a system prompt; `paraphrase` is what an
+agent's user message adds.
 """
 
 from __future__ import annotations
@@ -139,12 +140,9 @@ class Aids:
         bounds = generation.Bounds(config.timeout_seconds, config.max_chars)
         reply = await generation.ask(members[0], request, bounds, emit)
         found = paraphrases.parse(reply, task, wanted)
-        self.paraphrases = paraphrases.assign([m.id for m in members], found)
-        for member in members:
-            text = self.paraphrases[member.id]
-            emit(
-                ev.QuestionParaphrased(agent=member.id, paraphrase=text, variant=found.index(text))
-            )
+        for agent, variant in paraphrases.assign([m.id for m in members], len(found)).items():
+            self.paraphrases[agent] = found[variant]
+            emit(ev.QuestionParaphrased(agent=agent, paraphrase=found[variant], variant=variant))
 
     # --- what the prompts get ---------------------------------------------------------
 

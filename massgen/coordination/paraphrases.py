@@ -93,11 +93,10 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def assign(agents: Sequence[str], variants: Sequence[str]) -> dict[str, str]:
-    """agent id -> its rephrasing: the i-th agent gets variant i % N (the predecessor's)."""
-    return (
-        {agent: variants[i % len(variants)] for i, agent in enumerate(agents)} if variants else {}
-    )
+def assign(agents: Sequence[str], variants: int) -> dict[str, int]:
+    """agent id -> the index of its rephrasing: the i-th agent gets i % N (the
+    predecessor's rule), so with fewer rephrasings than agents they go round in turn."""
+    return {agent: i % variants for i, agent in enumerate(agents)} if variants > 0 else {}
 
 
 def block(paraphrase: str) -> str:
