@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from massgen.config import predecessor_ag2 as ag2
-from massgen.config import predecessor_memory
+from massgen.config import predecessor_dspy, predecessor_memory
 from massgen.config.predecessor_keys import (
     AGENT,
     BACKEND,
@@ -105,6 +105,8 @@ def translate(raw: Any, source: str) -> tuple[Any, list[Note]]:
         _agent(agent, at, notes, source)
     predecessor_memory.memory(data, _any_workspace(data, single), notes, source)
     _skills_directory(data)
+    first = next((agent.get("backend") for _, agent in _agents(data, single)), None)
+    predecessor_dspy.paraphraser(data, first if isinstance(first, dict) else None, notes, source)
     sections = (("orchestrator", ORCHESTRATOR), ("timeout_settings", TIMEOUTS))
     for key, table in sections:
         if isinstance(data.get(key), dict):

@@ -104,7 +104,6 @@ _NLIP = NoEffect(
 _ALL_TOOLS_OFFERED = NoEffect(
     "every tool is offered to the model from the start, so there is nothing to search for"
 )
-_NOT_HERE = Refused("this predecessor feature is not part of this version", "Remove the key")
 
 BACKEND: dict[str, Disposition] = {
     "exclude_file_operation_mcps": _NO_FS_MCP,
@@ -162,7 +161,6 @@ ORCHESTRATOR: dict[str, Disposition] = {
         "votes here are endorsements of an answer; there is no score threshold "
         "(`voting_sensitivity`: lenient, balanced or strict)"
     ),
-    "dspy": _NOT_HERE,
     "enable_nlip": _NLIP,
     "nlip": _NLIP,
     "type": _IGNORED_THERE,

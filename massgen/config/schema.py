@@ -258,6 +258,23 @@ class CriteriaGeneratorConfig(Strict):
         return self
 
 
+class QuestionParaphraserConfig(Strict):
+    """`orchestrator.coordination.question_paraphraser` (`coordination/paraphrases.py`; the
+    predecessor's `orchestrator.dspy`): before coordination, one call to the first agent's
+    model rephrases the question `variants` times; agent i reads rephrasing i % N after
+    the original. The presenter, the log and the answer keep the original."""
+
+    enabled: bool = False
+    # No more are asked for than there are agents.
+    variants: int = Field(default=3, ge=1, le=10)
+    # The predecessor's strategies: how far a rephrasing may move from the original's words.
+    strategy: Literal["balanced", "diverse", "conservative", "adaptive"] = "balanced"
+    # The generation call's bounds; past either it fails, with a warning, and every agent
+    # reads the original only.
+    timeout_seconds: float = Field(default=120, gt=0, le=1800)
+    max_chars: int = Field(default=20_000, ge=1000, le=200_000)
+
+
 class CoordinationConfig(Strict):
     """`orchestrator.coordination`: the predecessor's block; planning mode, task planning,
     filesystem memory, skills, personas, evaluation criteria, the changedoc and questions
@@ -321,6 +338,7 @@ class CoordinationConfig(Strict):
     # warning and the run goes on without.
     persona_generator: PersonaGeneratorConfig = PersonaGeneratorConfig()
     evaluation_criteria_generator: CriteriaGeneratorConfig = CriteriaGeneratorConfig()
+    question_paraphraser: QuestionParaphraserConfig = QuestionParaphraserConfig()
     # A decision log, `tasks/changedoc.md`, kept by each agent with a workspace and part
     # of its answers' snapshots (`coordination/changedoc.py`). Off by default (the
     # predecessor had it on).

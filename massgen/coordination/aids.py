@@ -1,14 +1,16 @@
 """What the team is given besides the task (the predecessor's coordination aids):
-generated personas (`personas.py`), generated evaluation criteria (`criteria.py`) and the
-changedoc (`changedoc.py`), each switched on in `orchestrator.coordination`.
+generated personas (`personas.py`), generated evaluation criteria (`criteria.py`), the
+question rephrased for each agent (`paraphrases.py`) and the changedoc (`changedoc.py`),
+each switched on in `orchestrator.coordination`.
 
 `prepare` runs once, after `RunStarted` and before any agent: the generations run
 concurrently, each one bounded call to the first agent's model (`generation.py`). What
-they give is emitted (`PersonaAssigned`, `CriteriaGenerated`), so the views show it and
-the journal keeps it; a resumed run takes it back from there (`restore`) instead of
-asking again. A generation that fails is a `GeneratorFailed` warning: the run goes on
-without it, and is never failed by it. `notes` and `presenter_notes` are the paragraphs
-these add to a system prompt.
+they give is emitted (`PersonaAssigned`, `CriteriaGenerated`, `QuestionParaphrased`), so
+the views show it and the journal keeps it; a resumed run takes it back from there
+(`restore`) instead of asking again. A generation that fails is a `GeneratorFailed`
+warning: the run goes on without it, and is never failed by it. `notes` and
+`presenter_notes` are the paragraphs these add to a system prompt; `paraphrase` is what an
+agent's user message adds.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from massgen.config.schema import CoordinationConfig
-from massgen.coordination import changedoc, criteria, generation, personas
+from massgen.coordination import changedoc, criteria, generation, paraphrases, personas
 from massgen.coordination.agent import Emit, Member
 from massgen.coordination.board import Answer
 from massgen.core import events as ev
@@ -31,6 +33,7 @@ class Aids:
         self.personas: dict[str, personas.Persona] = {}  # agent id -> its persona
         self.criteria: tuple[str, ...] = ()
         self.aspiration = ""
+        self.paraphrases: dict[str, str] = {}  # agent id -> the question in other words
         self._prepared = False
 
     @classmethod
@@ -39,6 +42,7 @@ class Aids:
         wanted = (
             settings.persona_generator.enabled
             or settings.evaluation_criteria_generator.enabled
+            or settings.question_paraphraser.enabled
             or settings.enable_changedoc
         )
         return cls(settings) if wanted else None
@@ -55,6 +59,8 @@ class Aids:
                     self.personas[agent] = personas.Persona(text, summary)
                 case ev.CriteriaGenerated(criteria=lines, aspiration=aspiration):
                     self.criteria, self.aspiration = tuple(lines), aspiration
+                case ev.QuestionParaphrased(agent=agent, paraphrase=text):
+                    self.paraphrases[agent] = text
                 case _:
                     pass
 
@@ -71,6 +77,8 @@ class Aids:
             steps.append(("personas", self._personas(task, members, stems, emit)))
         if self.settings.evaluation_criteria_generator.enabled:
             steps.append(("criteria", self._criteria(task, members[0], emit)))
+        if self.settings.question_paraphraser.enabled:
+            steps.append(("paraphrases", self._paraphrases(task, members, emit)))
         await asyncio.gather(*(self._step(what, work, members[0], emit) for what, work in steps))
 
     @staticmethod
@@ -125,6 +133,17 @@ class Aids:
             )
         )
 
+    async def _paraphrases(self, task: str, members: Sequence[Member], emit: Emit) -> None:
+        config = self.settings.question_paraphraser
+        wanted = min(config.variants, len(members))  # more would go to no one
+        request = paraphrases.prompt(task, wanted, config.strategy)
+        bounds = generation.Bounds(config.timeout_seconds, config.max_chars)
+        reply = await generation.ask(members[0], request, bounds, emit)
+        found = paraphrases.parse(reply, task, wanted)
+        for agent, variant in paraphrases.assign([m.id for m in members], len(found)).items():
+            self.paraphrases[agent] = found[variant]
+            emit(ev.QuestionParaphrased(agent=agent, paraphrase=found[variant], variant=variant))
+
     # --- what the prompts get ---------------------------------------------------------
 
     def notes(self, member: Member, answered: bool, shown: Sequence[Answer]) -> tuple[str, ...]:
@@ -143,6 +162,11 @@ class Aids:
         if self.settings.enable_changedoc and member.workspace is not None:
             out.append(changedoc.note(bool(shown)))
         return tuple(out)
+
+    def paraphrase(self, member: Member) -> str | None:
+        """The question in other words for this agent's coordination runs, or None (the
+        presenter, and every agent when the generation failed, read the original only)."""
+        return self.paraphrases.get(member.id)
 
     def presenter_notes(self, workspace: Path | None) -> tuple[str, ...]:
         if not self.settings.enable_changedoc:

@@ -321,7 +321,10 @@ class Orchestrator:
         answered = self.state.board.answer_count(member.id) > 0
         aids = self.aids.notes(member, answered, shown) if self.aids is not None else ()
         system = "\n\n".join([system, *memory, *member.notes, *aids])
-        user = prompts.user_message(self.state.question, shown, history=self.state.history)
+        paraphrase = self.aids.paraphrase(member) if self.aids is not None else None
+        user = prompts.user_message(
+            self.state.question, shown, history=self.state.history, paraphrase=paraphrase
+        )
         if self.state.restarts:
             block = feedback_block(self.state.restarts[-1], workspace=member.workspace is not None)
             user = f"{block}\n\n{user}"

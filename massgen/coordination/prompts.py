@@ -10,6 +10,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from massgen.coordination import paraphrases
 from massgen.coordination.board import Answer
 
 _SENSITIVITY = {
@@ -63,12 +64,21 @@ def _coordination_rules(sensitivity: str, *, vote_only: bool, single: bool) -> s
     )
 
 
-def user_message(question: str, shown: Sequence[Answer], *, history: Sequence[Turn] = ()) -> str:
-    """The task and the current answers, in the order given (see `order_for_viewer`)."""
+def user_message(
+    question: str,
+    shown: Sequence[Answer],
+    *,
+    history: Sequence[Turn] = (),
+    paraphrase: str | None = None,
+) -> str:
+    """The task and the current answers, in the order given (see `order_for_viewer`);
+    `paraphrase`: the task in other words, after it (`paraphrases.py`)."""
     parts = []
     if history:
         parts.append(_history_block(history))
     parts.append(f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>")
+    if paraphrase:
+        parts.append(paraphrases.block(paraphrase))
     parts.append(_answers_block(shown))
     return "\n\n".join(parts)
 

@@ -198,9 +198,20 @@ class CriteriaGenerated(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionParaphrased(Event):
+    """Before coordination, the rephrasing of the question one agent reads after the
+    original (`question_paraphraser`); `variant` is its index among those generated."""
+
+    kind: ClassVar[str] = "question_paraphrased"
+    agent: str
+    paraphrase: str
+    variant: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GeneratorFailed(Event):
-    """A generation before coordination (`what`: "personas" or "criteria") failed; the run
-    goes on without it. `agent` is the one whose model was asked."""
+    """A generation before coordination (`what`: "personas", "criteria" or "paraphrases")
+    failed; the run goes on without it. `agent` is the one whose model was asked."""
 
     kind: ClassVar[str] = "generator_failed"
     agent: str
@@ -414,6 +425,7 @@ AnyEvent = (
     | OrchestrationRestarted
     | PersonaAssigned
     | CriteriaGenerated
+    | QuestionParaphrased
     | GeneratorFailed
 )
 

@@ -11,6 +11,7 @@ turn_<n>/
   agent_<id>/answer_<n>.txt, agent_<id>/votes.json
   final/answer.txt, final/presenter.txt
   generated_personas.yaml    the personas generated before coordination, per agent
+  question_paraphrases.yaml  the rephrased question each agent read, per agent
   generated_evaluation_criteria.yaml   the criteria generated before coordination
 """
 
@@ -89,6 +90,7 @@ class Recorder:
         self._state = RunState(question)
         self._timeline: list[ev.AnyEvent] = []
         self._personas: dict[str, dict[str, str]] = {}  # as generated_personas.yaml says
+        self._paraphrases: dict[str, str] = {}  # as question_paraphrases.yaml says
         self._events = Journal(self.log_dir / "events.jsonl")
         if resumed:
             self._replay_earlier_attempts()
@@ -178,6 +180,9 @@ class Recorder:
             case ev.CriteriaGenerated():
                 criteria = {"aspiration": event.aspiration, "criteria": list(event.criteria)}
                 self._write_yaml("generated_evaluation_criteria.yaml", criteria)
+            case ev.QuestionParaphrased():
+                self._paraphrases[event.agent] = event.paraphrase
+                self._write_yaml("question_paraphrases.yaml", self._paraphrases)
             case _:
                 pass
 

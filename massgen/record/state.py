@@ -45,6 +45,7 @@ COORDINATION_EVENTS = (
     ev.PermissionDecided,
     ev.PersonaAssigned,
     ev.CriteriaGenerated,
+    ev.QuestionParaphrased,
     ev.GeneratorFailed,
     ev.BroadcastAsked,
     ev.BroadcastAnswered,
@@ -189,6 +190,7 @@ class RunState:
                 | ev.PermissionDecided()
                 | ev.PersonaAssigned()
                 | ev.CriteriaGenerated()
+                | ev.QuestionParaphrased()
                 | ev.GeneratorFailed()
             ):
                 self.agent(event.agent)

@@ -130,6 +130,8 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"persona: {_short(event.summary or event.persona)}"
         case ev.CriteriaGenerated():
             return event.agent, f"wrote {len(event.criteria)} evaluation criteria"
+        case ev.QuestionParaphrased():
+            return event.agent, f"reads the question as: {_short(event.paraphrase)}"
         case ev.GeneratorFailed():
             return event.agent, f"{event.what} not generated: {_short(event.error)}"
         case ev.BroadcastAsked():

@@ -51,6 +51,7 @@ _Marker = (
     | ev.EvaluationFinished
     | ev.PersonaAssigned
     | ev.CriteriaGenerated
+    | ev.QuestionParaphrased
     | ev.GeneratorFailed
 )
 
@@ -148,6 +149,7 @@ class ViewModel:
                 | ev.EvaluationFinished()
                 | ev.PersonaAssigned()
                 | ev.CriteriaGenerated()
+                | ev.QuestionParaphrased()
                 | ev.GeneratorFailed()
             ):
                 self._marker(event)
@@ -252,6 +254,10 @@ class ViewModel:
                 pane.line("note", f"📋 evaluation criteria for the team ({len(criteria)})")
                 for line in criteria:
                     pane.line("note", f"  {preview(line, 160)}")
+            case ev.QuestionParaphrased(agent=agent, paraphrase=paraphrase):
+                self.pane(agent).line(
+                    "note", f"🔀 reads the question as · {preview(paraphrase, 200)}"
+                )
             case ev.GeneratorFailed(agent=agent, what=what, error=error):
                 text = f"⚠ {what} not generated, going on without: {preview(error, 120)}"
                 self.pane(agent).line("failed", text)

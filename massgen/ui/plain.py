@@ -124,6 +124,8 @@ class PlainView:
             case ev.CriteriaGenerated(agent=agent, criteria=criteria):
                 listed = "".join(f"\n[{agent}]   {line}" for line in criteria)
                 return f"[{agent}] evaluation criteria for the team:{listed}"
+            case ev.QuestionParaphrased(agent=agent, paraphrase=paraphrase):
+                return f"[{agent}] reads the question as: {paraphrase}"
             case ev.GeneratorFailed(agent=agent, what=what, error=error):
                 return f"[{agent}] ⚠ {what} not generated, going on without: {error}"
             case _:

@@ -52,12 +52,13 @@ def test_the_predecessors_mcp_servers_list_loads():
 def test_a_config_using_a_feature_we_lack_names_the_key_and_why(tmp_path):
     text = (FIXTURES / "restart_test_controlled.yaml").read_text()
     file = tmp_path / "dspy.yaml"
-    file.write_text(text.replace("  skip_coordination_rounds: true", "  dspy: {enabled: true}"))
+    block = "  dspy: {enabled: true, optimizer: mipro}"  # DSPy's optimizers are not here
+    file.write_text(text.replace("  skip_coordination_rounds: true", block))
     with pytest.raises(ConfigError) as caught:
         load_config(file)
     assert str(caught.value) == (
-        f"{file}: `orchestrator.dspy` "
-        "is not supported: this predecessor feature is not part of this version. Remove the key"
+        f"{file}: orchestrator.dspy.optimizer: "
+        "not a key of the predecessor's `dspy` block. Remove it"
     )
 
 

@@ -289,6 +289,9 @@
         agent.card.tools.appendChild(criteria);
         break;
       }
+      case "question_paraphrased":
+        agent.card.tools.appendChild(el("li", "tool", "reads the question as: " + e.paraphrase.slice(0, 200)));
+        break;
       case "generator_failed":
         agent.card.tools.appendChild(el("li", "tool failed", e.what + " not generated: " + e.error));
         break;
