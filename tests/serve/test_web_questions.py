@@ -5,7 +5,6 @@ against a real `massgen serve` subprocess on the fake provider."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,9 +52,7 @@ def closed(server: Server, run_id: str) -> list[dict[str, Any]]:
 def told(fake: FakeProvider, words: str) -> bool:
     """Whether a model request after the question carried `words` as the user's answer
     in the tool's result."""
-    results = [
-        tool_result(m) or {} for body in fake.requests for m in body.get("messages") or []
-    ]
+    results = [tool_result(m) or {} for body in fake.requests for m in body.get("messages") or []]
     return any(r["answer"] == words for result in results for r in result.get("responses", []))
 
 
@@ -99,7 +96,7 @@ def test_a_question_is_answered_once_by_id_with_the_token(served):
 
 
 def test_an_api_run_of_the_team_has_no_person(served):
-    server, fake = served
+    server, _ = served
     body = {"model": "questions", "messages": [{"role": "user", "content": "API: no person."}]}
     status, completion, _ = post(server, "/v1/chat/completions", body)
     assert status == 200, completion
