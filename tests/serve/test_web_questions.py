@@ -4,6 +4,8 @@ against a real `massgen serve` subprocess on the fake provider."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -228,3 +230,20 @@ def test_an_answer_over_the_limit_is_refused_and_can_be_shortened(served, page):
     expect(box).to_have_count(0)
     expect(page.locator("#run")).to_have_attribute("data-status", "ok", timeout=30_000)
     expect(page.locator("#final-answer")).to_contain_text(f"{HEARD}Green, briefly.")
+
+
+def test_stopping_a_run_mid_question_ends_it(served):
+    server, fake = served
+    run_id = start_run(server, "API: stop while asking.")
+    question = first_question(server, run_id)
+    request = urllib.request.Request(
+        f"{server.url}/api/runs/{run_id}", method="DELETE",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert json.loads(response.read())["cancelled"] is True
+    assert [(q["id"], q["outcome"]) for q in closed(server, run_id)] == [(question["id"], "ended")]
+    path = f"/api/runs/{run_id}/questions/{question['id']}"
+    status, body, _ = post(server, path, {"text": "Too late."})
+    assert status == 409 and "the run ended" in body["error"]["message"]
+    assert not told(fake, "Too late.")
