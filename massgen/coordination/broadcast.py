@@ -7,8 +7,8 @@
 anonymous labels). Each answers it in one short model call on its own backend, beside its
 own run, which goes on undisturbed (the predecessor's "shadow agents"): the answering call
 has the agent's own system message, its latest answer and the question, and no tools.
-`human`: the question goes to the person at the terminal (`Person`); where nobody can
-answer (a headless run, the web page) the tool says so at once.
+`human`: the question goes to the person at the terminal or on `massgen serve`'s page
+(`Person`); where nobody can answer (a headless or API run) the tool says so at once.
 
 `wait` (default `broadcast_wait_by_default`): the call returns the answers. Without it, it
 returns at once and the answers reach the asker with its next model call (a restart

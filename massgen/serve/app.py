@@ -2,7 +2,8 @@
 
 Every route but `/health` and the static page (which holds no data) needs the bearer
 token; the page's GETs may use the cookie it gets from `POST /api/login` instead. Answering
-a permission ask is a POST, so it needs the token itself (the page keeps it in the tab).
+a permission ask or an agent's question is a POST, so it needs the token itself (the page
+keeps it in the tab).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from massgen.serve import history, wire
 from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
 from massgen.serve.completions import answer_once, answer_stream
-from massgen.serve.runs import Busy, LiveRun, OpenAsks, Runs
+from massgen.serve.questions import AnswerTooLong, QuestionClosed, UnknownQuestion
+from massgen.serve.runs import Busy, LiveRun, OpenAsks, Questions, Runs
 from massgen.serve.teams import Teams, UnknownTeam
 
 STATIC = Path(__file__).parent / "static"
@@ -148,6 +150,11 @@ class _Routes:
             Route("/api/runs/{run_id}", guard(self.cancel_run), methods=["DELETE"]),
             Route("/api/runs/{run_id}/events", guard(self.run_events)),
             Route("/api/runs/{run_id}/asks/{ask_id}", guard(self.answer_ask), methods=["POST"]),
+            Route(
+                "/api/runs/{run_id}/questions/{question_id}",
+                guard(self.answer_question),
+                methods=["POST"],
+            ),
             Route("/api/runs/{run_id}/files/{name:path}", guard(self.run_file)),
         ]
 
@@ -272,6 +279,25 @@ class _Routes:
             return _error(409, str(error), "invalid_request_error", "already_answered")
         return JSONResponse({"id": request.path_params["ask_id"], "choice": given})
 
+    async def answer_question(self, request: Request) -> Response:
+        """A person's words, or a skip, for an agent's open question (`ask_others`)."""
+        run = self.runs.get(request.path_params["run_id"])
+        question_id = request.path_params["question_id"]
+        try:
+            text = _answer_of(await _json_body(request))
+            if run is None or run.approver is None:
+                raise UnknownQuestion("no question with that id")
+            run.approver.questions.answer(question_id, text)
+        except wire.RequestError as error:
+            return _bad_request(error)
+        except AnswerTooLong as error:
+            return _error(413, str(error), "invalid_request_error", "answer_too_long")
+        except UnknownQuestion as error:
+            return _error(404, str(error), "invalid_request_error", "not_found")
+        except QuestionClosed as error:
+            return _error(409, str(error), "invalid_request_error", "already_answered")
+        return JSONResponse({"id": question_id, "skipped": text is None})
+
     async def run_events(self, request: Request) -> Response:
         """The run's events (as `--stream-events` prints them), `id:` = index: a page
         that reconnects (Last-Event-ID) or reloads (`?from=0`) replays, then follows."""
@@ -305,6 +331,16 @@ async def _json_body(request: Request) -> Any:
         raise wire.RequestError("the request body is not valid JSON") from None
 
 
+def _answer_of(body: Any) -> str | None:
+    """`{"text": "..."}`: the answer; `{"skip": true}`: None. Raises RequestError."""
+    if isinstance(body, dict) and body.get("skip") is True and "text" not in body:
+        return None
+    text = body.get("text") if isinstance(body, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise wire.RequestError('send {"text": "your answer"}, or {"skip": true} to skip')
+    return text.strip()
+
+
 def _start_index(request: Request) -> int:
     last = request.headers.get("last-event-id", "")
     if last.isdigit():
@@ -331,16 +367,28 @@ def _event_json(event: ev.AnyEvent) -> str:
 
 
 async def _live_events(run: LiveRun, start: int) -> AsyncIterator[dict[str, str]]:
-    """Events with their index as `id:`; the open asks as an `asks` message without one
-    (a reconnect resumes from the last event, and is sent the open asks again)."""
+    """Events with their index as `id:`; the open asks as an `asks` message and the open
+    (and recently closed) questions as a `questions` message, without one (a reconnect
+    resumes from the last event, and is sent both again)."""
     async for item in run.feed(start):
         if isinstance(item, OpenAsks):
             asks = [ask.to_dict() for ask in item.asks]
             yield {"event": "asks", "data": json.dumps({"asks": asks}, ensure_ascii=False)}
             continue
+        if isinstance(item, Questions):
+            yield {"event": "questions", "data": _questions_json(item)}
+            continue
         index, event = item
         yield {"id": str(index), "data": _event_json(event)}
     yield {"event": "end", "data": "{}"}
+
+
+def _questions_json(questions: Questions) -> str:
+    shown = {
+        "questions": [q.to_dict() for q in questions.open],
+        "closed": [q.to_dict() for q in questions.closed],
+    }
+    return json.dumps(shown, ensure_ascii=False)
 
 
 async def _past_events(events: list[dict[str, Any]], start: int) -> AsyncIterator[dict[str, str]]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from massgen.permissions.approval import ApprovalRequest, Choice, Operator
 from massgen.permissions.describe import effects_text, visible
+from massgen.serve.questions import WebQuestions
 
 ANSWER_SECONDS = 300.0  # as long as the terminal's prompt waits
 MAX_OPEN = 64  # asks waiting at once in one run; past that an ask is a deny at once
@@ -77,7 +78,8 @@ class OpenAsk:
 
 
 class WebApprover:
-    """Answers the engine's asks with the choice a person makes on the web page."""
+    """Answers the engine's asks with the choice a person makes on the web page, and
+    (a `broadcast.Person`) the agents' questions with the words the person writes there."""
 
     operator: Operator = "human"
 
@@ -94,6 +96,13 @@ class WebApprover:
         self._open: dict[str, tuple[OpenAsk, asyncio.Future[Choice]]] = {}
         self._answered: OrderedDict[str, Choice] = OrderedDict()
         self._closed = False
+        self.questions = WebQuestions(on_change, timeout_s=timeout_s)
+
+    async def answer_question(
+        self, agent: str, question: str, timeout_seconds: float
+    ) -> str | None:
+        """An agent's `ask_others` question, open on the page until answered (`questions`)."""
+        return await self.questions.answer_question(agent, question, timeout_seconds)
 
     def open_asks(self) -> list[OpenAsk]:
         """The asks waiting for an answer, oldest first."""
@@ -132,8 +141,10 @@ class WebApprover:
             self._answered.popitem(last=False)
 
     def close(self) -> None:
-        """The run ended: asks still open (and any asked later) are not answered."""
+        """The run ended: asks and questions still open (and any asked later) are not
+        answered."""
         self._closed = True
+        self.questions.close()
         for _, future in self._open.values():
             if not future.done():
                 future.set_exception(NotAnswered("the run ended before an answer"))

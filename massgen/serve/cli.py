@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=300.0,
         metavar="S",
         help="seconds a permission ask waits for an answer on the web page, then is a deny "
-        "(default 300)",
+        "(default 300); an agent's question (broadcast: human) waits at most this long too",
     )
     return parser
 

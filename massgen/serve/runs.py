@@ -3,8 +3,9 @@
 A follower (an OpenAI stream, a web page) reads the events from any index and then waits
 for more, so a page reloaded mid-run replays what it missed and carries on. Finished runs
 stay in memory for a while (`KEEP_FINISHED`), then only their log directory remains.
-A run started from the web page has a `WebApprover`: its open permission asks are part of
-the page's feed (`feed`); API runs have none, and the config's headless policy answers.
+A run started from the web page has a `WebApprover`: its open permission asks and the
+agents' open questions (`coordination.broadcast: human`) are part of the page's feed
+(`feed`); API runs have none: the config's headless policy answers, and nobody the questions.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from massgen.core import events as ev
 from massgen.loading import LoadedConfig
 from massgen.serve.approvals import ANSWER_SECONDS, OpenAsk, WebApprover
 from massgen.serve.history import run_id_of
+from massgen.serve.questions import ClosedQuestion, OpenQuestion
 
 KEEP_FINISHED = 32  # finished runs kept in memory for followers; older ones are on disk
 MAX_EVENTS = 200_000  # per run: a runaway stream stops being kept, the run goes on
@@ -59,6 +61,15 @@ class OpenAsks:
     """The asks waiting for a person now (in the feed whenever they change)."""
 
     asks: tuple[OpenAsk, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Questions:
+    """The agents' questions waiting for the person now, and how the recent ones closed
+    (in the feed whenever either changes)."""
+
+    open: tuple[OpenQuestion, ...]
+    closed: tuple[ClosedQuestion, ...]
 
 
 class LiveRun:
@@ -121,24 +132,38 @@ class LiveRun:
     async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, ev.AnyEvent]]:
         """(index, event) from `start` on, as they come, until the run ends."""
         async for item in self.feed(start):
-            if not isinstance(item, OpenAsks):
+            if not isinstance(item, OpenAsks | Questions):
                 yield item
 
-    async def feed(self, start: int = 0) -> AsyncIterator[tuple[int, ev.AnyEvent] | OpenAsks]:
-        """`follow`, with the open asks after the replay and whenever they change."""
-        index, shown = max(0, start), None
+    async def feed(
+        self, start: int = 0
+    ) -> AsyncIterator[tuple[int, ev.AnyEvent] | OpenAsks | Questions]:
+        """`follow`, with the open asks and questions after the replay and whenever they
+        change."""
+        index, shown, asked = max(0, start), None, None
         while True:
             changed = self._changed
             while index < len(self.events):
                 yield index, self.events[index]
                 index += 1
-            asks = tuple(self.approver.open_asks()) if self.approver else ()
-            if self.approver is not None and [a.id for a in asks] != shown:
-                shown = [a.id for a in asks]
-                yield OpenAsks(asks)
+            if self.approver is not None:
+                asks = tuple(self.approver.open_asks())
+                if [a.id for a in asks] != shown:
+                    shown = [a.id for a in asks]
+                    yield OpenAsks(asks)
+                questions = self._questions()
+                seen = ([q.id for q in questions.open], [q.id for q in questions.closed])
+                if seen != asked:
+                    asked = seen
+                    yield questions
             if self.done:
                 return
             await changed.wait()
+
+    def _questions(self) -> Questions:
+        assert self.approver is not None
+        book = self.approver.questions
+        return Questions(tuple(book.open_questions()), tuple(book.closed_questions()))
 
     async def wait(self) -> None:
         """Until the run has ended, however it ends (waiting does not cancel it)."""
@@ -158,6 +183,8 @@ class LiveRun:
     async def cancel(self) -> None:
         """Stop the run and wait until its model calls are closed."""
         if self.task is not None and not self.task.done():
+            if self.approver is not None:  # first, so its open questions say the run ended
+                self.approver.questions.close()
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task

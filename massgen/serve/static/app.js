@@ -151,6 +151,9 @@
     source.addEventListener("asks", function (message) {
       if (current === mine) showAsks(mine, JSON.parse(message.data).asks);
     });
+    source.addEventListener("questions", function (message) {
+      if (current === mine) showQuestions(mine, JSON.parse(message.data));
+    });
     source.addEventListener("end", function () {
       source.close();
       if (current !== mine) return;
@@ -180,7 +183,7 @@
 
   function newState() {
     return { agents: {}, order: [], count: 0, finished: false, finalText: "", winner: null,
-      asks: {} };
+      asks: {}, questions: {}, closedQuestions: {} };
   }
 
   function agentOf(state, id) {
@@ -212,12 +215,13 @@
     var answers = el("div", "answers");
     var votes = el("ul", "votes");
     var asks = el("div", "asks");
+    var questions = el("div", "questions");
     var perms = el("ul", "perms");
-    root.append(head, asks, stream, tools, perms, answers, votes);
+    root.append(head, asks, questions, stream, tools, perms, answers, votes);
     $("agents").appendChild(root);
     return { root: root, label: label, state: state, tokens: tokens, stream: stream,
-      tools: tools, answers: answers, votes: votes, asks: asks, perms: perms, text: "",
-      usage: 0, calls: {} };
+      tools: tools, answers: answers, votes: votes, asks: asks, questions: questions,
+      perms: perms, text: "", usage: 0, calls: {} };
   }
 
   function setAgentState(agent, text, kind) {
@@ -296,12 +300,12 @@
         agent.card.tools.appendChild(el("li", "tool failed", e.what + " not generated: " + e.error));
         break;
       case "broadcast_asked":
-        agent.card.tools.appendChild(
-          el("li", "tool", "asks " + e.to.join(", ") + ": " + e.question.slice(0, 200)));
+        agent.card.tools.appendChild(said("asked", e, "asks " + whom(e.to) + ": ", e.question));
         break;
       case "broadcast_answered":
-        agent.card.tools.appendChild(el("li", "tool " + (e.ok ? "ok" : "failed"),
-          e.responder + " answers: " + e.answer.slice(0, 200)));
+        agent.card.tools.appendChild(said(e.ok ? "answered" : "unanswered", e,
+          e.ok ? whom([e.responder]) + " answers: " : "no answer from " + whom([e.responder]) + ": ",
+          e.answer));
         break;
       case "answer_published": {
         var details = el("details", "answer");
@@ -373,7 +377,26 @@
     }
   }
 
+  // A line of the agents' questions and answers (`ask_others`), model or person text as text.
+  function said(kind, e, lead, words) {
+    var line = el("li", "said " + kind);
+    line.dataset.request = e.request_id;
+    line.append(el("b", null, lead), el("span", "words", words.slice(0, 4000)));
+    return line;
+  }
+
+  function whom(ids) {
+    return ids.map(function (id) { return id === "human" ? "the user" : id; }).join(", ");
+  }
+
   // --- permission asks: the open ones come as an `asks` message, whenever they change ---
+
+  function markAsking(run) {
+    run.state.order.forEach(function (id) {
+      var c = run.state.agents[id].card;
+      c.root.classList.toggle("asking", c.asks.children.length + c.questions.children.length > 0);
+    });
+  }
 
   function showAsks(run, asks) {
     var open = {};
@@ -387,10 +410,7 @@
       delete run.state.asks[id];
       box.remove();
     });
-    run.state.order.forEach(function (id) {
-      var c = run.state.agents[id].card;
-      c.root.classList.toggle("asking", c.asks.children.length > 0);
-    });
+    markAsking(run);
   }
 
   function askBox(run, ask) {
@@ -432,6 +452,88 @@
         note.textContent = error.status === 409 ? "already answered"
           : error.status === 404 ? "this ask is no longer open" : error.message;
         if (!closed) box.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      });
+  }
+
+  // --- agents' questions to the person: a `questions` message, whenever they change ---
+
+  function showQuestions(run, data) {
+    var open = {};
+    data.questions.forEach(function (q) {
+      open[q.id] = true;
+      if (!run.state.questions[q.id]) run.state.questions[q.id] = questionBox(run, q);
+    });
+    Object.keys(run.state.questions).forEach(function (id) {
+      if (open[id]) return;
+      run.state.questions[id].remove();
+      delete run.state.questions[id];
+    });
+    data.closed.forEach(function (q) {
+      if (run.state.closedQuestions[q.id]) return;
+      run.state.closedQuestions[q.id] = true;
+      // An answer is in the transcript already (`broadcast_answered`); say how others ended.
+      if (q.outcome === "answered") return;
+      var line = el("li", "said closed", "question " + q.note);
+      line.dataset.outcome = q.outcome;
+      line.dataset.question = q.id;
+      agentOf(run.state, q.agent).card.tools.appendChild(line);
+    });
+    markAsking(run);
+  }
+
+  function chars(text) { return Array.from(text).length; }  // as the server counts them
+
+  function questionBox(run, q) {
+    var agent = agentOf(run.state, q.agent);
+    var box = el("form", "question");
+    box.dataset.question = q.id;
+    var title = el("div", "ask-title", "question from " + q.agent);
+    var text = el("pre", "question-text", q.question);
+    var input = el("textarea", "question-answer");
+    input.rows = 3;
+    input.placeholder = "Your answer… (Ctrl+Enter sends)";
+    input.setAttribute("aria-label", "your answer to " + q.agent);
+    var count = el("span", "question-count");
+    var buttons = el("div", "ask-buttons");
+    var send = el("button", "choice question-send", "Send");
+    send.type = "submit";
+    var skip = el("button", "choice question-skip", "Skip");
+    skip.type = "button";
+    skip.title = "no answer: the agent decides itself";
+    buttons.append(send, skip, count);
+    var note = el("p", "ask-note question-note",
+      "no answer by " + new Date(q.deadline * 1000).toLocaleTimeString() + ": the agent decides itself");
+    function counted() {
+      var n = chars(input.value);
+      count.textContent = n + " / " + q.max_chars;
+      count.classList.toggle("over", n > q.max_chars);
+    }
+    counted();
+    input.addEventListener("input", counted);
+    input.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) box.requestSubmit();
+    });
+    box.addEventListener("submit", function (event) {
+      event.preventDefault();
+      reply(run, q, { text: input.value }, box, note);
+    });
+    skip.addEventListener("click", function () { reply(run, q, { skip: true }, box, note); });
+    box.append(title, text, input, buttons, note);
+    agent.card.questions.appendChild(box);
+    return box;
+  }
+
+  function reply(run, q, body, box, note) {
+    var controls = box.querySelectorAll("button, textarea");
+    controls.forEach(function (c) { c.disabled = true; });
+    var path = "/api/runs/" + encodeURIComponent(run.id) + "/questions/" + encodeURIComponent(q.id);
+    api(path, { method: "POST", body: JSON.stringify(body) })
+      .then(function () { note.textContent = body.skip ? "skipped" : "sent"; })
+      .catch(function (error) {
+        var closed = error.status === 409 || error.status === 404;
+        note.textContent = error.status === 404 ? "this question is no longer open" : error.message;
+        note.classList.add("error");
+        if (!closed) controls.forEach(function (c) { c.disabled = false; });
       });
   }
 
