@@ -38,9 +38,9 @@ from massgen.testing import FakeProvider, Reply, cooperative_agent
 WHEEL_ENV = "MASSGEN_PREDECESSOR_WHEEL"
 DEFAULT_WHEEL = Path(__file__).parents[2] / ".ci/cache/massgen-0.1.97-py3-none-any.whl"
 CORPUS_SIZE = 276
-# Configs that validate today (248 of 276; the target is 240). What is still
+# Configs that validate today (249 of 276; the target is 240). What is still
 # refused, and why, is the table in docs/migrating.md. Raise it as more land.
-VALIDATED_AT_LEAST = 248
+VALIDATED_AT_LEAST = 249
 # Refused only for a provider-hosted tool on a backend that has none: counted apart.
 HOSTED_TOOL_KEYS = frozenset(
     {"enable_web_search", "enable_code_interpreter", "enable_code_execution", "enable_x_search"}

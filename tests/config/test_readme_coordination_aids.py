@@ -44,9 +44,10 @@ async def test_the_readme_team_gets_the_tools_it_names(monkeypatch, tmp_path):
     assert "read_media" in names["b"]
 
 
-def test_the_readme_example_asks_for_personas_criteria_and_questions(monkeypatch, tmp_path):
+def test_the_readme_example_asks_for_its_aids_and_questions(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     coordination = config_from_dict(snippet(), "README.md", env={}).orchestrator.coordination
     assert coordination.persona_generator.enabled
     assert coordination.evaluation_criteria_generator.enabled
+    assert coordination.question_paraphraser.enabled
     assert coordination.broadcast == "agents"
