@@ -12,14 +12,13 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from massgen import team
+from massgen import equipment, team
 from massgen.config import loader
 from massgen.config.schema import MassgenConfig
-from massgen.coordination.aids import Aids
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.coordination.restarts import Feedback
@@ -28,8 +27,7 @@ from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
 from massgen.loading import ConfigLike, LoadedConfig, load
-from massgen.tools.base import Toolbox, Toolboxes
-from massgen.tools.team import open_tools
+from massgen.tools.base import Toolbox
 from massgen.workspace.context import ContextChanges, save_changes
 from massgen.workspace.team import Workspaces, run_name
 
@@ -220,15 +218,15 @@ class TeamRun:
                 self.workspaces.reload(self.resumed.answer_labels)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                members = await self._equip(members, stack)
-                aids = self._aids()
+                members = await equipment.equip(self, members, stack)
+                aids = equipment.aids_for(self)
                 self.orchestrator = Orchestrator(
                     members,
                     self.loaded.config.orchestrator,
                     deadline_seconds=self.deadline,
                     emit=self._emit,
                     workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
-                    memories=self._memories(),
+                    memories=equipment.memories_for(self),
                     aids=aids,
                     broadcasts=self.broadcasts,
                 )
@@ -241,163 +239,6 @@ class TeamRun:
                 with contextlib.suppress(OSError):
                     self.recorder.close(interrupted=self.outcome is None)
         return self.result(outcome)
-
-    def _aids(self) -> Aids | None:
-        """Personas, criteria and the changedoc (`coordination/aids.py`), when the config
-        asks for them; a resumed run takes what its journal says was generated."""
-        aids = Aids.of(self.loaded.config.orchestrator.coordination)
-        if aids is not None and self.resumed is not None and self.log_dir is not None:
-            from massgen.record.journal import JournalError, read_journal
-
-            try:
-                aids.restore(read_journal(self.log_dir / "events.jsonl"))
-            except (OSError, JournalError):  # resuming read it already; go on without
-                aids.restore(())
-        return aids
-
-    def _memories(self) -> Any:
-        """The agents' filesystem memory (`workspace/memory.py`), when the config keeps
-        one; a new chat turn (not a resumed one) starts from the last turn's memories."""
-        coordination = self.loaded.config.orchestrator.coordination
-        if not coordination.enable_memory_filesystem_mode or self.workspaces is None:
-            return None
-        from massgen.workspace import memory
-
-        ws = self.workspaces
-        if self.previous_workspace is not None and self.resumed is None:
-            try:
-                memory.carry(self.previous_workspace, [ws.path(agent) for agent in ws.agents])
-            except OSError as error:  # the turn goes on, from the memories it has
-                print(f"massgen: warning: memories not carried ({error})", file=sys.stderr)
-        bounds = memory.MemoryBounds(
-            coordination.memory_max_short_term,
-            coordination.memory_max_chars,
-            coordination.memory_max_long_term,
-        )
-        return memory.TeamMemory(ws, bounds)
-
-    async def _equip(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
-        """Give each member its toolbox; tools this run opens close with `stack`."""
-        boxes = self.toolboxes
-        if boxes is None:
-            loaded = self.loaded
-            boxes = await stack.enter_async_context(
-                open_tools(
-                    loaded.config,
-                    log_dir=self.log_dir,
-                    source=loaded.source,
-                    single=loaded.single,
-                    failed=self.tool_failures.append,
-                )
-            )
-        if self.loaded.config.orchestrator.coordination.enable_subagents:
-            from massgen.subagent_runs import subagent_toolboxes
-            from massgen.tools.team import joined
-
-            boxes = joined(boxes, subagent_toolboxes(self))
-        members = [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
-        ws = self.workspaces
-        if ws is not None:
-            members = [
-                replace(m, toolbox=Toolboxes([ws.files, m.toolbox]), workspace=ws.path(m.id))
-                if m.id in ws.agents
-                else m
-                for m in members
-            ]
-        members = self._guarded(self._with_broadcast(self._with_skills(members), stack))
-        return await self._uploaded(members, stack)
-
-    def _with_skills(self, members: list[Any]) -> list[Any]:
-        """With `use_skills`: the skill tools and the skills' list for every member,
-        found afresh each run (a chat's next turn sees a skill added meanwhile)."""
-        if not self.loaded.config.orchestrator.coordination.use_skills:
-            return members
-        from massgen.tools import skills
-
-        catalog = skills.discover(skills.sources_of(self.loaded.config))
-        for warning in catalog.warnings:
-            print(f"massgen: warning: {warning}", file=sys.stderr)
-        self.skill_folders = catalog.roots()
-        return skills.equip(members, catalog)
-
-    async def _uploaded(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
-        """Members with `upload_files` get file search over their files, uploaded now
-        (after the permission engine exists: it decides each read) and deleted with `stack`."""
-        from massgen.uploads import open_uploads
-
-        loaded = self.loaded
-        uploads = open_uploads(
-            loaded.config,
-            members,
-            engine=self.permissions,
-            name=f"massgen-{run_name(self.log_dir)}",
-            source=loaded.source,
-            single=loaded.single,
-        )
-        equipped: list[Any] = await stack.enter_async_context(uploads)
-        return equipped
-
-    def _with_broadcast(self, members: list[Any], stack: contextlib.AsyncExitStack) -> list[Any]:
-        """With `coordination.broadcast`: `ask_others` for every member, answered by the
-        team or by the person at the approver's prompt (`coordination/broadcast.py`)."""
-        from massgen.coordination import broadcast
-
-        settings = broadcast.Settings.of(self.loaded.config.orchestrator.coordination)
-        if settings is None:
-            return members
-        person = self.approver if isinstance(self.approver, broadcast.Person) else None
-        self.broadcasts = broadcast.Broadcasts(settings, person)
-        stack.push_async_callback(self.broadcasts.aclose)
-        return broadcast.equip(members, self.broadcasts)
-
-    def _guarded(self, members: list[Any]) -> list[Any]:
-        """Every member's toolbox behind the permission engine (`permissions/`), after
-        all its tools are composed, so that no call passes around it."""
-        from massgen.permissions import wiring
-
-        config = self.loaded.config
-        self.permissions = wiring.engine_for(
-            config,
-            log_dir=self.log_dir,
-            approver=self.approver,
-            emit=self._permission_event,
-            session=self.session_grants,
-        )
-        if self.permissions is None:
-            return members
-        boxes = wiring.guard(
-            {m.id: m.toolbox for m in members},
-            self.permissions,
-            self.workspaces,
-            wiring.unguarded(config),
-            readable=self.skill_folders,
-        )
-        from massgen.coordination.prompts import PERMISSIONS_NOTE
-
-        return [
-            replace(
-                m,
-                toolbox=boxes[m.id],
-                notes=(*m.notes, PERMISSIONS_NOTE) if m.toolbox.specs() else m.notes,
-            )
-            for m in members
-        ]
-
-    def _permission_event(self, call: Any, decision: Any) -> None:
-        self._emit(
-            ev.PermissionDecided(
-                agent=call.agent,
-                call_id=call.call_id,
-                tool=call.tool,
-                allowed=decision.allowed,
-                operator=decision.operator,
-                reason=decision.reason,
-                rule=decision.rule,
-                risk=decision.risk,
-                seq=decision.seq,
-                phase=call.phase,
-            )
-        )
 
     def _save_final_workspace(self) -> None:
         """The final workspace beside the final answer (`final/workspace/`), also after
