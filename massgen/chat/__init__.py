@@ -133,6 +133,7 @@ class Chat:
         return True
 
     async def _saying_errors(self, turn: Awaitable[SavedTurn | None]) -> None:
+        """Await `turn`; one that could not start is reported and the chat goes on."""
         try:
             await turn
         except MassgenError as error:  # the session is unchanged; the user may fix it
