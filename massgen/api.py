@@ -290,11 +290,15 @@ class TeamRun:
                     failed=self.tool_failures.append,
                 )
             )
+        subagents = None
         if self.loaded.config.orchestrator.coordination.enable_subagents:
-            from massgen.subagent_runs import subagent_toolboxes
+            from massgen.subagent_runs import Subagents
             from massgen.tools.team import joined
 
-            boxes = joined(boxes, subagent_toolboxes(self))
+            subagents = Subagents(self)  # its background children end with the run
+            stack.push_async_callback(subagents.aclose)
+            self.sinks.append(subagents.on_event)
+            boxes = joined(boxes, subagents.toolboxes)
         members = [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
         ws = self.workspaces
         if ws is not None:
@@ -305,6 +309,8 @@ class TeamRun:
                 for m in members
             ]
         members = self._guarded(self._with_broadcast(self._with_skills(members), stack))
+        if subagents is not None:
+            members = subagents.with_notes(members)
         return await self._uploaded(members, stack)
 
     def _with_skills(self, members: list[Any]) -> list[Any]:
@@ -456,7 +462,8 @@ class TeamRun:
                 VoteRecord(v.voter, v.target, v.target_label, v.reason) for v in outcome.votes
             ),
             tally=dict(outcome.tally),
-            usage=dict(outcome.usage),
+            # The ledger's: it also counts children cancelled as the run closed.
+            usage={agent: self.ledger.of(agent).usage for agent in outcome.usage},
             log_dir=self.log_dir,
             failed_agents=dict(outcome.failed),
             tie_break=outcome.tie_break,
