@@ -75,9 +75,7 @@ class Subagents:
 
     def __init__(self, parent: TeamRun) -> None:
         coordination = parent.loaded.config.orchestrator.coordination
-        limits = Limits(
-            coordination.subagent_default_timeout, coordination.subagent_max_concurrent
-        )
+        limits = Limits(coordination.subagent_default_timeout, coordination.subagent_max_concurrent)
         names = (
             coordination.subagent_types
             if coordination.subagent_types is not None
