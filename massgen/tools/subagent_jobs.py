@@ -19,7 +19,6 @@ child outlives its run.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import Coroutine, Sequence
@@ -72,11 +71,17 @@ class Job:
                 shown["workspace"] = self.workspace
             return shown
         if self.work.cancelled():
-            shown = {"subagent_id": self.id, "status": "cancelled", "answer": ""}
-            if self.workspace is not None:
-                shown["workspace"] = self.workspace
-            return shown
+            return self._ended("cancelled")
+        failed = self.work.exception()
+        if failed is not None:  # `_one` reports a child's failure: this is a bug's
+            return {**self._ended("error"), "reason": f"{type(failed).__name__}: {failed}"}
         return self.work.result()
+
+    def _ended(self, status: str) -> dict[str, object]:
+        shown: dict[str, object] = {"subagent_id": self.id, "status": status, "answer": ""}
+        if self.workspace is not None:
+            shown["workspace"] = self.workspace
+        return shown
 
 
 class Jobs:
@@ -161,11 +166,10 @@ class Jobs:
         await asyncio.wait(running, timeout=max(bound, 0.0))
 
     async def cancel(self, job: Job) -> None:
+        """Stop `job` and wait, bounded, for its cleanup (its log, its spending)."""
         if job.running:
             job.work.cancel()
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                async with asyncio.timeout(CLOSE_SECONDS):
-                    await asyncio.shield(job.work)
+            await asyncio.wait([job.work], timeout=CLOSE_SECONDS)
 
     def notes(self, agent: str) -> tuple[str, ...]:
         """The ends of `agent`'s children not yet shown to it, once each (its inbox)."""
