@@ -453,6 +453,8 @@ def _plain(schema: dict[str, Any]) -> dict[str, Any]:
     schema.pop("title", None)
     for field in schema.get("properties", {}).values():
         field.pop("title", None)
+        if field.get("default", "") is None:
+            del field["default"]
         options = field.pop("anyOf", None)
         if options:
             field.update(next(o for o in options if o.get("type") != "null"))
