@@ -186,8 +186,8 @@ class SubagentToolbox:
             if call.name != TOOL:
                 return ToolResult.error(call, f"tool `{call.name}` is not available.")
             arguments = self._parsed(call)
-            if arguments.background:
-                return self._in_background(arguments.tasks, call, ctx)
+            if arguments.background and self._jobs is not None:  # else `_parsed` refused it
+                return self._in_background(self._jobs, arguments.tasks, call, ctx)
             children = self._children(arguments.tasks, ctx)
         except ValueError as error:
             return ToolResult.error(call, str(error))
@@ -207,23 +207,22 @@ class SubagentToolbox:
         return arguments
 
     def _in_background(
-        self, tasks: Sequence[SubagentTask], call: ToolCall, ctx: ToolContext
+        self, jobs: Jobs, tasks: Sequence[SubagentTask], call: ToolCall, ctx: ToolContext
     ) -> ToolResult:
         """Start each child as a task of the run and return their ids at once.
 
         Raises:
             ValueError: a bound would be passed, or it is the final presentation.
         """
-        assert self._jobs is not None
         if ctx.phase != "coordination":
             raise ValueError(
                 "background subagents run while the team coordinates; spawn without background"
             )
-        self._jobs.check_room(ctx.agent, len(tasks))
+        jobs.check_room(ctx.agent, len(tasks))
         children = self._children(tasks, ctx)
         deadline = asyncio.get_running_loop().time() + self._limits.timeout_seconds
         started = [
-            self._jobs.start(
+            jobs.start(
                 ctx.agent,
                 child.id,
                 child.task,
@@ -258,7 +257,10 @@ class SubagentToolbox:
             raise ValueError("two tasks have the same subagent_id; each needs its own")
         busy = [i for i in ids if i in self._running]
         if busy:
-            raise ValueError(f"subagent {busy[0]!r} is still running; use another subagent_id")
+            seen = f" ({LIST} shows it)" if self._jobs is not None else ""
+            raise ValueError(
+                f"subagent {busy[0]!r} is still running{seen}; use another subagent_id"
+            )
         roles = [self._role(task.subagent_type) for task in tasks]
         names = [task.subagent_id or self._fresh_id(ids) for task in tasks]
         self._named.update(names)
