@@ -297,7 +297,8 @@ class TeamRun:
                 VoteRecord(v.voter, v.target, v.target_label, v.reason) for v in outcome.votes
             ),
             tally=dict(outcome.tally),
-            usage=dict(outcome.usage),
+            # The ledger's: it also counts children cancelled as the run closed.
+            usage={agent: self.ledger.of(agent).usage for agent in outcome.usage},
             log_dir=self.log_dir,
             failed_agents=dict(outcome.failed),
             tie_break=outcome.tie_break,

@@ -2,7 +2,9 @@
 
     equip(run, members, stack)   each member's toolbox, in this order:
         1. the run's tools (MCP servers, custom tools, ...; opened here unless a chat
-           session holds them), plus `spawn_subagents` with `enable_subagents`
+           session holds them), plus the subagent tools with `enable_subagents` (their
+           background children end with the run, and announce themselves in the
+           members' inboxes after step 4)
         2. the workspace's file tools, for a member with a workspace
         3. the skill tools (`use_skills`) and `ask_others` (`coordination.broadcast`)
         4. the permission engine around all of the above, so no call passes around it
@@ -49,11 +51,15 @@ async def equip(
                 failed=run.tool_failures.append,
             )
         )
+    subagents = None
     if run.loaded.config.orchestrator.coordination.enable_subagents:
-        from massgen.subagent_runs import subagent_toolboxes
+        from massgen.subagent_runs import Subagents
         from massgen.tools.team import joined
 
-        boxes = joined(boxes, subagent_toolboxes(run))
+        subagents = Subagents(run)  # its background children end with the run
+        stack.push_async_callback(subagents.aclose)
+        run.sinks.append(subagents.on_event)
+        boxes = joined(boxes, subagents.toolboxes)
     members = [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
     ws = run.workspaces
     if ws is not None:
@@ -64,6 +70,8 @@ async def equip(
             for m in members
         ]
     members = _guarded(run, _with_broadcast(run, _with_skills(run, members), stack))
+    if subagents is not None:  # after broadcast, which sets each member's inbox
+        members = subagents.with_notes(members)
     return await _uploaded(run, members, stack)
 
 

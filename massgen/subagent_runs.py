@@ -21,11 +21,20 @@ cancel reaches it at once and its `async with` blocks close with the parent's):
                 `subagent_max_concurrent`
     permissions the child's own engine over the same config; the parent's approver
                 answers its asks
+    background  with `spawn_subagents(..., background=true)` a child is a task of the
+                parent's run (`tools/subagent_jobs.py`); `Subagents` gives each member an
+                inbox of notes on the ones that ended, cancels those still running when
+                the coordination ends (a `CoordinationFinished` seen by its sink, so
+                their spending is in the run's outcome), and awaits them all when the run
+                closes (`aclose`, on the run's exit stack, Ctrl-C included)
 """
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +44,7 @@ from massgen.core import events as ev
 from massgen.core.usage import Spend
 from massgen.loading import LoadedConfig
 from massgen.tools.base import ToolContext
+from massgen.tools.subagent_jobs import JobLimits, Jobs
 from massgen.tools.subagents import (
     SUBAGENTS_DIR,
     ChildOutcome,
@@ -47,6 +57,7 @@ from massgen.workspace.team import Workspaces
 
 if TYPE_CHECKING:
     from massgen.api import RunResult, TeamRun
+    from massgen.coordination.agent import Member
 
 SUBAGENT_NOTE = (
     "You are a subagent: another agent gave you one task, and your answer goes back to "
@@ -57,19 +68,58 @@ SUBAGENT_NOTE = (
 INSIDE_SECONDS = 1.0
 
 
-def subagent_toolboxes(parent: TeamRun) -> dict[str, SubagentToolbox]:
-    """Agent id -> its `spawn_subagents`, each child run by `Children(parent)`."""
-    coordination = parent.loaded.config.orchestrator.coordination
-    limits = Limits(coordination.subagent_default_timeout, coordination.subagent_max_concurrent)
-    names = (
-        coordination.subagent_types if coordination.subagent_types is not None else DEFAULT_TYPES
-    )
-    roles = {name: ROLES[name] for name in names}
-    children = Children(parent)
-    return {
-        agent.id: SubagentToolbox(children.run, limits, roles)
-        for agent in parent.loaded.config.agents
-    }
+class Subagents:
+    """One parent run's subagents: each agent's toolbox (`toolboxes`), and the run's
+    background children (`jobs`). The run calls `with_notes` on its equipped members,
+    sends its events to `on_event` and awaits `aclose` when it ends."""
+
+    def __init__(self, parent: TeamRun) -> None:
+        coordination = parent.loaded.config.orchestrator.coordination
+        limits = Limits(coordination.subagent_default_timeout, coordination.subagent_max_concurrent)
+        names = (
+            coordination.subagent_types
+            if coordination.subagent_types is not None
+            else DEFAULT_TYPES
+        )
+        roles = {name: ROLES[name] for name in names}
+        background = coordination.background_subagents
+        self.jobs: Jobs | None = None
+        if background.enabled:
+            self.jobs = Jobs(JobLimits(background.max_per_agent, background.max_per_run))
+        children = Children(parent)
+        self.toolboxes = {
+            agent.id: SubagentToolbox(children.run, limits, roles, self.jobs)
+            for agent in parent.loaded.config.agents
+        }
+
+    def with_notes(self, members: Sequence[Member]) -> list[Member]:
+        """Each member's inbox also brings the notes on its background children that
+        ended (after its other messages: `ask_others` answers)."""
+        if self.jobs is None:
+            return list(members)
+        return [
+            replace(m, inbox=_both(m.inbox, functools.partial(self.jobs.notes, m.id)))
+            if m.id in self.toolboxes
+            else m
+            for m in members
+        ]
+
+    def on_event(self, event: ev.AnyEvent) -> None:
+        if isinstance(event, ev.CoordinationFinished) and self.jobs is not None:
+            self.jobs.cancel_all()
+
+    async def aclose(self) -> None:
+        if self.jobs is not None:
+            await self.jobs.aclose()
+
+
+Inbox = Callable[[], tuple[str, ...]]
+
+
+def _both(first: Inbox | None, second: Inbox) -> Inbox:
+    if first is None:
+        return second
+    return lambda: (*first(), *second())
 
 
 class Children:

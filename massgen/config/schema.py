@@ -219,6 +219,20 @@ class SubagentOrchestratorConfig(Strict):
     final_answer_strategy: FinalStrategy | None = None
 
 
+class BackgroundSubagentsConfig(Strict):
+    """`coordination.background_subagents` (the predecessor's key): `spawn_subagents(...,
+    background=true)` starts the children and returns at once; `list_subagents`,
+    `wait_subagents` and `cancel_subagent` reach them, and a note tells the agent when one
+    finishes (`tools/subagent_jobs.py`). Both `injection_strategy` values deliver that
+    note the same way: a message read before the agent's next model call."""
+
+    enabled: bool = True
+    injection_strategy: Literal["tool_result", "user_message"] = "tool_result"
+    # Background children alive at once: per agent, and over the whole run.
+    max_per_agent: int = Field(default=4, ge=1, le=16)
+    max_per_run: int = Field(default=8, ge=1, le=64)
+
+
 class PersonaGeneratorConfig(Strict):
     """`orchestrator.coordination.persona_generator` (`coordination/personas.py`): before
     coordination, one call to the first agent's model gives every agent a persona of its
@@ -317,6 +331,7 @@ class CoordinationConfig(Strict):
     # Children of one agent running at once; a call may name up to MAX_TASKS tasks.
     subagent_max_concurrent: int = Field(default=3, ge=1, le=16)
     subagent_orchestrator: SubagentOrchestratorConfig = SubagentOrchestratorConfig()
+    background_subagents: BackgroundSubagentsConfig = BackgroundSubagentsConfig()
     # The roles (`subagent_type`) agents may give a child; None: the predecessor's default
     # set (`tools/subagents.py: DEFAULT_TYPES`).
     subagent_types: tuple[str, ...] | None = None
