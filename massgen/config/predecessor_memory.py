@@ -25,6 +25,9 @@ NEEDS_WORKSPACE = Refused(
     "memory), and no agent has one",
     "Give the agents `backend.cwd`, or set `memory.persistent_memory.enabled: false`",
 )
+NOT_A_BLOCK = Refused(
+    "the predecessor's `memory` is a block", "Write `memory: {enabled: true}`, or remove it"
+)
 # What mem0 did that the files do not: each is named in the note when the block sets it.
 MEM0_ONLY = ("llm", "embedding", "vector_store", "qdrant", "on_disk", "session_name")
 AS_FILES = (
@@ -44,7 +47,11 @@ def memory(data: dict[str, Any], has_workspace: bool, notes: list[Note], source:
         ConfigError: persistent memory asked for with no agent workspace to keep it in.
     """
     block = data.pop("memory", None)
-    if not isinstance(block, dict) or block.get("enabled") is False:
+    if block is None or block is False:
+        return
+    if not isinstance(block, dict):
+        refuse("memory", NOT_A_BLOCK, source)
+    if block.get("enabled") is False:
         return
     persistent = block.get("persistent_memory")
     wanted = not (isinstance(persistent, dict) and persistent.get("enabled") is False)

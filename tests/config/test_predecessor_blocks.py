@@ -179,6 +179,10 @@ def test_conversation_memory_alone_or_memory_off_asks_for_nothing_new(dirs):
         assert not config.orchestrator.coordination.enable_memory_filesystem_mode
 
 
+def test_a_memory_key_that_is_not_a_block_is_refused(dirs):
+    assert "`memory`" in refusal(dirs, TEAM + "memory: 5\n")
+
+
 # ---------------------------------------------------------------- criteria, transports
 
 
