@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from massgen.backends.base import Backend
 from massgen.backends.profiles import (
@@ -57,33 +57,31 @@ def check(cfg: BackendConfig) -> Problem | None:
         or _unsupported_param(cfg, profile.wire)
         or _unsupported_hosted(cfg, profile.wire)
         or _unsupported_media(cfg, profile.wire)
-        or _unsupported_strict(cfg, profile.wire)
-        or _unsupported_betas(cfg, profile.wire)
+        or _unsent(cfg, profile.wire)
     )
 
 
-def _unsupported_betas(cfg: BackendConfig, wire: Wire) -> Problem | None:
-    if not cfg.betas or wire.beta_headers:
-        return None
-    where = sorted(t for t, p in PROFILES.items() if p.wire.beta_headers)
-    return (
-        "betas",
-        f"backend type {cfg.type!r} has no Anthropic beta features",
-        f"remove it: betas are sent on backend type {', '.join(where)} (the Anthropic "
-        "Messages API)",
-    )
-
-
-def _unsupported_strict(cfg: BackendConfig, wire: Wire) -> Problem | None:
-    if not cfg.enable_strict_tool_use or wire.strict_tools:
-        return None
-    where = sorted(t for t, p in PROFILES.items() if p.wire.strict_tools)
-    return (
+# Keys only some wires send (today, the Anthropic Messages API): the key, whether a config
+# asks for it, what it is in words, and the `Wire` flag of the wires that send it.
+_WIRE_ONLY: tuple[tuple[str, Callable[[BackendConfig], bool], str, str], ...] = (
+    (
         "enable_strict_tool_use",
-        f"backend type {cfg.type!r} has no strict tool use",
-        f"remove it: strict tool use works on backend type {', '.join(where)} "
-        "(the Anthropic Messages API)",
-    )
+        lambda c: c.enable_strict_tool_use,
+        "strict tool use",
+        "strict_tools",
+    ),
+    ("betas", lambda c: bool(c.betas), "Anthropic beta features", "beta_headers"),
+)
+
+
+def _unsent(cfg: BackendConfig, wire: Wire) -> Problem | None:
+    """A key asking for what `wire` does not send, naming the backend types that do."""
+    for key, asked, what, flag in _WIRE_ONLY:
+        if asked(cfg) and not getattr(wire, flag):
+            where = sorted(t for t, p in PROFILES.items() if getattr(p.wire, flag))
+            fix = f"remove it, or use backend type {', '.join(where)}"
+            return (key, f"backend type {cfg.type!r} has no {what}", fix)
+    return None
 
 
 def _unsupported_media(cfg: BackendConfig, wire: Wire) -> Problem | None:

@@ -34,3 +34,28 @@ def server(tmp_path_factory, fakes) -> Server:
     write_team(teams / "broken.yaml", "not a url", n=0)
     with running_server(folder, "--config", "team.yaml", "--teams-dir", "teams") as running:
         yield running
+
+
+# --- a real browser (Debian's chromium, driven by Playwright), shared by the page tests -----
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")  # a module's tests share one browser
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("needs Debian's /usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield context.new_page()
+    context.close()

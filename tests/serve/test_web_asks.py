@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +13,6 @@ from asks_team import COMMAND, commanding_agent, write_asks_team
 from serve_fixture import TOKEN, Server, running_server
 
 from massgen.testing.fake_provider import FakeProvider
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -180,24 +175,6 @@ def login_cookie(server: Server) -> str:
 
 
 # --- in a real browser ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("needs Debian's /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    yield context.new_page()
-    context.close()
 
 
 def start_from_the_page(page, server: Server) -> str:

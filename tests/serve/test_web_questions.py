@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from questions_team import HEARD, QUESTION, asking_agent, tool_result, write_questions_team
 from serve_fixture import TOKEN, Server, running_server
-from test_web_asks import ARGS, CHROMIUM, login_cookie, messages, post, wait_finished
+from test_web_asks import login_cookie, messages, post, wait_finished
 
 from massgen.testing.fake_provider import FakeProvider
 
@@ -106,24 +106,6 @@ def test_an_api_run_of_the_team_has_no_person(served):
 
 
 # --- in a real browser ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("needs Debian's /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    yield context.new_page()
-    context.close()
 
 
 def ask_from_the_page(page, server: Server, team: str = "questions"):

@@ -13,32 +13,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's /usr/bin/chromium")
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # `MASSGEN_SERVE_SCREENSHOT=docs/serve.png` keeps the finished run's screenshot for the README.
 SCREENSHOT_ENV = "MASSGEN_SERVE_SCREENSHOT"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    yield page
-    context.close()
 
 
 def test_a_run_from_the_page_shows_every_agent_live_and_a_reload_loses_nothing(
