@@ -81,7 +81,7 @@ def python_toolboxes(
     if not any(agent.backend.custom_tools for agent in config.agents):
         return {}
     from massgen.core.errors import ConfigError
-    from massgen.tools.python import python_toolbox
+    from massgen.tools.python_files import python_toolbox
 
     boxes: dict[str, Toolbox] = {}
     for index, agent in enumerate(config.agents):

@@ -240,7 +240,7 @@ async def test_the_engine_allows_skill_reads_and_a_deny_rule_refuses_them(tmp_pa
 
 
 def test_a_custom_tool_may_not_be_called_load_skill():
-    from massgen.tools.python import reserved_names
+    from massgen.tools.python_files import reserved_names
 
     assert {"load_skill", "read_skill_file"} <= reserved_names()
 
