@@ -5,7 +5,7 @@
     python -m bench.aids --quick      # 2 runs each, printed instead of written
 
 Each aid through the code a real run calls: skill discovery (`tools/skills.py`), the
-memory section (`TeamMemory.note`), 3-agent `TeamRun`s with personas and criteria on and
+memory section (`TeamMemory.note`), 3-agent `TeamRun`s with personas, criteria and paraphrases on and
 off, one `spawn_subagents` call and one `ask_others` question, every LLM call answered at
 once by the loopback fake provider (`massgen.testing`), which runs in this process here
 because its replies depend on the request (the generation calls get JSON).
@@ -49,6 +49,7 @@ RUNS: dict[str, dict[str, Any]] = {
         "enable_subagents": False,
         "persona_generator": {"enabled": False},
         "evaluation_criteria_generator": {"enabled": False},
+        "question_paraphraser": {"enabled": False},
         "enable_changedoc": False,
         "broadcast": False,
     },
@@ -58,6 +59,7 @@ RUNS: dict[str, dict[str, Any]] = {
         "persona_generator": {"enabled": True},
         "evaluation_criteria_generator": {"enabled": True},
     },
+    "paraphrases": {"question_paraphraser": {"enabled": True}},
 }
 OFF = "every aid key present, all off"
 # What the fake writes when asked: personas of 3-5 sentences, criteria with failure modes.
@@ -72,6 +74,8 @@ CRITERION = (
     "rather than asserting them."
 )
 CRITERIA = 4
+# How the fake rephrases the question, one lead-in per agent.
+PARAPHRASE_LEADS = ("Put differently:", "In other words,", "Said another way:")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,6 +253,8 @@ def _generation(request: dict[str, Any]) -> str | None:
         return "personas"
     if text.startswith("You are writing the evaluation criteria"):
         return "criteria"
+    if text.startswith("You are rephrasing a user's request"):
+        return "paraphrases"
     return None
 
 
@@ -279,6 +285,11 @@ class Generating:
             ]
             aspiration = "an answer a historian would cite"
             return Reply(text=json.dumps({"aspiration": aspiration, "criteria": items}))
+        if kind == "paraphrases":
+            asked = re.search(r"## The request\n(.*?)\n\n## How", _first_user(request), re.S)
+            question = asked.group(1) if asked else QUESTION
+            wording = (f"{lead} {question[0].lower()}{question[1:]}" for lead in PARAPHRASE_LEADS)
+            return Reply(text=json.dumps({"paraphrases": list(wording)}))
         return self.agents(request)
 
 
@@ -315,6 +326,8 @@ async def _team_run(fake: FakeProvider, loaded: Any) -> TeamSample:
     wall = time.perf_counter() - started
     if not result.ok:
         raise RuntimeError(f"aids team run ended {result.status}: {result.reason}")
+    if ev.GeneratorFailed in marks.first:  # a fallback would measure an aid that never ran
+        raise RuntimeError("an aid's generation failed in the bench; its numbers would be wrong")
     requests = list(fake.requests)[before:]
     made = [r for r in requests if _generation(r)]
     return TeamSample(
@@ -643,19 +656,20 @@ def _teams(cost: AidsCost, cli_after: str | None) -> str:
     )
     return "\n\n".join(
         [
-            "### Personas and evaluation criteria",
+            "### Personas, evaluation criteria and question paraphrases",
             f"A full {AGENTS}-agent run at 0 ms (answers of 1,000 characters, votes, the "
             "final presentation; the policy of §2), with each aid on and off, the configs "
             "taking turns. **Added ms** is the median's difference from `none`; **of which "
             "generating**: from the run's start to its first agent's start, the generation "
             "calls (one per aid, both at once when both are on), whose replies stream as "
-            f"{_chunks(cost, 'personas')} and {_chunks(cost, 'criteria')} chunks (one word "
+            f"{_chunks(cost, 'personas')}, {_chunks(cost, 'criteria')} and "
+            f"{_chunks(cost, 'paraphrases')} chunks (one word "
             "each): at 0 ms most of it is the openai SDK turning each chunk into its model "
             "objects (a profile puts it in `openai._models.construct_type`), beside the fake "
             "writing them, on one GIL. **Agents' prompt chars added**: over all the agents' calls, "
-            f"what the persona (shown until an agent has answered) and the {CRITERIA} "
-            "criteria (shown on every call) add; the generation requests are counted apart."
-            + compare,
+            f"what the persona (shown until an agent has answered), the {CRITERIA} "
+            "criteria (shown on every call) and each agent's rephrasing of the question (on "
+            "its every call) add; the generation requests are counted apart." + compare,
             report.table(headers, rows),
         ]
     )
@@ -668,8 +682,10 @@ def _chunks(cost: AidsCost, kind: str) -> str:
     request = {"messages": [{"role": "user", "content": "You are assigning different"}]}
     if kind == "personas":
         request["messages"][0]["content"] += "\n" + "\n".join(f"- agent{n}" for n in (1, 2, 3))
-    else:
+    elif kind == "criteria":
         request["messages"][0]["content"] = "You are writing the evaluation criteria"
+    else:
+        request["messages"][0]["content"] = "You are rephrasing a user's request"
     return f"{len(words(Generating()(request).text)):,}"
 
 
