@@ -11,6 +11,10 @@ A toolbox with an `authorize(call, ctx)` step (the permission engine's `Guarded`
 first, outside the call's timeout: the time a person takes to answer an approval is not
 the tool's. Any exception there is a refusal; nothing runs.
 
+A call may say how it is going (`ToolContext.progress`, set here per call): each line
+a `ToolCallProgress` event, bounded by `tools.progress.ProgressGate`, the last one sent
+just before the call's `ToolCallFinished`. The model never sees them.
+
 Planning mode: during coordination a tool not marked read-only is held back. The model is
 told it runs in the final presentation, and that its plan belongs in its answer.
 """
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from massgen.core import events as ev
 from massgen.core.types import ToolCall, ToolSpec
 from massgen.tools.base import Phase, Toolbox, ToolContext, ToolResult
+from massgen.tools.progress import ProgressGate
 
 Emit = Callable[[ev.AnyEvent], None]
 
@@ -85,8 +90,11 @@ async def _run_one(
         )
     )
     started = time.monotonic()
+    gate = _progress_gate(call, ctx, emit)
+    ctx = dataclasses.replace(ctx, progress=gate)
 
     def finished(result: ToolResult, *, held: bool = False) -> ToolResult:
+        gate.close()  # its last line, then the result that replaces it
         emit(
             ev.ToolCallFinished(
                 agent=ctx.agent,
@@ -117,6 +125,19 @@ async def _run_one(
     return finished(
         truncated(dataclasses.replace(result, call_id=call.id), bounds.max_result_bytes)
     )
+
+
+def _progress_gate(call: ToolCall, ctx: ToolContext, emit: Emit) -> ProgressGate:
+    """The call's bounded progress reporter: each line it lets through an event."""
+
+    def send(message: str) -> None:
+        emit(
+            ev.ToolCallProgress(
+                agent=ctx.agent, call_id=call.id, name=call.name, message=message, phase=ctx.phase
+            )
+        )
+
+    return ProgressGate(send)
 
 
 def held_back(spec: ToolSpec | None, phase: Phase, bounds: ToolBounds) -> bool:

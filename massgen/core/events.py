@@ -83,6 +83,20 @@ class ToolCallStarted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallProgress(Event):
+    """A running tool call said how it is going (a generator tool's log yield, an MCP
+    server's progress notification): for the person watching, never in the model's
+    result. Bounded per call (`tools.progress`): cut short, rate-limited, capped."""
+
+    kind: ClassVar[str] = "tool_call_progress"
+    agent: str
+    call_id: str
+    name: str
+    message: str
+    phase: str = "coordination"  # or "presentation"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished(Event):
     """A tool call's result as the model reads it (cut to the size bound). `ok` is False
     for an error, a timeout or a cancelled call; `held` when planning mode kept a tool
@@ -401,6 +415,7 @@ AnyEvent = (
     | TextDelta
     | ReasoningDelta
     | ToolCallStarted
+    | ToolCallProgress
     | ToolCallFinished
     | HostedToolUsed
     | ToolSourceFailed

@@ -12,7 +12,7 @@ the model reads (`is_error`), never an exception that ends the agent.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from massgen.tools.effects import Effect
 
 Phase = Literal["coordination", "presentation"]
+# A running call's "how it is going" line, for the person watching (never the model).
+Progress = Callable[[str], None]
 # `External.server` for a tool whose box cannot say what a call does.
 UNKNOWN_SERVER = "<unknown>"
 
@@ -32,12 +34,23 @@ class ToolContext:
     """Who calls, when, and where: the agent's id (never shown to a model), the phase
     (coordination, or the winner's final presentation), its workspace, if any, and the
     task: the user message of the conversation the call is made in (the question as this
-    agent was given it, with the answers so far), "" where unknown."""
+    agent was given it, with the answers so far), "" where unknown.
+
+    `progress`, when set (the tool round sets it per call), takes a progress line of the
+    running call and shows it to the person watching (`ToolCallProgress`); bounded there,
+    so a tool may call it as often as it likes. It must be called on the event loop's
+    thread. None: nobody is watching, a tool says nothing."""
 
     agent: str
     phase: Phase = "coordination"
     workspace: Path | None = None
     task: str = ""
+    progress: Progress | None = None
+
+    def report(self, message: str) -> None:
+        """Say how the call is going, if anyone listens."""
+        if self.progress is not None:
+            self.progress(message)
 
 
 @dataclass(frozen=True, slots=True)

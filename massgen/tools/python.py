@@ -10,8 +10,10 @@ against that schema before the function runs.
     async function   awaited on the loop
     generator        (async or sync, the predecessor's streaming tools) run to its end; the
                      result is the text of its yields in order, concatenated as the
-                     predecessor did, less those with `is_log=True` (progress, not for the
-                     model); at most `MAX_YIELDED_CHARS`, then the generator is closed
+                     predecessor did, less those with `is_log=True`: those are progress,
+                     shown live to the person watching (`ToolContext.progress`), never
+                     to the model; at most `MAX_YIELDED_CHARS`, then the generator is
+                     closed
     timeout          the call's bound (`orchestrator.tool_timeout_seconds`, less a margin
                      so the tool reports its own timeout); a thread that overruns it is
                      abandoned, not killed: Python cannot stop a thread
@@ -55,7 +57,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from massgen.core.types import ToolCall, ToolSpec
-from massgen.tools.base import ToolContext, ToolResult
+from massgen.tools.base import Progress, ToolContext, ToolResult
 from massgen.tools.effects import Effect, External
 from massgen.tools.python_context import VALUES, AgentFacts, context_values
 
@@ -135,7 +137,7 @@ class PythonToolbox:
         except ValueError as error:
             return ToolResult.error(call, str(error))
         kwargs = {**arguments, **context_values(tool.context, ctx, self._facts), **tool.preset}
-        yields = Yields()
+        yields = Yields(_on_loop(ctx.progress))
         try:
             value = await asyncio.wait_for(_invoke(tool.function, kwargs, yields), self._timeout)
         except TimeoutError:
@@ -170,11 +172,31 @@ def _call_through(function: Callable[..., Any], kwargs: dict[str, Any], yields: 
     return yields.drain(value) if inspect.isgenerator(value) else value
 
 
+def _on_loop(progress: Progress | None) -> Progress | None:
+    """`progress`, callable from any thread: a sync generator is drained in a thread of its
+    own, and the events it causes belong on the loop's."""
+    if progress is None:
+        return None
+    loop = asyncio.get_running_loop()
+    home = threading.get_ident()
+
+    def report(message: str) -> None:
+        if threading.get_ident() == home:
+            progress(message)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(progress, message)
+
+    return report
+
+
 class Yields:
     """What a generator tool yielded for the model, in order: each yield's text, less the
-    log yields (`is_log`), at most MAX_YIELDED_CHARS."""
+    log yields (`is_log`), at most MAX_YIELDED_CHARS. A log yield's text goes to
+    `progress`, if given."""
 
-    def __init__(self) -> None:
+    def __init__(self, progress: Progress | None = None) -> None:
+        self._progress = progress
         self._parts: list[str] = []
         self._chars = 0
         self.cut = False
@@ -184,13 +206,13 @@ class Yields:
         """Keep `item`'s text; False once the generator should stop."""
         if self.closed:
             return False
-        if item is None or getattr(item, "is_log", False):
+        if item is None:
             return True
-        blocks = getattr(item, "output_blocks", None)
-        if isinstance(blocks, list):  # the predecessor joined its stream's blocks as is
-            text = "".join(str(getattr(block, "data", block)) for block in blocks)
-        else:
-            text = result_text(item)
+        text = _yielded_text(item)
+        if getattr(item, "is_log", False):
+            if self._progress is not None and text:
+                self._progress(text)
+            return True
         room = MAX_YIELDED_CHARS - self._chars
         self._parts.append(text[:room])
         self._chars += len(self._parts[-1])
@@ -222,6 +244,13 @@ class Yields:
                 generator.close()
                 break
         return self.text()
+
+
+def _yielded_text(item: Any) -> str:
+    blocks = getattr(item, "output_blocks", None)
+    if isinstance(blocks, list):  # the predecessor joined its stream's blocks as is
+        return "".join(str(getattr(block, "data", block)) for block in blocks)
+    return result_text(item)
 
 
 # Sync calls still running (past their timeout, the thread cannot be stopped); past this

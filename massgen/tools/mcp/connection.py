@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -21,6 +21,7 @@ import httpx
 from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.session import ProgressFnT
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED
 
@@ -121,8 +122,14 @@ class Connection:
 
     # --- calls ------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        """One tool call on a live session (reconnecting first if the server went away).
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        progress: Callable[[str], None] | None = None,
+    ) -> types.CallToolResult:
+        """One tool call on a live session (reconnecting first if the server went away),
+        the server's progress notifications for it passed to `progress` as text.
         Raises TimeoutError, McpError, or a transport error (`is_transport_error`)."""
         async with self._lock:
             if self._task is None or self._task.done():
@@ -132,7 +139,9 @@ class Connection:
             raise ServerLost(f"MCP server `{self.server.name}` is not connected")
         gone = self._gone
         async with asyncio.timeout(self.server.call_timeout_seconds):
-            return await _unless_gone(gone, session.call_tool(tool, arguments))
+            reported = None if progress is None else _progress_text(progress)
+            call = session.call_tool(tool, arguments, progress_callback=reported)
+            return await _unless_gone(gone, call)
 
     async def drop(self) -> None:
         """Close the session after a transport error, so the next call reconnects."""
@@ -229,6 +238,16 @@ class Connection:
             streamable_http_client(server.url, http_client=client) as (read, write, _),
         ):
             yield read, write
+
+
+def _progress_text(send: Callable[[str], None]) -> ProgressFnT:
+    """The SDK's progress callback, as one line of text: "3/10 message", "3 message"."""
+
+    async def reported(progress: float, total: float | None, message: str | None) -> None:
+        count = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+        send(f"{count} {message}" if message else count)
+
+    return reported
 
 
 async def _unless_gone(gone: asyncio.Event, call: Coroutine[Any, Any, T]) -> T:

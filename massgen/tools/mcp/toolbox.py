@@ -90,10 +90,12 @@ class McpToolbox:
             arguments = arguments_of(call.arguments)
         except ValueError as error:
             return ToolResult.error(call, str(error))
-        return await _call(source, tool, arguments, call)
+        return await _call(source, tool, arguments, call, ctx)
 
 
-async def _call(source: Source, tool: str, arguments: dict[str, Any], call: ToolCall) -> ToolResult:
+async def _call(
+    source: Source, tool: str, arguments: dict[str, Any], call: ToolCall, ctx: ToolContext
+) -> ToolResult:
     name, server = source.server.name, source.server
     if (left := source.breaker.open_for()) is not None:
         return ToolResult.error(
@@ -103,7 +105,7 @@ async def _call(source: Source, tool: str, arguments: dict[str, Any], call: Tool
         )
     for _ in range(server.max_retries + 1):
         try:
-            result = await source.connection.call(tool, arguments)
+            result = await source.connection.call(tool, arguments, ctx.progress)
         except TimeoutError:
             source.breaker.failed()
             return ToolResult.error(
