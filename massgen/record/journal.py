@@ -31,8 +31,8 @@ DECIDED = (
     ev.OrchestrationRestarted,
 )
 
-# Streamed chunks: many per second, so they are only buffered.
-_BUFFERED = (ev.TextDelta, ev.ReasoningDelta, ev.FinalTextDelta)
+# Streamed chunks: many per second, so they are only buffered (a tool's progress lines too).
+_BUFFERED = (ev.TextDelta, ev.ReasoningDelta, ev.FinalTextDelta, ev.ToolCallProgress)
 
 
 class JournalError(Exception):

@@ -14,7 +14,8 @@ from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import iso, version_of
 
 # Streamed chunks: many per second, so they are buffered and never trigger a rewrite.
-STREAM_EVENTS = (ev.TextDelta, ev.ReasoningDelta, ev.FinalTextDelta)
+# A tool's progress lines too (bounded per call; the views show them, the files do not).
+STREAM_EVENTS = (ev.TextDelta, ev.ReasoningDelta, ev.FinalTextDelta, ev.ToolCallProgress)
 
 # What changes coordination: who answered, voted, failed, won.
 _DECISIONS = (
@@ -179,6 +180,7 @@ class RunState:
                 ev.TextDelta()
                 | ev.ReasoningDelta()
                 | ev.ToolCallStarted()
+                | ev.ToolCallProgress()
                 | ev.ToolCallFinished()
                 | ev.HostedToolUsed()
                 | ev.SubagentStarted()

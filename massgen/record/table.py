@@ -144,6 +144,7 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             | ev.TextDelta()
             | ev.ReasoningDelta()
             | ev.ToolCallStarted()
+            | ev.ToolCallProgress()
             | ev.SubagentStarted()
             | ev.UsageReported()
             | ev.CoordinationFinished()

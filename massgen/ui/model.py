@@ -62,7 +62,8 @@ class Pane:
 
     runs: list[tuple[Kind, str]] = field(default_factory=list)
     chars: int = 0
-    calls: dict[str, str] = field(default_factory=dict)  # tool calls in flight: id -> name
+    # Tool calls in flight: id -> name, with its latest progress line once it reports.
+    calls: dict[str, str] = field(default_factory=dict)
     note: str | None = None  # why the current run started over, until it ends
     run: int = 0
     text: RunText = field(default_factory=RunText)  # the current run's text as shown
@@ -127,6 +128,10 @@ class ViewModel:
                 self._stream(event)
             case ev.ToolCallStarted() | ev.ToolCallFinished():
                 self._tool(event)
+            case ev.ToolCallProgress(agent=agent, call_id=call_id, name=name, message=message):
+                calls = self.pane(agent).calls
+                if call_id in calls:  # a line after the finish (or a restart) is stale
+                    calls[call_id] = f"{name} · {preview(message, 80)}"
             case ev.HostedToolUsed():
                 self._hosted(event)
             case ev.SubagentStarted() | ev.SubagentFinished():

@@ -59,6 +59,8 @@ class PlainView:
                 return None
             case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
                 return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"
+            case ev.ToolCallProgress(agent=agent, name=name, message=message):
+                return f"[{agent}] … {name}: {preview(message, 120)}"
             case ev.ToolCallFinished(agent=agent, name=name, held=True):
                 return f"[{agent}] ⏸ {name} held for the final presentation (planning mode)"
             case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok) as done:

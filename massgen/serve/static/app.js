@@ -264,8 +264,18 @@
         agent.card.tools.appendChild(item);
         break;
       }
+      case "tool_call_progress": {
+        // The latest line of a running call, under its name; its result replaces it.
+        var running = agent.card.calls[e.call_id];
+        if (!running || running.className !== "tool running") break;
+        var progress = running.querySelector(".progress") || running.appendChild(el("div", "progress"));
+        progress.textContent = e.message.slice(0, 300);
+        break;
+      }
       case "tool_call_finished": {
         var call = agent.card.calls[e.call_id] || el("li", "tool", e.name);
+        var shown = call.querySelector(".progress");
+        if (shown) shown.remove();
         call.className = "tool " + (e.ok ? "ok" : "failed");
         call.title = e.result.slice(0, 2000);
         if (!call.parentNode) agent.card.tools.appendChild(call);
