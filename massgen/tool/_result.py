@@ -1,6 +1,6 @@
 """What a predecessor-style custom tool returns; `tools/python.result_text` shows the model
 the `data` of each output block, one per line. A generator tool yields several; those with
-`is_log=True` are progress, never shown to the model."""
+`is_log=True` are progress: shown live to the person watching, never to the model."""
 
 from __future__ import annotations
 

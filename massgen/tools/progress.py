@@ -25,15 +25,16 @@ class ProgressGate:
         self,
         send: Callable[[str], None],
         *,
-        max_events: int = MAX_EVENTS,
-        min_interval_s: float = MIN_INTERVAL_S,
-        max_chars: int = MAX_CHARS,
+        max_events: int | None = None,
+        min_interval_s: float | None = None,
+        max_chars: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        # None: the module's bound, read now (so a test or bench may set it).
         self._send = send
-        self._max_events = max_events
-        self._interval = min_interval_s
-        self._max_chars = max_chars
+        self._max_events = MAX_EVENTS if max_events is None else max_events
+        self._interval = MIN_INTERVAL_S if min_interval_s is None else min_interval_s
+        self._max_chars = MAX_CHARS if max_chars is None else max_chars
         self._clock = clock
         self._sent = 0
         self._last_at: float | None = None
