@@ -14,9 +14,9 @@ import pytest
 
 import massgen
 from massgen.config.schema import MassgenConfig
+from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
 from massgen.core.types import ToolCall
-from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 from massgen.tools import progress
 from massgen.tools.base import ToolContext
@@ -158,7 +158,9 @@ async def test_an_mcp_servers_progress_notifications_are_progress_events(tmp_pat
     events: list[ev.AnyEvent] = []
     async with open_team(config, log_dir=tmp_path, warn=pytest.fail) as boxes:
         calls = [ToolCall("c1", "mcp__p__countdown", '{"steps": 3}')]
-        (result,) = await run_round(boxes["a"], calls, ToolContext("a"), ToolBounds(), events.append)
+        (result,) = await run_round(
+            boxes["a"], calls, ToolContext("a"), ToolBounds(), events.append
+        )
     assert result.content == "counted 3" and not result.is_error
     lines = [e.message for e in events if isinstance(e, ev.ToolCallProgress)]
     assert lines == ["1/3 step 1", "2/3 step 2", "3/3 step 3", "4"]

@@ -21,8 +21,8 @@ import httpx
 from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.session import ProgressFnT
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.session import ProgressFnT
 from mcp.types import CONNECTION_CLOSED
 
 from massgen.config.mcp import HttpServer, StdioServer
