@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -45,7 +45,7 @@ class ToolContext:
     phase: Phase = "coordination"
     workspace: Path | None = None
     task: str = ""
-    progress: Progress | None = None
+    progress: Progress | None = field(default=None, compare=False, repr=False)
 
     def report(self, message: str) -> None:
         """Say how the call is going, if anyone listens."""
