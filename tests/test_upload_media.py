@@ -293,6 +293,20 @@ def test_a_file_over_the_bound_is_refused_at_load(workdir):
     assert "at most 64 MB" in str(raised.value)
 
 
+def test_an_image_past_claudes_bound_is_refused_at_load_and_one_within_loads(workdir):
+    """Anthropic takes an image of at most 5 MB of base64 (about 3.75 MB of file); the
+    other providers' bounds are above massgen's own 64 MB or not documented."""
+    for name, size in (("big.png", 4 * 2**20), ("fits.png", 3 * 2**20)):
+        with (workdir / name).open("wb") as file:
+            file.truncate(size)  # sparse
+    with pytest.raises(ConfigError) as raised:
+        load(str(write(workdir, {"type": "claude", "upload_files": [{"image_path": "big.png"}]})))
+    assert raised.value.path == "agents[0].backend.upload_files[0].image_path"
+    assert "big.png is 4.0 MB" in str(raised.value) and "at most 5 MB" in str(raised.value)
+    load(str(write(workdir, {"type": "claude", "upload_files": [{"image_path": "fits.png"}]})))
+    load(str(write(workdir, {"type": "gemini", "upload_files": [{"image_path": "big.png"}]})))
+
+
 def test_media_entries_do_not_switch_on_file_search(workdir):
     config = load(
         str(write(workdir, {"type": "claude", "upload_files": [{"image_path": "chart.png"}]}))

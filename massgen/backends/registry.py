@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from massgen.backends.base import Backend
 from massgen.backends.profiles import (
@@ -21,7 +22,7 @@ from massgen.backends.profiles import (
 )
 from massgen.backends.wires import Problem, Wire
 from massgen.config.schema import HOSTED_KEYS, BackendConfig
-from massgen.config.uploads import media
+from massgen.config.uploads import MediaFile, media
 from massgen.core.errors import ConfigError
 from massgen.core.types import TYPED_PARAMS
 
@@ -85,9 +86,13 @@ def _unsent(cfg: BackendConfig, wire: Wire) -> Problem | None:
 
 
 def _unsupported_media(cfg: BackendConfig, wire: Wire) -> Problem | None:
-    """An `upload_files` media entry whose kind the backend's wire cannot send."""
+    """An `upload_files` media entry whose kind the backend's wire cannot send, or a local
+    file larger than the provider takes for its kind."""
     for index, entry in media(cfg.upload_files):
         if entry.kind in wire.media:
+            too_big = _too_big(cfg, wire, index, entry)
+            if too_big is not None:
+                return too_big
             continue
         takes = sorted(t for t, p in PROFILES.items() if entry.kind in p.wire.media)
         own = f"takes {', '.join(sorted(wire.media))}" if wire.media else "takes no media"
@@ -97,6 +102,29 @@ def _unsupported_media(cfg: BackendConfig, wire: Wire) -> Problem | None:
             f"remove the entry, or use a backend type that takes {entry.kind}: " + ", ".join(takes),
         )
     return None
+
+
+def _too_big(cfg: BackendConfig, wire: Wire, index: int, entry: MediaFile) -> Problem | None:
+    """A local media file whose base64 text passes the provider's bound for its kind (a
+    URL's size is known only when it is fetched, at run start)."""
+    limit = dict(wire.media_limits).get(entry.kind)
+    if limit is None or entry.is_url:
+        return None
+    try:
+        size = os.stat(entry.path).st_size
+    except OSError:  # the loader checked it exists; a race is the run's to report
+        return None
+    encoded = -(-size // 3) * 4
+    if encoded <= limit:
+        return None
+    mb = 2**20
+    return (
+        f"upload_files[{index}].{entry.key}",
+        f"{Path(entry.path).name} is {size / mb:.1f} MB, and backend type {cfg.type!r} takes "
+        f"an {entry.kind} of at most {limit / mb:g} MB once base64-encoded (a file of about "
+        f"{limit * 3 / 4 / mb:.2f} MB)",
+        "use a smaller or more compressed file, or a backend type that takes larger ones",
+    )
 
 
 def _unsupported_param(cfg: BackendConfig, wire: Wire) -> Problem | None:

@@ -41,6 +41,9 @@ class Wire:
     # The media a user message may carry (`upload_files` image/audio/video entries), each
     # sent as the provider's own content part; a config with another kind is refused.
     media: frozenset[MediaKind] = frozenset()
+    # The most a media file of a kind may be once base64-encoded, where the provider
+    # documents a bound below massgen's own (`MAX_MEDIA_BYTES`); checked at load.
+    media_limits: tuple[tuple[MediaKind, int], ...] = ()
     # The format can ask for strict tool use (`enable_strict_tool_use`).
     strict_tools: bool = False
     # The format sends Anthropic beta names (`betas`) as the `anthropic-beta` header.
@@ -169,6 +172,8 @@ ANTHROPIC_MESSAGES = Wire(
     ),
     _SEARCH_AND_CODE,
     _IMAGES,  # `image` blocks with a base64 source
+    # "image exceeds 5 MB maximum": the API bounds the base64 text, not the file.
+    media_limits=(("image", 5 * 2**20),),
     strict_tools=True,
     beta_headers=True,
 )
