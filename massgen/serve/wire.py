@@ -165,6 +165,8 @@ def progress_line(event: ev.AnyEvent) -> str | None:
             return f"[{agent}] {doing} (run {run})\n"
         case ev.ToolCallStarted(agent=agent, name=name):
             return f"[{agent}] calls {name}\n"
+        case ev.ToolCallProgress(agent=agent, name=name, message=message):
+            return f"[{agent}] … {name}: {message}\n"
         case ev.BroadcastAsked(agent=agent, to=to):
             return f"[{agent}] asks {', '.join(to)}\n"
         case ev.AnswerPublished(agent=agent, label=label):

@@ -3,7 +3,8 @@
 import pytest
 
 from massgen.coordination.prompts import Turn
-from massgen.serve.wire import RequestError, parse_request
+from massgen.core import events as ev
+from massgen.serve.wire import RequestError, parse_request, progress_line
 
 
 def _parse(*messages, **extra):
@@ -45,3 +46,11 @@ def test_a_missing_model_names_the_parameter():
     with pytest.raises(RequestError) as raised:
         parse_request({"messages": [{"role": "user", "content": "q"}]})
     assert raised.value.param == "model"
+
+
+def test_a_running_calls_progress_is_a_reasoning_line():
+    """What the web page and the live view show of a running tool, the
+    `/v1/chat/completions` stream carries in `reasoning_content` too."""
+    event = ev.ToolCallProgress(agent="a1", call_id="c1", name="fetch", message="2/3 pages")
+    assert progress_line(event) == "[a1] … fetch: 2/3 pages\n"
+
