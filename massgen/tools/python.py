@@ -358,6 +358,27 @@ def tool_from_function(
     preset = dict(preset or {})
     defaults = dict(defaults or {})
     signature = inspect.signature(function)
+    context = _context_names(function, preset)
+    named = {"preset_args": preset, "default_params": defaults, "context_params": context}
+    for key, given in named.items():
+        unknown = sorted(set(given) - set(signature.parameters))
+        if unknown:
+            raise ValueError(f"{key} names no parameter of `{name}`: {', '.join(unknown)}")
+    fields = _fields(function, signature, {*preset, *context}, defaults)
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    text = description or _summary(function.__doc__ or "") or f"Call the Python function {name}."
+    return PythonTool(ToolSpec(name, text, schema), function, model, preset, context)
+
+
+def _context_names(function: Callable[..., Any], preset: dict[str, Any]) -> tuple[str, ...]:
+    """The parameters the function's `@context_params` asks massgen to fill (a preset one
+    is the config's, not the run's).
+
+    Raises:
+        UnknownContext: a name massgen cannot fill.
+    """
     context = tuple(sorted(set(getattr(function, CONTEXT_ATTRIBUTE, None) or ()) - set(preset)))
     unfillable = [n for n in context if n not in VALUES]
     if unfillable:
@@ -365,26 +386,25 @@ def tool_from_function(
             f"massgen cannot fill its context parameter `{unfillable[0]}` "
             f"(it fills {', '.join(f'`{n}`' for n in VALUES)})"
         )
-    for key, given in (
-        ("preset_args", preset),
-        ("default_params", defaults),
-        ("context_params", dict.fromkeys(context)),
-    ):
-        unknown = sorted(set(given) - set(signature.parameters))
-        if unknown:
-            raise ValueError(f"{key} names no parameter of `{name}`: {', '.join(unknown)}")
+    return context
+
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def _fields(
+    function: Callable[..., Any],
+    signature: inspect.Signature,
+    hidden: set[str],
+    defaults: dict[str, Any],
+) -> dict[str, Any]:
+    """The model-facing parameters as pydantic fields: type from the (resolved) hints,
+    default from `defaults` or the signature, description from the docstring."""
     docs = _parameter_docs(function.__doc__ or "")
+    hints = _resolved_hints(function)
     fields: dict[str, Any] = {}
     for parameter in signature.parameters.values():
-        if (
-            parameter.name in preset
-            or parameter.name in context
-            or parameter.kind
-            in (
-                inspect.Parameter.VAR_POSITIONAL,
-                inspect.Parameter.VAR_KEYWORD,
-            )
-        ):
+        if parameter.name in hidden or parameter.kind in _VARIADIC:
             continue
         annotation = (
             Any if parameter.annotation is inspect.Parameter.empty else parameter.annotation
@@ -394,17 +414,10 @@ def tool_from_function(
             ... if parameter.default is inspect.Parameter.empty else parameter.default,
         )
         fields[parameter.name] = (
-            annotation,
+            hints.get(parameter.name, annotation),
             Field(default=default, description=docs.get(parameter.name)),
         )
-    hints = _resolved_hints(function)
-    for key, (annotation, field) in list(fields.items()):
-        fields[key] = (hints.get(key, annotation), field)
-    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    text = description or _summary(function.__doc__ or "") or f"Call the Python function {name}."
-    return PythonTool(ToolSpec(name, text, schema), function, model, preset, context)
+    return fields
 
 
 def _resolved_hints(function: Callable[..., Any]) -> dict[str, Any]:
