@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     import asyncio
 
-    from massgen.batch import runner, scoring, store, summary
+    from massgen.batch import runner, scoring, stages, store, summary
     from massgen.batch.progress import BatchProgress
     from massgen.batch.tasks import load_tasks, parse_fields
     from massgen.loading import load
@@ -129,7 +129,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return ExitCode.INTERRUPTED
-    result = summary.summarise(rows, [task.id for task in tasks])
+    ids = [task.id for task in tasks]
+    records = stages.build(out, rows, ids, {task.id: task.answer for task in tasks}, check)
+    stages.write(out, records)
+    result = summary.summarise(rows, ids, records)
     summary.write(out, result)
     _print_table(result)
     print(f"results: {out / store.RESULTS}\nsummary: {out / store.SUMMARY}", file=sys.stderr)
@@ -201,20 +204,44 @@ def _print_table(result: dict[str, Any]) -> None:
 
     from massgen.batch import summary
 
-    Console(width=120).print(summary.table(result))
+    console = Console(width=120)
+    console.print(summary.table(result))
+    found = summary.stage_table(result)
+    if found is not None:
+        console.print(found)
+    for line in summary.stage_lines(result):
+        console.print(line, highlight=False, markup=False)
 
 
 # --- report ----------------------------------------------------------------------------------
+
+
+def _stages_again(out: Path, manifest: dict, rows: dict, ids: list[str]) -> list | None:
+    """The stage records rebuilt from the team logs, scored against the batch's tasks;
+    None (with a note) when those tasks cannot be read from here."""
+    from massgen.batch import scoring, stages
+    from massgen.batch.tasks import load_tasks
+
+    settings = manifest.get("settings") or {}
+    try:
+        tasks = load_tasks(str(manifest.get("tasks")), settings.get("fields") or {})
+        check = scoring.scorer(str(settings.get("scorer") or "numeric"))
+    except ConfigError as error:
+        print(f"massgen: no stage table: the batch's tasks: {error.message}", file=sys.stderr)
+        return None
+    records = stages.build(out, rows, ids, {task.id: task.answer for task in tasks}, check)
+    stages.write(out, records)
+    return records
 
 
 def report(args: argparse.Namespace) -> int:
     from massgen.batch import store, summary
 
     out = Path(args.out)
-    store.read_manifest(out)  # a clear error when DIR holds no batch
+    manifest = store.read_manifest(out)  # a clear error when DIR holds no batch
     rows = store.read_rows(out)
     ids = list(dict.fromkeys(tid for tid, _ in rows))
-    result = summary.summarise(rows, ids)
+    result = summary.summarise(rows, ids, _stages_again(out, manifest, rows, ids))
     summary.write(out, result)
     _print_table(result)
     drawn = summary.chart(out, result)

@@ -9,23 +9,13 @@ from __future__ import annotations
 
 import importlib
 import math
-import re
-import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
+from massgen.core.answers import choice_letter, last_number, normalise
 from massgen.core.errors import ConfigError
 
 BUILT_IN = ("exact", "numeric", "choice")
-
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
-_GSM8K = re.compile(r"####\s*(-?[\d,]*\.?\d+)")
-_CHOICE_MARKED = re.compile(
-    r"(?:answer|option|choice)\s*(?:is|:)?\s*\(?([A-J])\)?(?![A-Za-z])", re.IGNORECASE
-)
-_CHOICE_ALONE = re.compile(r"(?<![A-Za-z])\(?([A-J])\)?(?![A-Za-z])")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,43 +30,11 @@ class Scorer:
             return None
         return float(self.compare(answer, reference))
 
-
-# --- extraction ------------------------------------------------------------------------------
-
-
-def normalise(text: str) -> str:
-    """Lower case, no punctuation, articles or extra spaces (SQuAD's normalisation)."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in string.punctuation)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-def last_number(text: str) -> str | None:
-    """The last number in `text`, canonical ("1,000.50" → "1000.5"); a GSM8K-style
-    `#### N` wins over numbers elsewhere."""
-    marked = _GSM8K.findall(text)
-    found = marked or _NUMBER.findall(text)
-    return _canonical(found[-1]) if found else None
-
-
-def _canonical(number: str) -> str | None:
-    try:
-        value = Decimal(number.replace(",", ""))
-    except InvalidOperation:
-        return None
-    if value == value.to_integral_value():
-        return str(value.quantize(Decimal(1)))
-    return format(value.normalize(), "f")
-
-
-def choice_letter(text: str) -> str | None:
-    """The option letter an answer picks: "the answer is (B)" → "B"; else the last lone
-    capital letter A-J."""
-    marked = _CHOICE_MARKED.findall(text)
-    if marked:
-        return marked[-1].upper()
-    alone = _CHOICE_ALONE.findall(text.strip())
-    return alone[-1].upper() if alone else None
+    @property
+    def equivalence(self) -> str:
+        """The `orchestrator.agreement` that matches this scorer: its own name for a
+        built-in one, else `none` (a user's function says nothing about equivalence)."""
+        return self.name if self.name in BUILT_IN else "none"
 
 
 # --- the scorers -----------------------------------------------------------------------------

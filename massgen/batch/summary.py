@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from massgen.batch import store
+from massgen.batch import stages, store
 from massgen.batch.scoring import wilson
+from massgen.batch.verdicts import verdicts
 from massgen.batch.work import SC, SINGLE, TEAM
 
 Row = dict[str, Any]
@@ -26,9 +27,14 @@ def methods_in(rows: Mapping[tuple[str, str], Row]) -> list[str]:
     return [m for m in (TEAM, *singles, SC) if m in found]
 
 
-def summarise(rows: Mapping[tuple[str, str], Row], ids: Sequence[str]) -> dict[str, Any]:
+def summarise(
+    rows: Mapping[tuple[str, str], Row],
+    ids: Sequence[str],
+    stage_records: Sequence[stages.Record] | None = None,
+) -> dict[str, Any]:
     """`ids`: the batch's questions, in order. Only finished rows count; a baseline is
-    compared with the team on the questions both finished."""
+    compared with the team on the questions both finished. `stage_records`: where the
+    team's accuracy goes (`stages.py`), when the logs were read."""
     team = _finished(rows, ids, TEAM)
     methods = []
     for method in methods_in(rows):
@@ -42,7 +48,15 @@ def summarise(rows: Mapping[tuple[str, str], Row], ids: Sequence[str]) -> dict[s
             entry["member"] = mine[shared[0]].get("winner")
         methods.append(entry)
     failed = sum(1 for row in rows.values() if row.get("status") not in store.FINISHED)
-    return {"questions": len(ids), "failed_rows": failed, "methods": methods}
+    result = {
+        "questions": len(ids),
+        "failed_rows": failed,
+        "methods": methods,
+        "verdicts": verdicts(methods),
+    }
+    if stage_records is not None:
+        result["stages"] = stages.summarise(stage_records, rows)
+    return result
 
 
 def _finished(rows: Mapping[tuple[str, str], Row], ids: Sequence[str], method: str) -> dict:
@@ -105,6 +119,63 @@ def table(summary: Mapping[str, Any]) -> Any:
     return grid
 
 
+def stage_table(summary: Mapping[str, Any]) -> Any:
+    """A rich Table of where the team's accuracy goes (`stages.py`), or None."""
+    from rich.table import Table
+
+    found = summary.get("stages")
+    if not found or not found["n"]:
+        return None
+    grid = Table(
+        title=f"where the team's accuracy goes: {found['n']} questions", title_justify="left"
+    )
+    for name in ("stage", "n", "accuracy", "95% interval"):
+        grid.add_column(name, justify="left" if name == "stage" else "right")
+    for member in found["members"]:
+        grid.add_row(
+            *_stage_cells(f"first answer in team: {member['agent']}", member["first_answer"])
+        )
+        if member["single"]["n"]:
+            grid.add_row(*_stage_cells(f"  alone (single:{member['agent']})", member["single"]))
+    for key, name in (
+        ("oracle", "oracle: some candidate right"),
+        ("majority_first", "majority of first answers"),
+        ("selected", "selected (the winning answer)"),
+        ("final", "final (after presentation)"),
+    ):
+        grid.add_row(*_stage_cells(name, found[key]))
+    return grid
+
+
+def stage_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The oracle gap, agreement and the verdicts, as lines under the tables."""
+    lines = []
+    found = summary.get("stages")
+    if found and found["n"]:
+        gap = found["oracle_gap"]
+        ids = ", ".join(gap["ids"]) or "none"
+        lines.append(f"oracle gap: {gap['count']} of {found['n']} questions ({ids})")
+        agreed = found["agreement"]
+        if agreed["ended_runs"]:
+            lines.append(
+                f"agreement ended {agreed['ended_runs']} runs before any vote: "
+                f"{_tokens(agreed['tokens_per_question_agreed'])} tokens per question there, "
+                f"{_tokens(agreed['tokens_per_question_voted'])} where the team voted"
+            )
+    lines += [f"verdict: {line}" for line in summary.get("verdicts", ())]
+    return lines
+
+
+def _stage_cells(name: str, rate: Mapping[str, Any]) -> list[str]:
+    low, high = rate["interval"]
+    interval = f"{_percent(low)}–{_percent(high)}" if low is not None else "–"
+    return [name, str(rate["n"]), _percent(rate["accuracy"]), interval]
+
+
+def _tokens(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f}"
+
+
 def _cells(entry: Mapping[str, Any]) -> list[str]:
     method = entry["method"]
     if method == SC and entry.get("k"):
@@ -149,9 +220,10 @@ def chart(out: Path, summary: Mapping[str, Any]) -> Path | None:
     entries.sort(key=lambda e: e["tokens_per_question"])
     labels = [f"{e['method']}\n{e['tokens_per_question']:,.0f} tok/q" for e in entries]
     values = [e["accuracy"] for e in entries]
+    # Clamped: at 0/n or n/n the interval's end can sit a rounding error past the value.
     errors = [
-        [v - e["interval"][0] for v, e in zip(values, entries, strict=True)],
-        [e["interval"][1] - v for v, e in zip(values, entries, strict=True)],
+        [max(0.0, v - e["interval"][0]) for v, e in zip(values, entries, strict=True)],
+        [max(0.0, e["interval"][1] - v) for v, e in zip(values, entries, strict=True)],
     ]
     figure, axes = plt.subplots(figsize=(max(5, 1.8 * len(entries)), 4))
     colours = ["#dd8452" if e["method"] == TEAM else "#4c72b0" for e in entries]

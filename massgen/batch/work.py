@@ -42,6 +42,16 @@ class Job:
     k: int = 1  # samples, for self-consistency
 
 
+def with_agreement(loaded: LoadedConfig, equivalence: str) -> LoadedConfig:
+    """The team judges its first answers' agreement as the batch's scorer reads answers
+    (`numeric` for GSM8K), unless the config sets `orchestrator.agreement` itself."""
+    settings = loaded.config.orchestrator
+    if "agreement" in settings.model_fields_set:
+        return loaded
+    settings = settings.model_copy(update={"agreement": equivalence})
+    return replace(loaded, config=loaded.config.model_copy(update={"orchestrator": settings}))
+
+
 def run_dir(out: Path, task_id: str) -> Path:
     """`out/runs/<id>`: the id made safe for a file name, with a hash so two ids never meet."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", task_id)[:60].strip("._") or "task"
@@ -54,8 +64,9 @@ class Worker:
     clients and, for the local backend, the loaded model) until `aclose`."""
 
     def __init__(self, loaded: LoadedConfig, out: Path, scorer_spec: str) -> None:
-        self.loaded, self.out = loaded, out
-        self.extract = scorer(scorer_spec).extract
+        chosen = scorer(scorer_spec)
+        self.loaded, self.out = with_agreement(loaded, chosen.equivalence), out
+        self.extract = chosen.extract
         self._members: dict[str, Member] | None = None
 
     def members(self) -> dict[str, Member]:

@@ -427,6 +427,16 @@ class OrchestratorConfig(Strict):
     self_votes: Literal["tiebreak", "count", "exclude"] = "tiebreak"
     # Seed for the anonymous label assignment and answer shuffling; recorded in the logs.
     seed: int | None = None
+    # When the agents' independent first answers all agree under this equivalence, the
+    # run ends with that answer: no vote and no presentation (`coordination/agreement.py`).
+    # "exact" (normalised text) by default: identical answers leave nothing to debate, and
+    # numbers or option letters are only the answer for tasks known to want them (`massgen
+    # batch` sets it from its scorer).
+    agreement: Literal["exact", "numeric", "choice", "none"] = "exact"
+    # A model without native tool calling (JSON actions) writes its turn as free text and
+    # ends it with a short decision line, instead of writing its answer inside a JSON
+    # string (`coordination/free_text.py`); false: the JSON action, as before.
+    free_text_actions: bool = True
     # The user's directories the agents may read (and the final presenter may write).
     context_paths: tuple[ContextPathConfig, ...] = ()
     # Media tools for every agent, and who serves each generation mode (`tools/media_plan.py`).

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from massgen.backends.base import Backend
 from massgen.backends.common import estimated_usage, request_chars
-from massgen.coordination import actions
+from massgen.coordination import actions, free_text
 from massgen.coordination.runaway import CallWatch, Guards, ReplyWatch, corrective
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
@@ -109,6 +109,8 @@ class RunSetup:
     max_tool_iterations: int
     tools: ToolBounds = field(default_factory=ToolBounds)
     guards: Guards = field(default_factory=Guards)
+    # The turn is written as free text with a decision line (`free_text.py`).
+    free_text: bool = False
 
 
 @dataclass(slots=True)
@@ -125,6 +127,8 @@ class _Reply:
 async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
     """Drive one run to an accepted action (or a stale view). Raises AgentGaveUp or
     BackendError when the agent cannot finish."""
+    if setup.free_text:
+        return await _free_text_run(member, setup, submit, emit)
     own = member_tools(member)
     structured = member.structured_actions
     system = f"{setup.system}\n\n{actions.tools_note(own)}" if structured and own else setup.system
@@ -189,6 +193,55 @@ async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit)
 
 # Of a reply stopped by a guard, what the model reads back before the correction.
 _KEPT_CHARS = 2000
+
+
+async def _free_text_run(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
+    """A run of a model without tool calling, written as free text that ends with a
+    decision line (`free_text.py`); a short constrained call decides when it has none."""
+    messages = [
+        Message("system", setup.system),
+        Message("user", setup.user, attachments=member.attachments),
+    ]
+    invalid, strikes = 0, 0
+    while True:
+        if member.inbox is not None:
+            messages += [Message("user", text) for text in member.inbox()]
+        reply = await _call(member, messages, (), None, emit, setup.guards)
+        if reply.stopped is not None:
+            strikes = _strike(member, reply.stopped, strikes, emit)
+            messages += [Message("assistant", reply.text[:_KEPT_CHARS]), _told(reply.stopped)]
+            continue
+        labels, can_answer = setup.vote_labels, setup.can_answer
+        action = free_text.read_decision(reply.text, labels, can_answer=can_answer)
+        if action is None:
+            action = await _decision(member, messages, reply.text, setup, emit)
+        assert not isinstance(action, actions.UseTool)  # free text calls no tools
+        verdict = action if isinstance(action, actions.Invalid) else submit(action)
+        if isinstance(verdict, Verdict):
+            return verdict
+        invalid += 1
+        emit(ev.ActionRejected(agent=member.id, reason=verdict.reason, attempt=invalid))
+        if invalid > setup.max_invalid_retries:
+            raise AgentGaveUp(f"no valid action after {invalid} attempts: {verdict.reason}")
+        messages += [Message("assistant", reply.text), Message("user", verdict.reason)]
+
+
+async def _decision(
+    member: Member, messages: list[Message], text: str, setup: RunSetup, emit: Emit
+) -> actions.Action:
+    """The action a free-text turn left unstated, picked by one call held to a small JSON
+    schema; `text` stays the answer or the vote's reason. Its JSON is not shown as the
+    agent's text (the accepted action is), but its usage counts."""
+    can_answer = setup.can_answer
+    schema = free_text.decision_schema(setup.vote_labels, can_answer=can_answer)
+    asked = [
+        *messages,
+        Message("assistant", text),
+        Message("user", free_text.decision_prompt(can_answer=can_answer)),
+    ]
+    quiet: Emit = lambda event: None if isinstance(event, ev.TextDelta) else emit(event)  # noqa: E731
+    reply = await _call(member, asked, (), schema, quiet, setup.guards)
+    return free_text.decided(reply.text, text)
 
 
 def _strike(member: Member, reason: str, strikes: int, emit: Emit) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import OrchestratorConfig
-from massgen.coordination import actions, direct, novelty, prompts
+from massgen.coordination import actions, agreement, direct, novelty, prompts
 from massgen.coordination.agent import (
     Emit,
     Member,
@@ -85,6 +85,7 @@ class Orchestrator:
         self.outcome: TeamOutcome | None = None
         self._presented: TeamOutcome | None = None  # this attempt's, while it is evaluated
         self._presented_in: Path | None = None  # the presenter's workspace
+        self._agreed: agreement.Agreement | None = None  # first answers ended this attempt
 
     def _budgeted(self, member: Member) -> Member:
         spent = lambda: self.state.ledger.total()  # noqa: E731 (the state of the run then)
@@ -174,6 +175,8 @@ class Orchestrator:
                     stems = self.state.labels.as_dict()
                     await self.aids.prepare(self.state.question, self.members, stems, self.emit)
                 await self._coordinate()
+            if self._agreed is not None:
+                return self._agreed_outcome(self._agreed)
         except TimeoutError:
             return self._fallback(Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached")
         except BudgetSpent as spent:
@@ -288,7 +291,7 @@ class Orchestrator:
                 run=self.state.runs[member.id],
                 answers_in_view=tuple(a.label for a in in_view),
                 vote_only=not setup.can_answer,
-                json_actions=member.structured_actions,
+                json_actions=member.structured_actions and not setup.free_text,
             )
         )
 
@@ -309,8 +312,14 @@ class Orchestrator:
         # The vote options follow the same shuffled order as the answers: models favour
         # whatever comes first, so neither list may give any answer a fixed head start.
         shown = prompts.order_for_viewer(in_view, member.id, seed)
+        free = self._free_text(member)
         system = prompts.system_prompt(
-            member.system_message, sensitivity=sensitivity, vote_only=not can_answer, single=single
+            member.system_message,
+            sensitivity=sensitivity,
+            vote_only=not can_answer,
+            single=single,
+            free_text=free,
+            answers_shown=bool(shown),
         )
         if self._plans_only(member):
             note = self.settings.coordination.planning_mode_instruction or prompts.PLANNING_NOTE
@@ -323,7 +332,11 @@ class Orchestrator:
         system = "\n\n".join([system, *memory, *member.notes, *aids])
         paraphrase = self.aids.paraphrase(member) if self.aids is not None else None
         user = prompts.user_message(
-            self.state.question, shown, history=self.state.history, paraphrase=paraphrase
+            self.state.question,
+            shown,
+            history=self.state.history,
+            paraphrase=paraphrase,
+            bare=free,
         )
         if self.state.restarts:
             block = feedback_block(self.state.restarts[-1], workspace=member.workspace is not None)
@@ -341,6 +354,16 @@ class Orchestrator:
                 max_identical_tool_calls=self.settings.max_identical_tool_calls,
                 max_repeated_lines=self.settings.max_repeated_lines,
             ),
+            free_text=free,
+        )
+
+    def _free_text(self, member: Member) -> bool:
+        """It writes its turn as free text (`free_text.py`): a JSON-action model with no
+        tools of its own (those still go through the JSON `tool` action)."""
+        return (
+            self.settings.free_text_actions
+            and member.structured_actions
+            and not member_tools(member)
         )
 
     def _memory_note(self, member: Member, shown: Sequence[Answer]) -> tuple[str, ...]:
@@ -385,7 +408,7 @@ class Orchestrator:
         if self.state.done.is_set():
             return Verdict.STALE
         if isinstance(action, actions.NewAnswer):
-            verdict = self._publish(agent, action.content)
+            verdict = self._publish(agent, action.content, seen)
         else:
             verdict = self._vote(agent, seen, action)
         if isinstance(verdict, Rejected) and self.state.board.versions() != seen:
@@ -394,11 +417,14 @@ class Orchestrator:
             return Verdict.STALE
         return verdict
 
-    def _publish(self, agent: str, content: str) -> Verdict | Rejected:
+    def _publish(self, agent: str, content: str, seen: dict[str, int]) -> Verdict | Rejected:
         if not self._may_answer(agent):
             return Rejected("You cannot publish more answers. Call `vote` instead.")
         requirement = self.settings.answer_novelty_requirement
-        repeat = novelty.repeated(content, self.state.board.latest().values(), requirement)
+        # Only what it had in view can be echoed: an answer written without seeing another
+        # that says the same is independent agreement (`agreement.py`), not a repeat.
+        in_view = [a for a in self.state.board.latest().values() if a.version <= seen[a.agent]]
+        repeat = novelty.repeated(content, in_view, requirement)
         if repeat:
             return Rejected(repeat)
         answer, retired = self.state.board.publish(agent, content)
@@ -455,6 +481,10 @@ class Orchestrator:
 
     def _check_done(self) -> None:
         live = [m.id for m in self.members if m.id not in self.state.failed]
+        if self._agreement_ends(live):
+            self.state.done.set()
+            self._wake_all()
+            return
         if len(self.members) == 1:
             finished = not live or self.state.board.total_answers > 0
         else:
@@ -462,6 +492,32 @@ class Orchestrator:
         if finished:
             self.state.done.set()
             self._wake_all()
+
+    def _agreement_ends(self, live: list[str]) -> bool:
+        """The live agents' first answers all agree (`agreement.py`). Not for a team with
+        workspaces: there an answer is its files too, and the presenter writes them."""
+        if self._agreed is not None:
+            return True
+        if any(m.workspace is not None for m in self.members):
+            return False
+        answers = self.state.board.all_answers()
+        self._agreed = agreement.ends_run(answers, live, self.settings.agreement)
+        return self._agreed is not None
+
+    def _agreed_outcome(self, found: agreement.Agreement) -> TeamOutcome:
+        """The earliest of the agreeing first answers, as written: nothing to vote on."""
+        winner = next(a for a in self.state.board.all_answers() if a.label == found.agreeing[0])
+        decision = Decision(winner, {}, None, ())
+        reason = f"agreement: {found.describe()}; no vote needed"
+        self._announce(decision, reason)
+        status = Status.DEGRADED if self.state.failed else Status.OK
+        return self._outcome(decision, winner.content, status, reason)
+
+    def _agreement(self) -> agreement.Agreement | None:
+        """How this attempt's first answers agree, whether or not that ended it."""
+        if self._agreed is not None:
+            return self._agreed
+        return agreement.measure(self.state.board.all_answers(), self.settings.agreement)
 
     def _wake_all(self) -> None:
         for wake in self.state.wake.values():
@@ -487,6 +543,7 @@ class Orchestrator:
                 tally=dict(decision.tally),
                 reason=reason,
                 tie_break=decision.tie_break,
+                agreement=found.describe() if (found := self._agreement()) else None,
             )
         )
 
@@ -568,7 +625,7 @@ class Orchestrator:
         """Emitted before the reset, so the journal has it before the next attempt."""
         self.emit(restarted_event(feedback, max_attempts(self.settings), outcome.winner or ""))
         self.state = self.state.restarted(self.members, feedback)
-        self._presented = self._presented_in = None
+        self._presented = self._presented_in = self._agreed = None
         if self.workspaces is not None:
             self.workspaces.new_attempt()
 
@@ -603,6 +660,7 @@ class Orchestrator:
             labels=self.state.labels.as_dict(),
             attempts=self.state.attempt,
             restarts=self.state.restarts,
+            agreement=self._agreement(),
         )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from massgen.coordination import paraphrases
 from massgen.coordination.board import Answer
+from massgen.coordination.free_text import rules as free_text_rules
 
 _SENSITIVITY = {
     "lenient": (
@@ -36,9 +37,22 @@ class Turn:
     answer: str
 
 
-def system_prompt(identity: str | None, *, sensitivity: str, vote_only: bool, single: bool) -> str:
+def system_prompt(
+    identity: str | None,
+    *,
+    sensitivity: str,
+    vote_only: bool,
+    single: bool,
+    free_text: bool = False,
+    answers_shown: bool = True,
+) -> str:
+    """`free_text`: the turn is written as free text with a decision line
+    (`free_text.py`); with no answers to read it gets no rules at all, as a single call."""
     parts = [identity.strip()] if identity and identity.strip() else []
-    parts.append(_coordination_rules(sensitivity, vote_only=vote_only, single=single))
+    if free_text and answers_shown and not single:
+        parts.append(free_text_rules(sensitivity, vote_only=vote_only))
+    elif not free_text:
+        parts.append(_coordination_rules(sensitivity, vote_only=vote_only, single=single))
     return "\n\n".join(parts)
 
 
@@ -70,9 +84,14 @@ def user_message(
     *,
     history: Sequence[Turn] = (),
     paraphrase: str | None = None,
+    bare: bool = False,
 ) -> str:
     """The task and the current answers, in the order given (see `order_for_viewer`);
-    `paraphrase`: the task in other words, after it (`paraphrases.py`)."""
+    `paraphrase`: the task in other words, after it (`paraphrases.py`). `bare`, with no
+    answers to show, no history and no paraphrase: the question alone, as a single call
+    gets it (free-text first answers)."""
+    if bare and not shown and not history and not paraphrase:
+        return question
     parts = []
     if history:
         parts.append(_history_block(history))

@@ -13,6 +13,7 @@ from typing import Protocol
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import prompts
 from massgen.coordination.agent import Emit, Member
+from massgen.coordination.agreement import Agreement
 from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.labels import Labels
 from massgen.coordination.restarts import Feedback
@@ -71,6 +72,8 @@ class TeamOutcome:
     labels: dict[str, str] = field(default_factory=dict)
     attempts: int = 1  # coordinations run: 1 + the restarts asked for by an evaluation
     restarts: tuple[Feedback, ...] = ()
+    # How the first answers agreed, and whether that ended the run (`agreement.py`).
+    agreement: Agreement | None = None
 
 
 @dataclass(frozen=True, slots=True)

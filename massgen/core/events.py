@@ -339,6 +339,8 @@ class CoordinationFinished(Event):
     tally: dict[str, int]  # answer label -> standing votes
     reason: str  # "consensus", "deadline", "answer limit", "all agents failed", ...
     tie_break: str | None = None
+    # How the independent first answers agreed: "3 of 3 first answers agree (numeric: 72)".
+    agreement: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

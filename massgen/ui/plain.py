@@ -165,6 +165,8 @@ def _coordination_summary(done: ev.CoordinationFinished) -> str:
     if done.tie_break:
         lines.append(f"tie-break: {done.tie_break}")
     lines.append(f"reason: {done.reason}")
+    if done.agreement and not done.reason.startswith("agreement"):
+        lines.append(f"agreement: {done.agreement}")
     return "\n".join(lines)
 
 

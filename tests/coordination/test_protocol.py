@@ -320,13 +320,31 @@ async def test_vote_options_follow_the_viewers_shuffled_order_with_its_own_last(
     assert any(order != sorted(order) for order in peer_orders)  # shuffled, not sorted
 
 
-async def test_a_team_finishes_when_first_answers_are_rejected_as_repeats():
-    # b and c repeat a's answer, so they never publish; a must not wait for them forever.
-    a = ScriptedBackend(answer("The capital is Paris."), vote_for("Paris"), text("A"))
-    b = ScriptedBackend(answer("the capital is Paris"), vote_for("Paris"))
-    c = ScriptedBackend(answer("The capital is Paris!"), vote_for("Paris"))
+async def test_independent_first_answers_that_repeat_each_other_are_agreement_not_echoes():
+    # Written without seeing a's answer, b's and c's are no echo to refuse: the three agree
+    # (exact, once normalised), so the run ends with the earliest and no vote.
+    a = ScriptedBackend(answer("The capital is Paris."))
+    b = ScriptedBackend(answer("the capital is Paris"))
+    c = ScriptedBackend(answer("The capital is Paris!"))
     outcome = await orchestrator(team(a=a, b=b, c=c), deadline=5).run("q")
-    assert outcome.status == "ok" and outcome.winner == "a" and len(outcome.votes) == 3
+    assert outcome.status == "ok" and outcome.winner == "a" and not outcome.votes
+    assert outcome.agreement.ended_run
+    assert [len(s.requests) for s in (a, b, c)] == [1, 1, 1]
+
+
+async def test_a_later_answer_that_repeats_one_in_view_is_still_refused():
+    cues = Cues()
+    a = ScriptedBackend(answer("The capital is Paris."), vote_for("Paris"))
+    b = ScriptedBackend(
+        answer("Lyon, I think."),
+        Gate(cues.after(ev.AnswerPublished, 2), answer("the capital is Paris")),
+        vote_for("Paris"),
+    )
+    config = {"final_answer_strategy": "winner_reuse"}
+    outcome = await orchestrator(team(a=a, b=b), cues, deadline=5, **config).run("q")
+    assert outcome.status == "ok" and outcome.winner == "a"
+    (rejected,) = [e for e in cues.events if isinstance(e, ev.ActionRejected)]
+    assert "identical to" in rejected.reason
 
 
 class WritesThenHangs(ScriptedBackend):

@@ -400,7 +400,8 @@ async def test_without_tools_the_json_tool_action_is_not_offered_or_accepted():
     )
     member = Member(id="solo", backend=backend, structured_actions=True)
     events: list = []
-    await Orchestrator([member], OrchestratorConfig(seed=1), emit=events.append).run("q")
+    settings = OrchestratorConfig(seed=1, free_text_actions=False)
+    await Orchestrator([member], settings, emit=events.append).run("q")
     assert "anyOf" not in backend.requests[0].json_schema
     (rejected,) = [e for e in events if isinstance(e, ev.ActionRejected)]
     assert rejected.reason == "Unknown action 'tool'. Use `vote` or `new_answer`."

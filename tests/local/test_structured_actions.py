@@ -19,10 +19,13 @@ from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent
 from massgen.testing.policy import enums
 
 
-def structured_team(base_url: str, models=("m-a", "m-b", "m-c")) -> dict:
+def structured_team(base_url: str, models=("m-a", "m-b", "m-c"), free_text: bool = True) -> dict:
+    """`free_text`: the turn is free text with a decision line (the default); False: the
+    JSON action with the answer inside it."""
     backend = {"type": "chatcompletion", "base_url": base_url, "structured_actions": True}
     agents = [{"id": m, "backend": {**backend, "model": m}} for m in models]
-    return {"agents": agents, "orchestrator": {"max_new_answers_per_agent": 1}}
+    settings = {"max_new_answers_per_agent": 1, "free_text_actions": free_text}
+    return {"agents": agents, "orchestrator": settings}
 
 
 class FirstRepliesThen:
@@ -69,7 +72,7 @@ async def test_malformed_json_is_rejected_then_corrected():
         Reply(text='```json\n{"action": "new_answer", "content": "   "}\n```'),  # empty answer
     )
     with FakeProvider(policy) as fake:
-        config = structured_team(fake.base_url)
+        config = structured_team(fake.base_url, free_text=False)
         config["orchestrator"]["max_invalid_action_retries"] = 3
         seen = await run(config)
         requests = [r for r in fake.requests if r["model"] == "m-a"]
@@ -88,7 +91,7 @@ async def test_malformed_json_is_rejected_then_corrected():
 
 async def test_a_vote_for_a_label_not_offered_is_refused_with_the_valid_ones():
     with FakeProvider(_bad_vote_once_all_answers_in(cooperative_agent)) as fake:
-        seen = await run(structured_team(fake.base_url))
+        seen = await run(structured_team(fake.base_url, free_text=False))
 
     rejected = [e for e in seen if isinstance(e, ev.ActionRejected)]
     assert len(rejected) == 1 and "Invalid agent_id 'agent9.9'" in rejected[0].reason
@@ -129,7 +132,7 @@ async def test_views_show_a_json_action_as_the_answer_being_written():
         "m-a", Reply(text=json.dumps({"action": "new_answer", "content": answer}))
     )
     with FakeProvider(policy) as fake:
-        seen = await run(structured_team(fake.base_url))
+        seen = await run(structured_team(fake.base_url, free_text=False))
 
     assert any(isinstance(e, ev.AgentStarted) and e.json_actions for e in seen)
     printed, panels = shown(seen)
