@@ -469,6 +469,7 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
         print(f"STATUS_RESULT: {result.status}")
         print(f"WINNER: {result.winner or '-'}")
         print(f"COST: {_cost(result)}")
+        print(f"WORTH: {result.worth()}")
         print(f"ANSWER: {result.answer}")
         if args.output_file:
             print(f"OUTPUT_FILE: {args.output_file}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -138,6 +139,31 @@ def test_automation_run_prints_parseable_lines_and_leaves_the_log(tmp_path, fake
     assert status["is_complete"] is True
     votes = json.loads((log_dir / "vote.json").read_text())
     assert sum(votes["tally"].values()) == 3
+    # Was the team worth it: how many independent first answers agreed, and the tokens
+    # spent against one call.
+    assert votes["agreement"] == "the 3 first answers all differ (exact)"
+    worth = r"the 3 first answers all differ \(exact\); [\d,]+ tokens, \d+\.\dx one call"
+    assert re.fullmatch(worth, lines["WORTH"])
+
+
+def test_agreeing_first_answers_end_the_run_and_automation_says_so(tmp_path, capsys):
+    def same_number(request):
+        reply = cooperative_agent(request)
+        if reply.tool_calls and reply.tool_calls[0][0] == "new_answer":
+            model = request["model"]
+            return Reply(tool_calls=[("new_answer", {"content": f"{model} says: it is 4."})])
+        return reply
+
+    with FakeProvider(same_number) as fake:
+        config = team_file(tmp_path, fake.base_url, agreement="numeric")
+        assert main(["--config", str(config), "--automation", "What is 2+2?"]) == 0
+        calls = len(fake.requests)
+    out = capsys.readouterr().out
+    lines = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    assert calls == 3  # three first answers; no vote, no presentation
+    worth = r"3 of 3 first answers agree \(numeric: 4\); [\d,]+ tokens, 3\.0x one call"
+    assert re.fullmatch(worth, lines["WORTH"])
+    assert lines["ANSWER"].endswith("says: it is 4.")
 
 
 def test_stream_events_prints_one_json_event_per_line(tmp_path, fake, capsys):

@@ -40,11 +40,15 @@ class Agreement:
         return self.first_answers > 1 and len(self.agreeing) == self.first_answers
 
     def describe(self) -> str:
-        """ "3 of 3 first answers agree (numeric: 72)"."""
-        said = f" ({self.rule}: {_short(self.value)})" if self.value is not None else ""
-        count = len(self.agreeing)
-        verb = "agrees" if count == 1 else "agree"
-        return f"{count} of {self.first_answers} first answers {verb}{said}"
+        """ "3 of 3 first answers agree (numeric: 72)", "2 of 3 first answers agree (same
+        text)", "the 3 first answers all differ (numeric)"."""
+        count, total = len(self.agreeing), self.first_answers
+        if total < 2:
+            return "one first answer"
+        if count < 2:
+            return f"the {total} first answers all differ ({self.rule})"
+        said = "same text" if self.rule == "exact" else f"{self.rule}: {_short(self.value)}"
+        return f"{count} of {total} first answers agree ({said})"
 
 
 def first_answers(answers: Sequence[Answer]) -> list[Answer]:

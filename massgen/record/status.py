@@ -111,6 +111,7 @@ def vote_document(state: RunState) -> dict[str, Any]:
         "winner_label": outcome.winner_label if outcome else None,
         "tally": outcome.tally if outcome else state.standing_tally(),
         "tie_break": outcome.tie_break if outcome else None,
+        "agreement": outcome.agreement if outcome else None,
         "reason": outcome.reason if outcome else state.finish_reason,
         "votes": [vote.to_dict() for vote in state.votes],
     }

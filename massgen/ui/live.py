@@ -321,6 +321,8 @@ def result_block(model: ViewModel, elapsed: float) -> RenderableType:
     lines = [f"votes: {tally_text(outcome.tally if outcome else {})}"]
     if outcome and outcome.tie_break:
         lines.append(f"tie-break: {outcome.tie_break}")
+    if outcome and outcome.agreement:
+        lines.append(f"agreement: {outcome.agreement}")
     question = Text(f"massgen · {state.question}", style="bold", no_wrap=True, overflow="ellipsis")
     parts: list[RenderableType] = [question, summary]
     parts.append(Rule(winner, style="green" if state.winner else "red"))

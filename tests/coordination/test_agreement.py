@@ -81,7 +81,7 @@ async def test_agreement_none_always_votes():
     outcome, _ = await run(members, agreement="none", final_answer_strategy="winner_reuse")
     assert [len(b.requests) for b in backends] == [2, 2]
     assert not outcome.agreement.ended_run
-    assert outcome.agreement.describe() == "2 of 2 first answers agree (exact: 72)"
+    assert outcome.agreement.describe() == "2 of 2 first answers agree (same text)"
 
 
 async def test_a_failed_agent_does_not_block_the_agreement_of_the_others():
