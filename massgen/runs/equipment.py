@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from massgen.coordination.aids import Aids
 from massgen.core import events as ev
-from massgen.tools.base import Toolboxes
-from massgen.tools.team import open_tools
+from massgen.core.toolbox import Toolboxes
+from massgen.runs.toolboxes import open_tools
 from massgen.workspace.team import run_name
 
 if TYPE_CHECKING:
-    from massgen.api import TeamRun
     from massgen.coordination.agent import Member
+    from massgen.runs.turn import TeamRun
 
 
 async def equip(
@@ -53,8 +53,8 @@ async def equip(
         )
     subagents = None
     if run.loaded.config.orchestrator.coordination.enable_subagents:
-        from massgen.subagent_runs import Subagents
-        from massgen.tools.team import joined
+        from massgen.runs.subagents import Subagents
+        from massgen.runs.toolboxes import joined
 
         subagents = Subagents(run)  # its background children end with the run
         stack.push_async_callback(subagents.aclose)
@@ -86,7 +86,16 @@ def _with_skills(run: TeamRun, members: list[Member]) -> list[Member]:
     for warning in catalog.warnings:
         print(f"massgen: warning: {warning}", file=sys.stderr)
     run.skill_folders = catalog.roots()
-    return skills.equip(members, catalog)
+    box = skills.SkillToolbox(catalog)
+    note = skills.prompt_section(catalog)
+    return [
+        replace(
+            m,
+            toolbox=Toolboxes([m.toolbox, box]) if m.toolbox.specs() else box,
+            notes=(*m.notes, note),
+        )
+        for m in members
+    ]
 
 
 def _with_broadcast(
@@ -108,7 +117,7 @@ def _with_broadcast(
 def _guarded(run: TeamRun, members: list[Member]) -> list[Member]:
     """Every member's toolbox behind the permission engine (`permissions/`), after all
     its tools are composed, so that no call passes around it."""
-    from massgen.permissions import wiring
+    from massgen.runs import wiring
 
     config = run.loaded.config
     run.permissions = wiring.engine_for(
@@ -159,7 +168,7 @@ async def _uploaded(
 ) -> list[Member]:
     """Members with `upload_files` get file search over their files, uploaded now (after
     the permission engine exists: it decides each read) and deleted with `stack`."""
-    from massgen.uploads import open_uploads
+    from massgen.runs.uploads import open_uploads
 
     loaded = run.loaded
     uploads = open_uploads(

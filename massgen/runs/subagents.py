@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING
 from massgen.config.schema import AgentConfig, MassgenConfig, SubagentAgentConfig
 from massgen.config.subagent_types import DEFAULT_TYPES, ROLES
 from massgen.core import events as ev
+from massgen.core.toolbox import ToolContext
 from massgen.core.usage import Spend
-from massgen.loading import LoadedConfig
-from massgen.tools.base import ToolContext
+from massgen.runs.loading import LoadedConfig
 from massgen.tools.subagent_jobs import JobLimits, Jobs
 from massgen.tools.subagents import (
     SUBAGENTS_DIR,
@@ -56,8 +56,8 @@ from massgen.tools.subagents import (
 from massgen.workspace.team import Workspaces
 
 if TYPE_CHECKING:
-    from massgen.api import RunResult, TeamRun
     from massgen.coordination.agent import Member
+    from massgen.runs.turn import RunResult, TeamRun
 
 SUBAGENT_NOTE = (
     "You are a subagent: another agent gave you one task, and your answer goes back to "
@@ -129,7 +129,7 @@ class Children:
         self.parent = parent
 
     async def run(self, task: ChildTask, ctx: ToolContext, call_id: str) -> ChildOutcome:
-        from massgen.api import TeamRun
+        from massgen.runs.turn import TeamRun
 
         parent = self.parent
         config = child_config(parent.loaded.config, ctx.agent, task, self._budget())
