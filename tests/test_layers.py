@@ -126,4 +126,3 @@ def test_an_upward_import_is_caught() -> None:
     )
     modules = [m for _, m in imports_in(text, "massgen.core.types", "types.py")]
     assert {unit_of(m) for m in modules} >= {"api.py", "coordination/", "cli.py"}
-

@@ -29,6 +29,7 @@ from massgen.core.usage import UsageLedger
 from massgen.runs import equipment
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
 from massgen.runs.members import build as build_members
+from massgen.runs.setting import Setting
 from massgen.workspace.context import ContextChanges, save_changes
 from massgen.workspace.team import Workspaces, run_name
 
@@ -158,9 +159,7 @@ class TeamRun:
         self.approver = approver
         self.resumed = resumed
         self.session_grants = session_grants
-        self.permissions: Any = None  # the run's permission engine, once equipped
-        self.broadcasts: Any = None  # questions between agents (`coordination.broadcast`)
-        self.skill_folders: tuple[Path, ...] = ()  # readable for the engine (`use_skills`)
+        self.equipment: equipment.Equipment | None = None  # once equipped
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
         # Events emitted before `RunStarted`, sent right after it (None once it was sent).
@@ -219,17 +218,19 @@ class TeamRun:
                 self.workspaces.reload(self.resumed.answer_labels)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                members = await equipment.equip(self, members, stack)
-                aids = equipment.aids_for(self)
+                setting = self.setting()
+                self.equipment = equipped = await equipment.equip(setting, members, stack)
+                self.sinks.extend(equipped.sinks)
+                aids = equipment.aids_for(setting)
                 self.orchestrator = Orchestrator(
-                    members,
+                    list(equipped.members),
                     self.loaded.config.orchestrator,
                     deadline_seconds=self.deadline,
                     emit=self._emit,
                     workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
-                    memories=equipment.memories_for(self),
+                    memories=equipment.memories_for(setting),
                     aids=aids,
-                    broadcasts=self.broadcasts,
+                    broadcasts=equipped.broadcasts,
                 )
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
@@ -240,6 +241,32 @@ class TeamRun:
                 with contextlib.suppress(OSError):
                     self.recorder.close(interrupted=self.outcome is None)
         return self.result(outcome)
+
+    def setting(self) -> Setting:
+        """What equipping and this run's children read from it (`runs/setting.py`)."""
+        return Setting(
+            loaded=self.loaded,
+            log_dir=self.log_dir,
+            workspaces=self.workspaces,
+            previous_workspace=self.previous_workspace,
+            toolboxes=self.toolboxes,
+            approver=self.approver,
+            session_grants=self.session_grants,
+            resumed=self.resumed is not None,
+            emit=self._emit,
+            counted=self._emit_counted,
+            tool_failed=self.tool_failures.append,
+            spent=self.ledger.total,
+            start_child=TeamRun,
+        )
+
+    def _emit_counted(self, event: ev.AnyEvent) -> None:
+        """Through the orchestrator once it exists (its ledger counts usage), else the
+        sinks."""
+        if self.orchestrator is not None:
+            self.orchestrator.emit(event)
+        else:
+            self._emit(event)
 
     def _save_final_workspace(self) -> None:
         """The final workspace beside the final answer (`final/workspace/`), also after
