@@ -38,7 +38,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from massgen.config.schema import AgentConfig, MassgenConfig, SubagentAgentConfig
+from massgen.config.coordination import SubagentAgentConfig
+from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.config.subagent_types import DEFAULT_TYPES, ROLES
 from massgen.core import events as ev
 from massgen.core.toolbox import ToolContext
