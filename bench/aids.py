@@ -357,7 +357,7 @@ CHILD_TASK = "Find the year the city became the capital."
 def _spawner(request: dict[str, Any]) -> Reply:
     """The parent hands out one task, then answers with what came back; the child (its
     system message says it is a subagent) answers at once."""
-    from massgen.subagent_runs import SUBAGENT_NOTE
+    from massgen.runs.subagents import SUBAGENT_NOTE
 
     messages = request.get("messages") or []
     offered = {t["function"]["name"] for t in request.get("tools") or []}
@@ -379,7 +379,7 @@ async def spawn_runs(runs: int) -> list[SpawnSample]:
             "agents": [{"id": "lead", "backend": {**backend, "model": "m", "cwd": "lead"}}],
             "orchestrator": {"coordination": {"enable_subagents": True}},
         }
-        from massgen.subagent_runs import SUBAGENT_NOTE
+        from massgen.runs.subagents import SUBAGENT_NOTE
 
         child = {
             "agents": [
@@ -404,7 +404,7 @@ async def spawn_runs(runs: int) -> list[SpawnSample]:
 
 
 async def _spawn_run(fake: FakeProvider, loaded: Any, alone: float = 0.0) -> SpawnSample:
-    from massgen.subagent_runs import SUBAGENT_NOTE
+    from massgen.runs.subagents import SUBAGENT_NOTE
 
     marks = _Marks()
     before = len(fake.requests)

@@ -152,8 +152,8 @@ def tool_round_trip(runs: int, per_run: int = 20) -> list[ToolTrip]:
 async def _tool_run(base_url: str) -> ToolTrip:
     import dataclasses
 
-    from massgen import team
     from massgen.coordination.orchestrator import Orchestrator
+    from massgen.runs.members import build as build_members
     from massgen.testing.tools import InProcessTools
 
     async def lookup(key: str) -> str:
@@ -171,7 +171,7 @@ async def _tool_run(base_url: str) -> ToolTrip:
 
     backend = {"type": "chatcompletion", "base_url": base_url, "api_key": "k", "model": "m"}
     loaded = api.load({"agents": [{"id": "solo", "backend": backend}]})
-    (member,) = team.build(loaded.config, env={})
+    (member,) = build_members(loaded.config, env={})
     member = dataclasses.replace(member, toolbox=InProcessTools().add("lookup", lookup))
     try:
         await Orchestrator([member], loaded.config.orchestrator, emit=timeline).run(QUESTION)
@@ -221,7 +221,7 @@ def mcp_team_config(base_url: str) -> dict:
 
 
 async def _mcp_sample(base_url: str) -> McpStartup:
-    from massgen.tools.team import open_tools
+    from massgen.runs.toolboxes import open_tools
 
     loaded = api.load(mcp_team_config(base_url))
     seen: set[int] = set()

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from bench import report
 from bench.proc import ROOT
+from massgen.core.effects import Effect, Read, Run, Write
 from massgen.permissions.engine import Book, Call, Engine
 from massgen.permissions.ledger import Ledger
 from massgen.permissions.risk import Zones
-from massgen.tools.effects import Effect, Read, Run, Write
 
 BEGIN, END = "<!-- permissions: begin -->", "<!-- permissions: end -->"
 RULES = Book.of(allow=["Command(pytest *)", "Read(./docs/**)"], deny=["Command(git push *)"])

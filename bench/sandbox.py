@@ -22,9 +22,9 @@ from pathlib import Path
 
 from bench import report
 from bench.proc import ROOT
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.sandbox import NoSandbox, Sandbox, select_sandbox
-from massgen.tools.base import ToolContext
 from massgen.workspace.commands import CommandToolbox
 from massgen.workspace.runner import Limits
 

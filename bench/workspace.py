@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.tools.base import ToolContext
 from massgen.workspace import store as store_module
 from massgen.workspace.team import Workspaces
 

@@ -9,7 +9,7 @@ Heavy modules load on first use, so `import massgen` and `massgen --help` stay i
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from massgen.core.version import VERSION as __version__
 
 TYPE_CHECKING = False  # not typing's: `import massgen` stays free of the typing module
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ import os
 import sys
 
 from massgen.core.status import ExitCode
+from massgen.core.version import VERSION
 
 # Not `typing.TYPE_CHECKING`: importing typing (and asyncio, json, pathlib) costs `--help`
 # more than the rest of the CLI; they are imported where a command needs them.
@@ -85,14 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--setup", action="store_true", help="set up API keys and a default team, interactively")
     add("--list-examples", action="store_true", help="list the preset configs")
     add("--example", metavar="NAME", help="print a preset config")
-    add("--version", action="version", version=f"massgen {_version()}")
+    add("--version", action="version", version=f"massgen {VERSION}")
     return parser
-
-
-def _version() -> str:
-    from massgen import __version__
-
-    return __version__
 
 
 # `massgen serve ...` and `massgen batch ...`: each module has `main(argv) -> int` and a
@@ -187,7 +182,7 @@ def _print_example(name: str) -> int:
 
 
 def _validate(value: str) -> int:
-    from massgen.loading import load
+    from massgen.runs.loading import load
 
     loaded = load(value)
     count = len(loaded.config.agents)
@@ -240,7 +235,7 @@ def _unconfigured(args: argparse.Namespace) -> int | None:
             return ExitCode.INTERRUPTED
         if loader.find_default_config() is not None:
             return None
-    from massgen import defaults
+    from massgen.runs import defaults
 
     hint = defaults.default_team(loader.environment()).hint
     if hint:
@@ -310,7 +305,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _resume(args: argparse.Namespace, argv: list[str]) -> int:
     """`--resume [LOG_DIR]`: the interrupted run continues in its own log directory."""
-    from massgen.resuming import prepare
+    from massgen.runs.resuming import prepare
 
     if args.question:
         _fail("--resume continues a run's own question; give no question with it")
@@ -339,8 +334,8 @@ def _drive(
     history: Sequence[Turn] = (),
 ) -> int:
     """Run one team turn with the view the arguments ask for; the exit code."""
-    from massgen import interrupts
     from massgen.api import TeamRun
+    from massgen.runs import interrupts
     from massgen.ui.choice import approver_for
 
     for note in _predecessor_notes(loaded.raw, loaded.source):
@@ -468,7 +463,9 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
     if args.automation:
         print(f"STATUS_RESULT: {result.status}")
         print(f"WINNER: {result.winner or '-'}")
-        print(f"COST: {_cost(result)}")
+        from massgen.backends.pricing import format_cost
+
+        print(f"COST: {format_cost(result.total_cost_usd)}")
         print(f"WORTH: {result.worth()}")
         print(f"ANSWER: {result.answer}")
         if args.output_file:
@@ -482,12 +479,6 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
         if result.log_dir:
             print(f"\nlogs: {result.log_dir}", file=sys.stderr)
     return result.status.exit_code()
-
-
-def _cost(result: RunResult) -> str:
-    from massgen.backends.pricing import format_cost
-
-    return format_cost(result.total_cost_usd)
 
 
 def _interrupted(turn: TeamRun) -> int:

@@ -9,11 +9,11 @@ import json
 import re
 from io import StringIO
 
-from massgen import team
 from massgen.coordination.orchestrator import Orchestrator
 from massgen.core import events as ev
-from massgen.loading import load
 from massgen.record.recorder import Recorder
+from massgen.runs.loading import load
+from massgen.runs.members import build as build_members
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 from massgen.testing.tools import InProcessTools
 from massgen.ui.plain import PlainView
@@ -54,7 +54,7 @@ async def test_agents_call_a_tool_and_the_final_answer_uses_its_result(tmp_path)
         loaded = load(config)
         members = [
             dataclasses.replace(member, toolbox=tools)
-            for member in team.build(loaded.config, env={})
+            for member in build_members(loaded.config, env={})
         ]
         out = StringIO()
         recorder = Recorder(tmp_path, question=QUESTION)

@@ -23,7 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
-import massgen
 from massgen.backends import local_models
 from massgen.core.errors import BackendError, ConfigError
 
@@ -46,7 +45,7 @@ def worker_env(env: Mapping[str, str]) -> dict[str, str]:
     """The environment for a worker: `env`'s harmless variables, and a PYTHONPATH that finds
     this very massgen (a source checkout as well as an install)."""
     kept = {k: v for k, v in env.items() if k in _ENV_NAMES or k.startswith(_ENV_PREFIXES)}
-    kept["PYTHONPATH"] = str(Path(massgen.__file__).resolve().parent.parent)
+    kept["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     kept["PYTHONUNBUFFERED"] = "1"
     return kept
 

@@ -21,7 +21,7 @@ from massgen.backends.profiles import (
     key_required,
 )
 from massgen.backends.wires import Problem, Wire
-from massgen.config.schema import HOSTED_KEYS, BackendConfig
+from massgen.config.backend import HOSTED_KEYS, BackendConfig
 from massgen.config.uploads import MediaFile, media
 from massgen.core.errors import ConfigError
 from massgen.core.types import TYPED_PARAMS

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     from massgen.batch import runner, scoring, stages, store, summary
     from massgen.batch.progress import BatchProgress
     from massgen.batch.tasks import load_tasks, parse_fields
-    from massgen.loading import load
+    from massgen.runs.loading import load
 
     fields = parse_fields(args.field)
     baselines = _baselines(args.baselines)
@@ -159,9 +159,9 @@ def _manifest(
     args: argparse.Namespace, loaded: Any, baselines: frozenset[str], fields: dict[str, str]
 ) -> dict[str, Any]:
     """What decides the answers and their scores; the fingerprint is its hash."""
-    from massgen import __version__
     from massgen.batch.store import fingerprint
     from massgen.config import loader
+    from massgen.core.version import VERSION as __version__
 
     config = loader.redact(loaded.raw) if loaded.raw else loaded.config.model_dump(mode="json")
     settings = {

@@ -16,7 +16,7 @@ from massgen.batch.work import Job, Worker
 from massgen.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from massgen.loading import LoadedConfig
+    from massgen.runs.loading import LoadedConfig
 
 Row = dict[str, Any]
 MAX_ACTORS = 256
@@ -111,7 +111,7 @@ class BatchActor:
     module does not import Ray)."""
 
     def __init__(self, config: Any, out: str, scorer_spec: str) -> None:
-        from massgen.loading import load
+        from massgen.runs.loading import load
 
         self.worker = Worker(load(config), Path(out), scorer_spec)
 

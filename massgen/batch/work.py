@@ -26,7 +26,7 @@ from massgen.core.types import Message, Request, TextChunk, Usage
 
 if TYPE_CHECKING:
     from massgen.coordination.agent import Member
-    from massgen.loading import LoadedConfig
+    from massgen.runs.loading import LoadedConfig
 
 TEAM, SC = "team", "self-consistency"
 SINGLE = "single:"
@@ -72,7 +72,7 @@ class Worker:
     def members(self) -> dict[str, Member]:
         """Built on first use. Raises ConfigError (a missing key, ...)."""
         if self._members is None:
-            from massgen import team
+            from massgen.runs import members as team
 
             loaded = self.loaded
             built = team.build(

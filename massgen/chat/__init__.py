@@ -35,11 +35,11 @@ from massgen.chat.readers import LineReader, PromptReader, StreamReader
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError, MassgenError
 from massgen.core.status import ExitCode, Status
+from massgen.core.toolbox import Toolbox
 from massgen.record.state import RunState
 from massgen.record.text import preview
+from massgen.runs.toolboxes import open_tools
 from massgen.sessions import SavedTurn, Session
-from massgen.tools.base import Toolbox
-from massgen.tools.team import open_tools
 from massgen.ui.choice import approver_for
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ class Chat:
 
     def resumable(self) -> SavedTurn | None:
         """The session's last turn, when it was interrupted and its journal can go on."""
-        from massgen.resuming import interrupted
+        from massgen.runs.resuming import interrupted
 
         turns = self.session.turns()
         last = turns[-1] if turns else None
@@ -199,7 +199,7 @@ class Chat:
     async def resume_turn(self) -> SavedTurn | None:
         """`/resume`: the interrupted last turn continues from its journal and is saved
         over itself. Raises ConfigError when this team is not the turn's."""
-        from massgen.resuming import prepare_with
+        from massgen.runs.resuming import prepare_with
 
         cut = self.resumable()
         if cut is None or cut.log_dir is None:

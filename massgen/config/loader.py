@@ -24,7 +24,7 @@ import yaml
 from dotenv import dotenv_values
 from pydantic import ValidationError
 
-from massgen.config import custom_tools, predecessor, uploads
+from massgen.config import custom_tools, predecessor, skills, uploads
 from massgen.config.problems import SECRET_KEY, KeyPath, first_problem, kind_of
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
@@ -275,12 +275,10 @@ def _check_context_paths(config: MassgenConfig, source: str) -> None:
 
 def _check_skills(config: MassgenConfig, source: str) -> None:
     """With `use_skills`: the skills directory, where it exists, is a directory, and every
-    name in `massgen_skills` is a bundled skill (`tools/skills.py`)."""
+    name in `massgen_skills` is a bundled skill (`config/skills.py`)."""
     coordination = config.orchestrator.coordination
     if not coordination.use_skills:
         return
-    from massgen.tools import skills
-
     at = "orchestrator.coordination"
     directory = Path(coordination.skills_directory).expanduser()
     if directory.exists() and not directory.is_dir():

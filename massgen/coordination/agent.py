@@ -31,6 +31,7 @@ from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
 from massgen.core.citations import with_sources
 from massgen.core.errors import MassgenError
+from massgen.core.toolbox import NoTools, Toolbox, ToolContext, ToolResult
 from massgen.core.types import (
     Attachment,
     BackendEvent,
@@ -47,7 +48,6 @@ from massgen.core.types import (
     ToolSpec,
     Usage,
 )
-from massgen.tools.base import NoTools, Toolbox, ToolContext, ToolResult
 
 Emit = Callable[[ev.AnyEvent], None]
 

@@ -42,6 +42,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from massgen.backends.common import estimated_usage, request_chars
 from massgen.coordination.replies import TextReply
 from massgen.core import events as ev
+from massgen.core.effects import Effect, External
+from massgen.core.toolbox import Toolboxes, ToolContext, ToolResult
 from massgen.core.types import (
     Message,
     Request,
@@ -50,8 +52,6 @@ from massgen.core.types import (
     ToolSpec,
     Usage,
 )
-from massgen.tools.base import Toolboxes, ToolContext, ToolResult
-from massgen.tools.effects import Effect, External
 
 if TYPE_CHECKING:
     from massgen.config.schema import CoordinationConfig

@@ -18,6 +18,7 @@ from massgen.coordination.prompts import PRESENTING_WITH_TOOLS, Turn, presentati
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.coordination.winner import Decision
 from massgen.core import events as ev
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import (
     HostedActivity,
     Message,
@@ -27,7 +28,6 @@ from massgen.core.types import (
     ToolSpec,
     Usage,
 )
-from massgen.tools.base import ToolContext
 
 
 async def present(

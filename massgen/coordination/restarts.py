@@ -33,6 +33,7 @@ from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
 from massgen.core.errors import BackendError
 from massgen.core.status import Status
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import (
     HostedActivity,
     Message,
@@ -43,7 +44,6 @@ from massgen.core.types import (
     ToolSpec,
     Usage,
 )
-from massgen.tools.base import ToolContext
 
 SUBMIT = "submit"
 RESTART = "restart_orchestration"

@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from massgen.core import events as ev
+from massgen.core.tool_progress import ProgressGate
+from massgen.core.toolbox import Phase, Toolbox, ToolContext, ToolResult
 from massgen.core.types import ToolCall, ToolSpec
-from massgen.tools.base import Phase, Toolbox, ToolContext, ToolResult
-from massgen.tools.progress import ProgressGate
 
 Emit = Callable[[ev.AnyEvent], None]
 

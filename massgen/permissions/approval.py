@@ -13,8 +13,8 @@ import enum
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from massgen.tools.base import Phase
-from massgen.tools.effects import Effect
+from massgen.core.effects import Effect
+from massgen.core.toolbox import Phase
 
 Risk = Literal["low", "medium", "high"]
 # Who made a decision, as the audit ledger records it.

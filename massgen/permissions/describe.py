@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import shlex
 
+from massgen.core.effects import Delete, Effect, External, Net, Read, Run, Write
 from massgen.permissions.approval import ApprovalRequest
-from massgen.tools.effects import Delete, Effect, External, Net, Read, Run, Write
 
 MAX_TEXT = 300  # one effect, one reason: longer is cut with an ellipsis
 MAX_EFFECTS = 8  # a call that does more is summarised as "… and N more"

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from massgen.core.effects import Delete, Effect, Read, Write
+from massgen.core.toolbox import Phase
 from massgen.log import logger
 from massgen.permissions import grants
 from massgen.permissions.approval import ApprovalRequest, Approver, Choice, Operator, Risk
@@ -25,8 +27,6 @@ from massgen.permissions.policy import ASK_RULE, PolicyApprover
 from massgen.permissions.risk import Zones, default, secret
 from massgen.permissions.rules import Rule
 from massgen.permissions.subjects import Refusal, Subject, floor_check, subjects_of
-from massgen.tools.base import Phase
-from massgen.tools.effects import Delete, Effect, Read, Write
 
 STEPS = ("floor", "canonical", "deny", "ask", "allow", "risk", "approval")
 _RANK: dict[Risk, int] = {"low": 0, "medium": 1, "high": 2}

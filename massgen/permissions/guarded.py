@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from massgen.core.effects import Effect, External
+from massgen.core.toolbox import UNKNOWN_SERVER, Toolbox, ToolContext, ToolResult
 from massgen.core.types import ToolCall, ToolSpec
 from massgen.permissions.engine import Call, Decision, Engine
 from massgen.permissions.risk import Zones
-from massgen.tools.base import UNKNOWN_SERVER, Toolbox, ToolContext, ToolResult
-from massgen.tools.effects import Effect, External
 
 REFUSED = "refused by the permission engine: {reason}; do not try to work around it"
 MAX_ADMITTED = 1024  # authorized calls not yet run (a cancelled round leaves some behind)

@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from massgen.core.effects import Delete, External, Net, Read, Run, Write
 from massgen.permissions.approval import ApprovalRequest, Choice, Operator
 from massgen.permissions.describe import effects_text, visible
-from massgen.tools.effects import Delete, External, Net, Read, Run, Write
 
 DEFAULT_FOLDER = Path(".massgen/approvals")
 TIMEOUT_SECONDS = 300.0

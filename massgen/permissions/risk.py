@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from massgen.core.toolbox import UNKNOWN_SERVER
 from massgen.permissions.approval import Risk
 from massgen.permissions.paths import Zone, home
 from massgen.permissions.subjects import Subject
-from massgen.tools.base import UNKNOWN_SERVER
 
 Verdict = Literal["allow", "ask", "deny"]
 

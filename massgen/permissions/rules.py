@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from massgen.core.globs import translate as _translate
 from massgen.permissions.paths import case_insensitive, home
 from massgen.permissions.subjects import Subject
-from massgen.workspace.ignore import _translate
 
 Bucket = Literal["deny", "ask", "allow"]
 BUCKETS: tuple[Bucket, ...] = ("deny", "ask", "allow")

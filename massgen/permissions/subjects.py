@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from massgen.core.effects import Delete, Effect, External, Net, Read, Run, Write
 from massgen.permissions import floor, shell
 from massgen.permissions.paths import UnsafePath, canonical, linked_elsewhere
-from massgen.tools.effects import Delete, Effect, External, Net, Read, Run, Write
 
 MAX_DIRECTORIES = 16
 MAX_GLOB_MATCHES = 256

@@ -8,6 +8,7 @@ import re
 import sys
 from typing import Any
 
+from massgen.core.version import VERSION
 from massgen.record.text import iso
 
 MASK = "***"
@@ -60,18 +61,7 @@ def redact_args(args: list[str]) -> list[str]:
 
 
 def massgen_version() -> str:
-    try:
-        import massgen
-
-        return str(massgen.__version__)
-    except (ImportError, AttributeError):
-        pass
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("massgen")
-    except PackageNotFoundError:
-        return "unknown"
+    return VERSION
 
 
 def execution_metadata(

@@ -21,7 +21,7 @@ from pathlib import Path
 from massgen.api import RunResult, TeamRun
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
-from massgen.loading import LoadedConfig
+from massgen.runs.loading import LoadedConfig
 from massgen.serve.approvals import ANSWER_SECONDS, OpenAsk, WebApprover
 from massgen.serve.history import run_id_of
 from massgen.serve.questions import ClosedQuestion, OpenQuestion

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from massgen.core.errors import ConfigError
-from massgen.loading import ConfigLike, LoadedConfig, load
+from massgen.runs.loading import ConfigLike, LoadedConfig, load
 
 SERVED = "massgen"
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from massgen import defaults
 from massgen.backends.profiles import Profile
-from massgen.defaults import PROVIDERS
+from massgen.runs import defaults
+from massgen.runs.defaults import PROVIDERS
 from massgen.setup import files
 
 LOCAL = "local"

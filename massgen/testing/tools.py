@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from massgen.core.toolbox import ToolContext, ToolResult
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import ToolContext, ToolResult
 
 ToolFunction = Callable[..., Awaitable[str]]
 

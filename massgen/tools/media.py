@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import MassgenConfig
+from massgen.core.effects import Effect, Read, Write
+from massgen.core.toolbox import Toolbox, ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.tools import media_gemini, media_openai
-from massgen.tools.base import Toolbox, ToolContext, ToolResult, arguments_of
-from massgen.tools.effects import Effect, Read, Write
 from massgen.tools.media_openai import MediaFailed
 from massgen.tools.media_plan import MediaPlan, Mode, Provider, check, plan
 from massgen.tools.python import TIMEOUT_MARGIN_SECONDS, PythonToolbox, tool_from_function

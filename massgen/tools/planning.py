@@ -24,9 +24,9 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from massgen.config.schema import MassgenConfig
+from massgen.core.effects import Effect, Write
+from massgen.core.toolbox import Toolbox, ToolContext, ToolResult
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import Toolbox, ToolContext, ToolResult
-from massgen.tools.effects import Effect, Write
 from massgen.tools.python import PythonToolbox, tool_from_function
 
 PLAN_FILE = Path("tasks") / "plan.json"

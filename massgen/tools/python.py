@@ -36,7 +36,7 @@ Effects. The permission engine sees a call as the user's own code:
 effects, or a function from the validated arguments to a tuple of effects.
 
     from massgen.tools.python import effects
-    from massgen.tools.effects import Read
+    from massgen.core.effects import Read
 
     @effects(lambda args: (Read(Path(args["path"])),))
     def word_count(path: str) -> int: ...
@@ -56,9 +56,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from massgen.core.effects import Effect, External
+from massgen.core.toolbox import Progress, ToolContext, ToolResult
 from massgen.core.types import ToolCall, ToolSpec
-from massgen.tools.base import Progress, ToolContext, ToolResult
-from massgen.tools.effects import Effect, External
 from massgen.tools.python_context import VALUES, AgentFacts, context_values
 
 SERVER = "python"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import AgentConfig, MassgenConfig
-from massgen.tools.base import ToolContext
+from massgen.core.toolbox import ToolContext
 
 # The predecessor's bound on CONTEXT.md (`context/task_context.DEFAULT_MAX_CHARS`).
 TASK_CONTEXT_CHARS = 10_000

@@ -29,8 +29,11 @@ from massgen.tools.python import (
 from massgen.tools.python_context import agent_facts
 
 
-def python_toolbox(config: MassgenConfig, agent: AgentConfig, at: str) -> PythonToolbox | None:
+def python_toolbox(
+    config: MassgenConfig, agent: AgentConfig, at: str, reserved: frozenset[str]
+) -> PythonToolbox | None:
     """`agent`'s function tools, importing each file once, or None when it has none.
+    `reserved`: the names of massgen's own tools, which a function tool may not take.
 
     Raises:
         ConfigError: a file that does not import, or a name in it that is not a function,
@@ -46,7 +49,7 @@ def python_toolbox(config: MassgenConfig, agent: AgentConfig, at: str) -> Python
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
         raise ConfigError(f"two custom tools are named `{twice}`", path=at, fix="Rename one")
-    taken = next((n for n in names if n in reserved_names()), None)
+    taken = next((n for n in names if n in reserved), None)
     if taken is not None:
         raise ConfigError(
             f"custom tool `{taken}` has the name of one of massgen's own tools, which "
@@ -56,17 +59,6 @@ def python_toolbox(config: MassgenConfig, agent: AgentConfig, at: str) -> Python
         )
     timeout = max(config.orchestrator.tool_timeout_seconds - TIMEOUT_MARGIN_SECONDS, 0.5)
     return PythonToolbox(tools, timeout, agent_facts(config, agent))
-
-
-def reserved_names() -> frozenset[str]:
-    """Names of massgen's own tools: the workflow actions, the file tools, the command
-    tool, the planning tools and the skill tools."""
-    from massgen.tools.planning import TOOL_NAMES as PLANNING
-    from massgen.tools.skills import TOOL_NAMES as SKILLS
-    from massgen.workspace.commands import NAME as COMMAND
-    from massgen.workspace.files import SPECS
-
-    return frozenset({"new_answer", "vote", COMMAND, *PLANNING, *SKILLS, *(s.name for s in SPECS)})
 
 
 def _entry_tools(entry: CustomTool, at: str) -> list[PythonTool]:

@@ -28,25 +28,22 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import yaml
 
+from massgen.config.skills import BUNDLED, SKILL_FILE, canonical_bundled_name
+from massgen.core.effects import Effect, Read
+from massgen.core.toolbox import ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import Toolbox, Toolboxes, ToolContext, ToolResult, arguments_of
-from massgen.tools.effects import Effect, Read
 from massgen.tools.python import PythonToolbox, tool_from_function
 
 if TYPE_CHECKING:
     from massgen.config.schema import MassgenConfig
-    from massgen.coordination.agent import Member
 
 TOOL_NAMES = ("load_skill", "read_skill_file")
-SKILL_FILE = "SKILL.md"
-BUNDLED = Path(__file__).resolve().parents[1] / "skills"
 USER = Path(".agent") / "skills"  # under the home directory
 EVOLVING = Path("final") / "workspace" / "tasks" / "evolving_skill" / SKILL_FILE
 
@@ -117,18 +114,6 @@ def sources_of(config: MassgenConfig, cwd: Path | None = None) -> Sources:
         bundled_names=tuple(canonical_bundled_name(n) for n in coordination.massgen_skills),
         previous_logs=logs,
     )
-
-
-def bundled_names(bundled: Path = BUNDLED) -> tuple[str, ...]:
-    """The bundled skills' folder names, sorted."""
-    if not bundled.is_dir():
-        return ()
-    return tuple(sorted(p.name for p in bundled.iterdir() if (p / SKILL_FILE).is_file()))
-
-
-def canonical_bundled_name(name: str) -> str:
-    """The predecessor's docs spell `file_search`; the folder is `file-search`."""
-    return name.strip().lower().replace("_", "-")
 
 
 # ---------------------------------------------------------------- discovery
@@ -421,17 +406,3 @@ def _files(folder: Path) -> list[str]:
             if len(out) >= MAX_FILES:
                 return out
     return out
-
-
-# ---------------------------------------------------------------- a team's skills
-
-
-def equip(members: Sequence[Member], catalog: Catalog) -> list[Member]:
-    """Every member with the skill tools beside its own and the skills in its prompt."""
-    box = SkillToolbox(catalog)
-    note = prompt_section(catalog)
-    return [replace(m, toolbox=_with(m.toolbox, box), notes=(*m.notes, note)) for m in members]
-
-
-def _with(toolbox: Toolbox, box: SkillToolbox) -> Toolbox:
-    return Toolboxes([toolbox, box]) if toolbox.specs() else box

@@ -42,9 +42,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from massgen.core.effects import Effect, External, Write
+from massgen.core.toolbox import ToolContext, ToolResult
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import ToolContext, ToolResult
-from massgen.tools.effects import Effect, External, Write
 from massgen.tools.subagent_jobs import Job, Jobs
 
 TOOL = "spawn_subagents"

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import AgentConfig, MassgenConfig
+from massgen.core.effects import Effect, Run
+from massgen.core.toolbox import Toolbox, ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.log import logger
 from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, select_sandbox
-from massgen.tools.base import Toolbox, ToolContext, ToolResult, arguments_of
-from massgen.tools.effects import Effect, Run
 from massgen.workspace.runner import (
     KILL_GRACE_SECONDS,
     Finished,

@@ -19,11 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from massgen.core.effects import Delete, Effect, Read, Write
+from massgen.core.globs import translate as _translate
+from massgen.core.toolbox import ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import ToolContext, ToolResult, arguments_of
-from massgen.tools.effects import Delete, Effect, Read, Write
 from massgen.workspace.context import ContextPaths
-from massgen.workspace.ignore import _translate
 from massgen.workspace.paths import (
     PEERS,
     PREVIOUS,

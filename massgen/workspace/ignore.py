@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from massgen.core.globs import translate
+
 ALWAYS = frozenset({".git", ".massgen"})
 
 
@@ -58,27 +60,6 @@ def _rule(line: str) -> _Rule | None:
     line = line.lstrip("/")
     if not line:
         return None
-    body = _translate(line)
+    body = translate(line)
     prefix = "" if anchored else "(?:.*/)?"
     return _Rule(re.compile(prefix + body), negate, dir_only)
-
-
-def _translate(glob: str) -> str:
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return "".join(out)

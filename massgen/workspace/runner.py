@@ -146,7 +146,7 @@ async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None
 
 
 # The process groups of commands still running, for a process that must exit at once
-# (a second Ctrl-C, `massgen.interrupts`): it has no time to wait for their calls to end.
+# (a second Ctrl-C, `massgen.runs.interrupts`): it has no time to wait for their calls to end.
 _LIVE_GROUPS: set[int] = set()
 
 

@@ -6,10 +6,10 @@ backend types refuse the key."""
 import pytest
 from backend_support import ask, collect
 
-from massgen import team
 from massgen.backends.anthropic_messages import CODE_EXECUTION_BETA, AnthropicBackend
 from massgen.config import load_config
 from massgen.core.errors import ConfigError
+from massgen.runs import members
 from massgen.testing import Reply, Scripted
 from massgen.testing.fake_anthropic import FakeAnthropic
 
@@ -42,7 +42,7 @@ def _config(tmp_path, backend: str):
     file = tmp_path / "c.yaml"
     file.write_text(f"agents:\n  - id: a\n    backend: {backend}\n")
     config = load_config(file)
-    team.check(config, source=str(file))  # what `--validate` and a run check
+    members.check(config, source=str(file))  # what `--validate` and a run check
     return config
 
 

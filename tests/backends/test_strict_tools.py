@@ -10,7 +10,7 @@ import pytest
 
 from massgen.api import TeamRun
 from massgen.core.errors import ConfigError
-from massgen.loading import load
+from massgen.runs.loading import load
 from massgen.testing import Reply, cooperative_agent
 from massgen.testing.fake_anthropic import FakeAnthropic
 

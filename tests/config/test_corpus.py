@@ -29,10 +29,10 @@ import pytest
 import yaml
 
 import massgen
-from massgen import team
 from massgen.config import loader
 from massgen.config.schema import BackendConfig, MassgenConfig
 from massgen.core.errors import ConfigError
+from massgen.runs import members
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 
 WHEEL_ENV = "MASSGEN_PREDECESSOR_WHEEL"
@@ -115,7 +115,7 @@ def general(key: str) -> str:
 
 def check(path: Path, env: Mapping[str, str]) -> MassgenConfig:
     config = loader.load_config(path, env=env)
-    team.check(config, source=str(path))
+    members.check(config, source=str(path))
     return config
 
 
@@ -141,7 +141,7 @@ def _every_refusal(
         if key.endswith(".type") or not _drop(raw, key):
             return None
         try:
-            team.check(loader.config_from_dict(raw, str(path), env), source=str(path))
+            members.check(loader.config_from_dict(raw, str(path), env), source=str(path))
             return tuple(found)
         except ConfigError as error:
             key = refused_key(error)

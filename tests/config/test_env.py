@@ -11,7 +11,7 @@ from massgen.config import (
     find_default_config,
     load_config,
 )
-from massgen.loading import load
+from massgen.runs.loading import load
 
 
 def home_env(dirs, text: str) -> None:
@@ -86,12 +86,12 @@ def test_loading_leaves_os_environ_unchanged_and_the_shell_still_wins(dirs, monk
 
 
 def test_a_key_in_dotenv_reaches_the_backend_without_entering_os_environ(dirs, monkeypatch):
-    from massgen import team
+    from massgen.runs.members import build as build_members
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     dirs.write(".env", "OPENAI_API_KEY=sk-from-dotenv\n")
     loaded = load({"agent": {"id": "a", "backend": {"type": "openai", "model": "gpt-5-mini"}}})
-    members = team.build(loaded.config, single=True, env=loaded.env)
+    members = build_members(loaded.config, single=True, env=loaded.env)
     assert members and "OPENAI_API_KEY" not in os.environ
 
 

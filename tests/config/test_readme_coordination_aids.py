@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from massgen import team
 from massgen.config import config_from_dict
-from massgen.tools.team import open_tools
+from massgen.runs import members
+from massgen.runs.toolboxes import open_tools
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -24,7 +24,7 @@ def test_the_readme_example_loads_with_what_it_says(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.setenv("GEMINI_API_KEY", "k")
     config = config_from_dict(snippet(), "README.md", env={})
-    team.check(config, source="README.md")
+    members.check(config, source="README.md")
     coordination = config.orchestrator.coordination
     assert coordination.use_skills and coordination.enable_memory_filesystem_mode
     assert coordination.enable_subagents and coordination.subagent_max_concurrent == 3

@@ -17,8 +17,8 @@ from massgen.api import TeamRun
 from massgen.config import load_config
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
-from massgen.loading import load
 from massgen.record.journal import read_journal
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Fault, Reply, cooperative_agent
 from massgen.ui.model import ViewModel
 from massgen.ui.plain import PlainView
@@ -326,7 +326,7 @@ class Paused:
 
 
 async def test_a_resumed_run_keeps_its_personas_and_criteria_and_asks_for_none(in_tmp):
-    from massgen.resuming import prepare_with
+    from massgen.runs.resuming import prepare_with
 
     coordination = {
         "persona_generator": {"enabled": True},

@@ -22,12 +22,12 @@ from massgen.coordination.agent import Member, RunSetup, Verdict, run_agent
 from massgen.coordination.board import Board
 from massgen.coordination.labels import Labels
 from massgen.core import events as ev
+from massgen.core.effects import External
 from massgen.core.errors import ConfigError
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import BackendEvent, Request, TextChunk, ToolCall, Usage
-from massgen.loading import load
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Fault, Reply, cooperative_agent
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import External
 from massgen.ui.model import ViewModel
 from massgen.ui.plain import PlainView
 

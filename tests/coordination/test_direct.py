@@ -7,7 +7,7 @@ from pathlib import Path
 
 from massgen.api import TeamRun
 from massgen.core import events as ev
-from massgen.loading import load
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider
 from massgen.testing.policy import Fault, Reply
 

@@ -18,8 +18,8 @@ from massgen.coordination import paraphrases
 from massgen.coordination.generation import GenerationFailed
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
-from massgen.loading import load
 from massgen.record.journal import read_journal
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Fault, Reply, cooperative_agent
 from massgen.ui.model import ViewModel
 from massgen.ui.plain import PlainView
@@ -267,7 +267,7 @@ def test_a_dspy_block_asking_for_what_is_not_here_is_refused_by_its_key(block, p
 async def test_a_resumed_run_keeps_its_phrasings_and_asks_for_none(in_tmp):
     import threading
 
-    from massgen.resuming import prepare_with
+    from massgen.runs.resuming import prepare_with
 
     reached, release = threading.Event(), threading.Event()
     policy = rephrasing(phrased())

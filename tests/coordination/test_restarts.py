@@ -16,7 +16,7 @@ from massgen.api import RunResult, TeamRun, load
 from massgen.coordination.resume import ResumeError, from_journal
 from massgen.core import events as ev
 from massgen.record.journal import read_journal
-from massgen.resuming import prepare
+from massgen.runs.resuming import prepare
 from massgen.testing.fake_provider import FakeProvider, Fault, Reply, cooperative_agent
 from massgen.testing.tools import InProcessTools
 from massgen.ui.model import ViewModel, state_text, totals_text

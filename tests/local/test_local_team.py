@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from massgen.backends import local_models
-from massgen.defaults import PROVIDERS
+from massgen.runs.defaults import PROVIDERS
 
 MASSGEN = [sys.executable, "-m", "massgen"]
 

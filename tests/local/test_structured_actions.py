@@ -12,9 +12,9 @@ import threading
 from shown import shown
 
 import massgen
-from massgen import team
 from massgen.api import load
 from massgen.core import events as ev
+from massgen.runs.members import build as build_members
 from massgen.testing.fake_provider import FakeProvider, Reply, cooperative_agent
 from massgen.testing.policy import enums
 
@@ -121,9 +121,9 @@ def test_models_without_function_calling_always_use_structured_actions():
                                                    "base_url": "http://localhost:1/v1"}}]}  # fmt: skip
     switched_on = {"agents": [{"id": "s", "backend": {**server["agents"][0]["backend"],
                                                         "structured_actions": True}}]}  # fmt: skip
-    assert [m.structured_actions for m in team.build(load(local).config)] == [True]
-    assert [m.structured_actions for m in team.build(load(server).config)] == [False]
-    assert [m.structured_actions for m in team.build(load(switched_on).config)] == [True]
+    assert [m.structured_actions for m in build_members(load(local).config)] == [True]
+    assert [m.structured_actions for m in build_members(load(server).config)] == [False]
+    assert [m.structured_actions for m in build_members(load(switched_on).config)] == [True]
 
 
 async def test_views_show_a_json_action_as_the_answer_being_written():

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from massgen.core.effects import Effect, Run
 from massgen.permissions.approval import ApprovalRequest, Choice, Operator
 from massgen.permissions.engine import Book, Call, Decision, Engine
 from massgen.permissions.ledger import Ledger
 from massgen.permissions.risk import Zones
-from massgen.tools.effects import Effect, Run
 
 
 class Scripted:

@@ -9,13 +9,13 @@ import asyncio
 from perm_helpers import Scripted, engine
 
 from massgen.coordination.tool_round import ToolBounds, run_round
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.guarded import Guarded
 from massgen.permissions.ledger import read
 from massgen.permissions.risk import Zones
 from massgen.testing.tools import InProcessTools
-from massgen.tools.base import ToolContext
 
 TINY = ToolBounds(timeout_seconds=0.05)
 CTX = ToolContext(agent="alice")

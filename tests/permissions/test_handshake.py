@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from massgen.core.effects import External, Run, Write
 from massgen.permissions import handshake
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.handshake import FileHandshake
-from massgen.tools.effects import External, Run, Write
 
 PUSH = ApprovalRequest(
     agent="careful",

@@ -10,13 +10,13 @@ import pytest
 from hostile_corpus import Tree, corpus
 from perm_helpers import Scripted
 
+from massgen.core.toolbox import Toolboxes, ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.approval import Choice
 from massgen.permissions.engine import Book, Engine
 from massgen.permissions.guarded import Guarded
 from massgen.permissions.ledger import Ledger
-from massgen.permissions.wiring import zones_of
-from massgen.tools.base import Toolboxes, ToolContext
+from massgen.runs.wiring import zones_of
 from massgen.workspace.commands import CommandToolbox
 from massgen.workspace.runner import Limits
 from massgen.workspace.team import Workspaces

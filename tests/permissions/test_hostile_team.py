@@ -12,8 +12,8 @@ from hostile_corpus import PY_WRITE, Tree, corpus
 
 from massgen.api import TeamRun
 from massgen.core import events as ev
-from massgen.loading import load
 from massgen.permissions.ledger import read
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 
 IDS = ("alice", "bob")

@@ -8,13 +8,13 @@ import json
 import pytest
 from perm_helpers import Scripted, decide, engine, run, zones
 
+from massgen.core.effects import External, Net, Read, Write
 from massgen.permissions import engine as engine_module
 from massgen.permissions import ledger as ledger_module
 from massgen.permissions.approval import Choice
 from massgen.permissions.engine import STEPS, Book, Call
 from massgen.permissions.ledger import Ledger
 from massgen.permissions.policy import PolicyApprover
-from massgen.tools.effects import External, Net, Read, Write
 
 
 async def test_defaults_allow_the_workspace_and_refuse_outside(tmp_path):
@@ -77,7 +77,7 @@ async def test_the_risk_default_of_some_commands(tmp_path, command, allowed):
 
 
 async def test_a_toolbox_that_declares_no_effects_is_high_risk(tmp_path):
-    from massgen.tools.base import UNKNOWN_SERVER
+    from massgen.core.toolbox import UNKNOWN_SERVER
 
     decision = await decide(engine(tmp_path), tmp_path, External(UNKNOWN_SERVER, "mystery"))
     assert not decision.allowed and decision.risk == "high"
@@ -127,7 +127,7 @@ async def test_a_person_resets_the_budget(tmp_path):
 
 
 async def test_a_read_only_role(tmp_path):
-    from massgen.permissions.wiring import _READ_ONLY
+    from massgen.runs.wiring import _READ_ONLY
 
     e = engine(tmp_path)
     e.books["alice"] = _READ_ONLY.plus(Book())

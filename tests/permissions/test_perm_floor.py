@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from perm_helpers import Scripted, decide, engine, run
 
+from massgen.core.effects import Write
 from massgen.permissions.approval import Choice
-from massgen.tools.effects import Write
 
 FLOOR = [
     "rm -rf /",

@@ -10,13 +10,13 @@ import pytest
 from perm_helpers import Scripted
 
 from massgen.config.schema import MassgenConfig
+from massgen.core.effects import External
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.engine import Engine
 from massgen.permissions.guarded import Guarded
 from massgen.permissions.policy import PolicyApprover
 from massgen.permissions.risk import Zones
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import External
 from massgen.tools.mcp import open_team
 
 pytest.importorskip("mcp")

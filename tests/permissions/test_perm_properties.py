@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from perm_helpers import Scripted
 
+from massgen.core.effects import Delete, External, Net, Read, Run, Write
 from massgen.permissions.approval import Choice
 from massgen.permissions.engine import Book, Call, Engine
 from massgen.permissions.risk import Zones
 from massgen.permissions.shell import Unparseable, parse
-from massgen.tools.effects import Delete, External, Net, Read, Run, Write
 
 ROOT = Path(tempfile.mkdtemp(prefix="perm-prop-")).resolve()
 WS = ROOT / "ws"

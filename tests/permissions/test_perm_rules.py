@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from massgen.core.errors import ConfigError
-from massgen.loading import load
 from massgen.permissions import grants
 from massgen.permissions.rules import RuleError, parse
 from massgen.permissions.subjects import Subject
+from massgen.runs.loading import load
 
 
 def cmd(*argv: str) -> Subject:

@@ -8,12 +8,12 @@ import pytest
 from perm_helpers import zones
 
 from massgen.config.schema import MassgenConfig
+from massgen.core.effects import Run, Write
 from massgen.core.errors import ConfigError
 from massgen.permissions.engine import Call
 from massgen.permissions.ledger import read
 from massgen.permissions.policy import PolicyApprover
-from massgen.permissions.wiring import engine_for
-from massgen.tools.effects import Run, Write
+from massgen.runs.wiring import engine_for
 
 
 def config(top=None, **agents) -> MassgenConfig:

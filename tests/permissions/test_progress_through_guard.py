@@ -7,13 +7,13 @@ from perm_helpers import Scripted, engine
 
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
+from massgen.core import tool_progress as progress
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.approval import Choice
 from massgen.permissions.guarded import Guarded
 from massgen.permissions.risk import Zones
 from massgen.tool import ExecutionResult, TextContent
-from massgen.tools import progress
-from massgen.tools.base import ToolContext
 from massgen.tools.python import PythonToolbox, tool_from_function
 
 

@@ -21,6 +21,7 @@ from process_checks import none_running
 
 from massgen.config import config_from_dict
 from massgen.core.errors import ConfigError
+from massgen.core.toolbox import ToolContext, ToolResult
 from massgen.core.types import ToolCall
 from massgen.permissions import landlock
 from massgen.permissions.sandbox import (
@@ -30,7 +31,6 @@ from massgen.permissions.sandbox import (
     Sandbox,
     select_sandbox,
 )
-from massgen.tools.base import ToolContext, ToolResult
 from massgen.workspace.commands import CommandToolbox, command_toolbox
 from massgen.workspace.runner import Limits
 

@@ -9,8 +9,8 @@ import pytest
 
 from massgen.api import TeamRun
 from massgen.core import events as ev
-from massgen.loading import load
 from massgen.record.journal import Journal, JournalError, read_journal
+from massgen.runs.loading import load
 from massgen.testing.fake_provider import FakeProvider
 
 

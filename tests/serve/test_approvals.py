@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from massgen.core.effects import Run
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.engine import Call, Engine
 from massgen.permissions.ledger import Ledger, read
 from massgen.permissions.risk import Zones
 from massgen.serve.approvals import AlreadyAnswered, NotAnswered, UnknownAsk, WebApprover
-from massgen.tools.effects import Run
 
 REQUEST = ApprovalRequest(
     agent="alice",

@@ -6,12 +6,12 @@ import sys
 
 import pytest
 
-from massgen import defaults
 from massgen.api import load
 from massgen.backends import local_models
 from massgen.config import presets
 from massgen.config.loader import load_config
 from massgen.core.errors import ConfigError
+from massgen.runs import defaults
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ import yaml
 from dotenv import dotenv_values
 from wizard_pty import CTRL_C, DOWN, ENTER, SPACE, Terminal
 
-from massgen.defaults import PROVIDERS
+from massgen.runs.defaults import PROVIDERS
 from massgen.testing.fake_provider import FakeProvider
 
 MASSGEN = [sys.executable, "-m", "massgen"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from massgen.core.effects import External, Read, Write
+from massgen.core.toolbox import UNKNOWN_SERVER, NoTools, Toolboxes, ToolContext, ToolResult
 from massgen.core.types import ToolCall, ToolSpec
-from massgen.tools.base import UNKNOWN_SERVER, NoTools, Toolboxes, ToolContext, ToolResult
-from massgen.tools.effects import External, Read, Write
 
 
 class Box:

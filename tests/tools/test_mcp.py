@@ -16,8 +16,8 @@ from process_checks import alive, gone
 
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
+from massgen.core.toolbox import ToolContext, ToolResult
 from massgen.core.types import ToolCall
-from massgen.tools.base import ToolContext, ToolResult
 from massgen.tools.mcp import open_team
 from massgen.tools.mcp.breaker import Breaker
 from massgen.tools.mcp.naming import MAX_LEN, exposed_names

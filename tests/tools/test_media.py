@@ -13,15 +13,15 @@ import pytest
 from massgen.api import TeamRun
 from massgen.config import config_from_dict
 from massgen.config.schema import MassgenConfig
+from massgen.core.effects import Read, Write
 from massgen.core.errors import ConfigError
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.loading import load
-from massgen.team import check
+from massgen.runs.loading import load
+from massgen.runs.members import check
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 from massgen.testing.fake_gemini_media import FakeGeminiMedia
 from massgen.testing.fake_openai_media import FakeOpenAIMedia
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import Read, Write
 from massgen.tools.media import MediaToolbox
 from massgen.tools.media_plan import plan
 
@@ -410,7 +410,7 @@ def test_a_config_without_media_keys_imports_no_media_module():
     import sys
 
     code = (
-        "import sys; from massgen.config import config_from_dict; from massgen.tools.team import joined, media;"
+        "import sys; from massgen.config import config_from_dict; from massgen.runs.toolboxes import joined, media;"
         "c = config_from_dict({'agents': [{'id': 'a', 'backend': {'type': 'openai'}}]});"
         "assert media(c) == {};"
         "heavy = ('massgen.tools.media', 'massgen.tools.media_openai', 'massgen.tools.media_gemini');"

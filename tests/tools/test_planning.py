@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 from massgen.config import config_from_dict
+from massgen.core.effects import Write
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import Write
+from massgen.runs.toolboxes import planning
 from massgen.tools.planning import PLAN_FILE, PlanToolbox
-from massgen.tools.team import planning
 
 
 def call(name: str, **arguments) -> ToolCall:

@@ -15,13 +15,13 @@ import pytest
 
 import massgen
 from massgen.config import load_config
+from massgen.core.effects import External, Read
 from massgen.core.errors import ConfigError
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
+from massgen.runs.toolboxes import python_toolboxes
 from massgen.testing import FakeProvider, Reply, cooperative_agent
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import External, Read
 from massgen.tools.python import PythonToolbox, effects, tool_from_function
-from massgen.tools.team import python_toolboxes
 
 CTX = ToolContext(agent="a1")
 

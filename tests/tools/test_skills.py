@@ -14,16 +14,17 @@ import yaml
 import massgen
 from massgen.config import config_from_dict, load_config
 from massgen.config.predecessor import translate
+from massgen.config.skills import bundled_names
+from massgen.core.effects import Read
 from massgen.core.errors import ConfigError
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.engine import Book, Engine
 from massgen.permissions.guarded import Guarded
 from massgen.permissions.policy import PolicyApprover
-from massgen.permissions.wiring import zones_of
+from massgen.runs.wiring import zones_of
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 from massgen.tools import skills
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import Read
 from massgen.tools.skills import SkillToolbox, Sources, discover, prompt_section
 
 CTX = ToolContext(agent="a1")
@@ -83,7 +84,7 @@ def test_massgen_skills_picks_bundled_skills_by_name(tmp_path):
 def test_the_bundled_skills_are_real_and_valid():
     catalog = discover(Sources(project=EMPTY, user=None))
     assert catalog.warnings == ()
-    assert set(skills.bundled_names()) == {s.name for s in catalog.skills}
+    assert set(bundled_names()) == {s.name for s in catalog.skills}
     for skill in catalog.skills:
         assert len(skill.description) > 40
         assert skill.file.stat().st_size > 500
@@ -240,7 +241,7 @@ async def test_the_engine_allows_skill_reads_and_a_deny_rule_refuses_them(tmp_pa
 
 
 def test_a_custom_tool_may_not_be_called_load_skill():
-    from massgen.tools.python_files import reserved_names
+    from massgen.runs.toolboxes import reserved_names
 
     assert {"load_skill", "read_skill_file"} <= reserved_names()
 

@@ -17,13 +17,13 @@ import pytest
 from massgen.api import TeamRun
 from massgen.config import config_from_dict
 from massgen.core import events as ev
+from massgen.core.effects import External, Write
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.loading import load
 from massgen.record.journal import read_journal
-from massgen.subagent_runs import SUBAGENT_NOTE
+from massgen.runs.loading import load
+from massgen.runs.subagents import SUBAGENT_NOTE
 from massgen.testing import FakeProvider, Fault, Reply
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import External, Write
 from massgen.tools.subagent_jobs import JobLimits, Jobs
 from massgen.tools.subagents import ChildOutcome, Limits, SubagentToolbox
 

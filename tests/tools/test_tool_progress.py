@@ -16,12 +16,12 @@ import massgen
 from massgen.config.schema import MassgenConfig
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
+from massgen.core import tool_progress as progress
+from massgen.core.tool_progress import ProgressGate
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.testing import FakeProvider, Reply, cooperative_agent
-from massgen.tools import progress
-from massgen.tools.base import ToolContext
 from massgen.tools.mcp import open_team
-from massgen.tools.progress import ProgressGate
 
 TOOLS = '''
 import asyncio

@@ -20,8 +20,8 @@ from pathlib import Path
 from run_events import coordination
 
 from massgen.core import events as ev
+from massgen.core.effects import Run, Write
 from massgen.permissions.approval import ApprovalRequest
-from massgen.tools.effects import Run, Write
 from massgen.ui.approval import TerminalApprover
 from massgen.ui.live import LiveView
 

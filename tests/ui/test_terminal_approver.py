@@ -20,9 +20,9 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 from run_events import coordination
 
+from massgen.core.effects import Delete, External, Net, Read, Run, Write
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.describe import effect_text
-from massgen.tools.effects import Delete, External, Net, Read, Run, Write
 from massgen.ui.approval import TerminalApprover, _interrupt_run, terminal_approver
 from massgen.ui.choice import approver_for
 from massgen.ui.live import LiveView

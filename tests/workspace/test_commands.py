@@ -12,12 +12,12 @@ from process_checks import none_running
 
 from massgen.config import config_from_dict
 from massgen.coordination.tool_round import ToolBounds, run_round
+from massgen.core.effects import Run
 from massgen.core.errors import ConfigError
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.sandbox import NoSandbox, Unconfined, select_sandbox
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import Run
-from massgen.tools.team import open_tools
+from massgen.runs.toolboxes import open_tools
 from massgen.workspace.commands import CommandPolicy, CommandToolbox, command_toolbox
 from massgen.workspace.runner import Limits
 

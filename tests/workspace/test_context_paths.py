@@ -12,10 +12,10 @@ from workspace_agents import presenter_writes, workspace_agents
 
 from massgen.api import TeamRun
 from massgen.config.schema import ContextPathConfig
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.loading import load
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider
-from massgen.tools.base import ToolContext
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.team import Workspaces
 

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
+from massgen.core.effects import Delete, Read, Write
+from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.tools.base import ToolContext
-from massgen.tools.effects import Delete, Read, Write
 from massgen.workspace.team import Workspaces
 
 

@@ -13,7 +13,7 @@ from workspace_agents import workspace_agents
 
 from massgen.api import TeamRun
 from massgen.core.errors import ConfigError
-from massgen.loading import load
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 from massgen.workspace import memory
 from massgen.workspace.team import Workspaces

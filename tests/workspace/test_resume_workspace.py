@@ -14,8 +14,8 @@ from test_team_run import IDS, PROGRAM, builder
 from workspace_agents import workspace_agents
 
 from massgen.api import TeamRun
-from massgen.loading import load
-from massgen.resuming import prepare
+from massgen.runs.loading import load
+from massgen.runs.resuming import prepare
 from massgen.testing import FakeProvider, Reply
 
 

@@ -9,7 +9,7 @@ import json
 from workspace_agents import workspace_agents
 
 from massgen.api import TeamRun
-from massgen.loading import load
+from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 
 IDS = ("alice", "bob", "carol")

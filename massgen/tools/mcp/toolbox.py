@@ -9,9 +9,9 @@ from typing import Any
 from mcp import McpError, types
 
 from massgen.config.mcp import HttpServer, StdioServer
+from massgen.core.effects import Effect, External
+from massgen.core.toolbox import UNKNOWN_SERVER, ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.base import UNKNOWN_SERVER, ToolContext, ToolResult, arguments_of
-from massgen.tools.effects import Effect, External
 from massgen.tools.mcp.breaker import Breaker
 from massgen.tools.mcp.connection import Connection, is_transport_error
 from massgen.tools.mcp.content import result_text

@@ -89,7 +89,7 @@ async def _bytes(entry: MediaFile, engine: Engine | None, agent: str, index: int
         OSError, ValueError: it could not be read or downloaded, or is too large.
     """
     if entry.is_url:
-        from massgen.uploads import download  # the same bounded downloader as file search
+        from massgen.runs.uploads import download  # the same bounded downloader as file search
 
         with tempfile.TemporaryDirectory(prefix="massgen-media-") as scratch:
             into = Path(scratch) / "download"
@@ -116,9 +116,9 @@ async def permit_read(engine: Engine | None, agent: str, call_id: str, path: Pat
     it, as a context path is named); deny rules and the secrets rule still refuse it."""
     if engine is None:  # the config turned the engine off (said loudly when it was built)
         return None
+    from massgen.core.effects import Read
     from massgen.permissions.engine import Call
     from massgen.permissions.risk import Zones
-    from massgen.tools.effects import Read
 
     call = Call(
         agent=agent,

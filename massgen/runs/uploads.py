@@ -74,7 +74,7 @@ async def open_uploads(
         ConfigError: a file the engine refuses, a URL that cannot be fetched, or an upload
             the provider refuses or does not process in time (naming the key path).
     """
-    from massgen.media import attach_media  # media entries ride on the user message
+    from massgen.runs.media import attach_media  # media entries ride on the user message
 
     members = await attach_media(config, members, engine=engine, source=source, single=single)
     if not any(documents(agent.backend.upload_files) for agent in config.agents):
@@ -152,7 +152,7 @@ async def _upload(
 
 async def _permit(engine: Engine | None, agent: str, index: int, path: Path, where: _Where) -> None:
     """The engine's decision on reading `path` to send it; a refusal is a ConfigError."""
-    from massgen.media import permit_read
+    from massgen.runs.media import permit_read
 
     refused = await permit_read(engine, agent, f"upload_files[{index}]", path)
     if refused is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from massgen.config.schema import MassgenConfig
 from massgen.core.events import ToolSourceFailed
-from massgen.tools.base import Toolbox, Toolboxes
+from massgen.core.toolbox import Toolbox, Toolboxes
 
 
 def warn_stderr(message: str) -> None:
@@ -87,12 +87,23 @@ def python_toolboxes(
     for index, agent in enumerate(config.agents):
         at = ("agent" if single else f"agents[{index}]") + ".backend"
         try:
-            box = python_toolbox(config, agent, at)
+            box = python_toolbox(config, agent, at, reserved_names())
         except ConfigError as error:
             raise ConfigError(error.message, file=source, path=error.path, fix=error.fix) from None
         if box is not None:
             boxes[agent.id] = box
     return boxes
+
+
+def reserved_names() -> frozenset[str]:
+    """Names of massgen's own tools: the workflow actions, the file tools, the command
+    tool, the planning tools and the skill tools."""
+    from massgen.tools.planning import TOOL_NAMES as PLANNING
+    from massgen.tools.skills import TOOL_NAMES as SKILLS
+    from massgen.workspace.commands import NAME as COMMAND
+    from massgen.workspace.files import SPECS
+
+    return frozenset({"new_answer", "vote", COMMAND, *PLANNING, *SKILLS, *(s.name for s in SPECS)})
 
 
 def planning(config: MassgenConfig) -> dict[str, Toolbox]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from massgen.core.types import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
-    from massgen.tools.effects import Effect
+    from massgen.core.effects import Effect
 
 Phase = Literal["coordination", "presentation"]
 # A running call's "how it is going" line, for the person watching (never the model).
@@ -121,7 +121,7 @@ class Toolboxes:
         has none (the call is refused without running). A box's `ValueError` (malformed
         arguments) propagates, as `EffectfulToolbox.effects` documents.
         """
-        from massgen.tools.effects import External  # effects.py imports this module
+        from massgen.core.effects import External  # effects.py imports this module
 
         box = self._owner(call.name)
         if box is None:

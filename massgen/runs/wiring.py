@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from massgen.config.permissions import PermissionsConfig
 from massgen.config.schema import MassgenConfig
+from massgen.core.toolbox import Toolbox, ToolContext
 from massgen.log import logger
 from massgen.permissions import grants, rules
 from massgen.permissions.approval import Approver
@@ -26,7 +27,6 @@ from massgen.permissions.engine import Book, Call, Decision, Engine
 from massgen.permissions.ledger import FILE, Ledger, Record
 from massgen.permissions.policy import PolicyApprover
 from massgen.permissions.risk import Zones
-from massgen.tools.base import Toolbox, ToolContext
 
 if TYPE_CHECKING:
     from massgen.workspace.team import Workspaces

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from massgen import team
 from massgen.backends import models
 from massgen.config import loader, presets
 from massgen.config.schema import MassgenConfig
+from massgen.runs import members
 
 ConfigLike = str | Path | dict[str, Any] | MassgenConfig | None
 
@@ -52,7 +52,7 @@ def load(
         path = presets.resolve_config_arg(str(config))
         parsed, raw = loader.load_config_with_raw(path, env)
         loaded = LoadedConfig(parsed, str(path), raw, isinstance(raw, dict) and "agent" in raw, env)
-    team.check(loaded.config, source=loaded.source, single=loaded.single)
+    members.check(loaded.config, source=loaded.source, single=loaded.single)
     return loaded
 
 
@@ -68,7 +68,7 @@ def _quick_config(
         if found is None:
             # Nothing configured: a team over the keys in the environment, else the
             # built-in local model.
-            from massgen import defaults
+            from massgen.runs import defaults
 
             return defaults.default_team(env).config
         return found

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from massgen.core.toolbox import Toolbox, ToolContext
 from massgen.core.types import ToolCall
-from massgen.tools.base import Toolbox, ToolContext
 
 
 @dataclass(frozen=True, slots=True)

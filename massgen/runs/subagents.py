@@ -38,12 +38,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from massgen.config.schema import AgentConfig, MassgenConfig, SubagentAgentConfig
+from massgen.config.coordination import SubagentAgentConfig
+from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.config.subagent_types import DEFAULT_TYPES, ROLES
 from massgen.core import events as ev
+from massgen.core.toolbox import ToolContext
 from massgen.core.usage import Spend
-from massgen.loading import LoadedConfig
-from massgen.tools.base import ToolContext
+from massgen.runs.loading import LoadedConfig
+from massgen.runs.setting import ChildResult, Setting
 from massgen.tools.subagent_jobs import JobLimits, Jobs
 from massgen.tools.subagents import (
     SUBAGENTS_DIR,
@@ -56,7 +58,6 @@ from massgen.tools.subagents import (
 from massgen.workspace.team import Workspaces
 
 if TYPE_CHECKING:
-    from massgen.api import RunResult, TeamRun
     from massgen.coordination.agent import Member
 
 SUBAGENT_NOTE = (
@@ -73,7 +74,7 @@ class Subagents:
     background children (`jobs`). The run calls `with_notes` on its equipped members,
     sends its events to `on_event` and awaits `aclose` when it ends."""
 
-    def __init__(self, parent: TeamRun) -> None:
+    def __init__(self, parent: Setting) -> None:
         coordination = parent.loaded.config.orchestrator.coordination
         limits = Limits(coordination.subagent_default_timeout, coordination.subagent_max_concurrent)
         names = (
@@ -123,14 +124,12 @@ def _both(first: Inbox | None, second: Inbox) -> Inbox:
 
 
 class Children:
-    """Runs the children of one parent run."""
+    """Runs the children of one parent run, each started by `parent.start_child`."""
 
-    def __init__(self, parent: TeamRun) -> None:
+    def __init__(self, parent: Setting) -> None:
         self.parent = parent
 
     async def run(self, task: ChildTask, ctx: ToolContext, call_id: str) -> ChildOutcome:
-        from massgen.api import TeamRun
-
         parent = self.parent
         config = child_config(parent.loaded.config, ctx.agent, task, self._budget())
         log_dir = self._log_dir(ctx.agent, task.id)
@@ -145,7 +144,7 @@ class Children:
             )
         )
         loaded = LoadedConfig(config, source=parent.loaded.source, env=parent.loaded.env)
-        child = TeamRun(
+        child = parent.start_child(
             loaded,
             question(task),
             logs=log_dir is not None,
@@ -180,11 +179,7 @@ class Children:
 
     def _emit(self, event: ev.AnyEvent) -> None:
         """Through the parent's orchestrator (its ledger counts usage), else its sinks."""
-        orchestrator = self.parent.orchestrator
-        if orchestrator is not None:
-            orchestrator.emit(event)
-        else:
-            self.parent._emit(event)
+        self.parent.counted(event)
 
     def _charge(self, ctx: ToolContext, spent: Spend) -> None:
         if spent.usage.total_tokens or spent.cost_usd:
@@ -201,7 +196,7 @@ class Children:
         if settings.max_tokens is None and settings.max_cost is None:
             return None, None
         share = settings.coordination.subagent_max_concurrent
-        spent = self.parent.ledger.total()
+        spent = self.parent.spent()
         tokens = cost = None
         if settings.max_tokens is not None:
             tokens = (settings.max_tokens - spent.usage.total_tokens) // share
@@ -302,7 +297,7 @@ def _searching(agent: AgentConfig, on: bool) -> AgentConfig:
     return agent.model_copy(update={"backend": backend})
 
 
-def _outcome(result: RunResult) -> ChildOutcome:
+def _outcome(result: ChildResult) -> ChildOutcome:
     status: Status = "completed"
     if not result.ok:
         status = "timeout" if result.status == "timeout" else "error"

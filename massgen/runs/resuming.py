@@ -22,10 +22,10 @@ from massgen.config.schema import MassgenConfig
 from massgen.coordination.prompts import Turn
 from massgen.coordination.resume import Resumed, ResumeError, from_journal
 from massgen.core.errors import ConfigError
-from massgen.loading import LoadedConfig, load
 from massgen.record.atomic import write_json
 from massgen.record.journal import JournalError, read_journal
 from massgen.record.recorder import LOG_BASE_ENV
+from massgen.runs.loading import LoadedConfig, load
 
 RECORD = "run.json"
 JOURNAL = "events.jsonl"
