@@ -14,6 +14,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
+
+from massgen.workspace.secrets import home_secrets, secret_path
 
 _HOME_VAR = re.compile(r"^\$(HOME\b|\{HOME\})")
 
@@ -83,3 +86,19 @@ class Zone:
         if case_insensitive(self.root):
             return Path(str(path).casefold()).is_relative_to(Path(str(self.root).casefold()))
         return False
+
+
+class _Workspace(Protocol):
+    def in_workspace(self, path: Path) -> bool: ...
+
+
+def secret(path: Path, zones: _Workspace) -> str | None:
+    """Why `path` (canonical) is a secret no rule may open, or None (`secrets.py` says
+    what is secret). The agent's own workspace holds only what it made, so names there
+    are its own."""
+    if zones.in_workspace(path):
+        return None
+    real_home = Path(os.path.realpath(home()))
+    if any(Zone(p).holds(path) for p in home_secrets(real_home)):  # any case, where so
+        return f"`{path}` is in a directory of credentials"
+    return secret_path(path, real_home)

@@ -18,6 +18,7 @@ command or an MCP server wrote it) by its stat (size, mtime, inode).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen.config.schema import ContextPathConfig
+from massgen.workspace import safe_open
 from massgen.workspace.store import walk
 
 ALWAYS_PROTECTED = (".git", ".massgen")
@@ -170,7 +172,20 @@ def save_changes(changes: ContextChanges, log_dir: Path) -> Path:
 
 
 def _hash(path: Path) -> str | None:
+    """The content hash of a regular file (read by descriptor, never through a link of
+    its last name, never a FIFO), or None when there is none."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = safe_open.open_regular(None, path)
+    except (FileNotFoundError, NotADirectoryError, safe_open.Unsafe):
         return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a link: not a file the tools would change
+            return None
+        raise
+    try:
+        hasher = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            hasher.update(chunk)
+        return hasher.hexdigest()
+    finally:
+        os.close(fd)
