@@ -88,6 +88,26 @@ class Zone:
         return False
 
 
+def around(protected: list[Path], workspace: Path | None) -> list[Path]:
+    """`protected` with a path that holds the agent's own `workspace` (a context path of
+    the project holds `.massgen`, where workspaces live) replaced by everything beside
+    the way down to it: the workspace stays writable, the rest of it protected."""
+    out: list[Path] = []
+    for path in protected:
+        if workspace is None or not Zone(path).holds(workspace):
+            out.append(path)
+            continue
+        here = path
+        parts = workspace.parts[len(path.parts) :]  # `holds` compared them, in any case
+        for part in parts:
+            try:
+                out += [here / name for name in os.listdir(here) if name != part]
+            except OSError:
+                break
+            here = here / part
+    return out
+
+
 class _Workspace(Protocol):
     def in_workspace(self, path: Path) -> bool: ...
 

@@ -7,7 +7,9 @@ path names no agent. Every decision is taken on the real path (symlinks, `..` an
 absolute forms resolved first), so a symlink in a workspace that points into a context
 path is a context-path write, and refused during coordination.
 
-`.git` and `.massgen` inside a context path are always protected.
+`.git` and `.massgen` inside a context path are always protected, and `.massgen` (runs,
+logs, workspaces) is never read through one either. A context path that holds HOME is
+refused (`ContextPaths.of`); the file tools never read a secret in one (`secrets.py`).
 
 What a run changed: `ContextPaths.baseline()` records, before the run, each file's stat
 under every context path; the file tools `journal` a file's content hash before their
@@ -28,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen.config.schema import ContextPathConfig
+from massgen.core.errors import ConfigError
 from massgen.workspace import safe_open
+from massgen.workspace.secrets import holds_home
 from massgen.workspace.store import walk
 
 ALWAYS_PROTECTED = (".git", ".massgen")
@@ -83,9 +87,20 @@ class ContextPaths:
 
     @classmethod
     def of(cls, entries: Sequence[ContextPathConfig]) -> ContextPaths:
+        """Raises ConfigError for a context path that holds HOME (every credential of the
+        user's would be in reach). One that holds the project's `.massgen` is narrowed:
+        `.massgen` stays out of it (never read, never written)."""
         paths = []
-        for entry in entries:
+        home = Path(os.path.realpath(os.path.expanduser("~")))
+        for index, entry in enumerate(entries):
             root = Path(os.path.realpath(entry.path))
+            if holds_home(root, home):
+                raise ConfigError(
+                    f"context path `{entry.path}` holds your home directory ({home}), and "
+                    "with it your SSH keys, tokens and massgen's own config",
+                    path=f"orchestrator.context_paths[{index}].path",
+                    fix="name the project directory (or the files) the agents need instead",
+                )
             protected = tuple(
                 Path(os.path.realpath(os.path.join(root, p))) for p in entry.protected_paths
             )

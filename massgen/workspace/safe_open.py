@@ -55,11 +55,18 @@ def _probe_openat2() -> Callable[..., int] | None:
         return None
     syscall.restype = ctypes.c_long
     how = _OpenHow(_DIR, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)
-    fd = syscall(_OPENAT2, -100, b"/", ctypes.byref(how), ctypes.sizeof(how))  # AT_FDCWD
+    fd = _call(syscall, -100, b".", how)  # AT_FDCWD
     if fd < 0:
         return None
     os.close(fd)
     return syscall
+
+
+def _call(syscall: Callable[..., int], dir_fd: int, rel: bytes, how: _OpenHow) -> int:
+    """openat2(dir_fd, rel, how), every argument passed at its full width (variadic)."""
+    size = ctypes.c_size_t(ctypes.sizeof(how))
+    return int(syscall(ctypes.c_long(_OPENAT2), ctypes.c_long(dir_fd), ctypes.c_char_p(rel),
+                       ctypes.byref(how), size))  # fmt: skip
 
 
 _syscall = _probe_openat2()
@@ -107,11 +114,11 @@ def _openat2(dir_fd: int, rel: str, flags: int, mode: int) -> int:
     assert _syscall is not None
     how = _OpenHow(flags | _NOFOLLOW | _CLOEXEC, mode if flags & os.O_CREAT else 0,
                    _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)  # fmt: skip
-    fd = _syscall(_OPENAT2, dir_fd, os.fsencode(rel), ctypes.byref(how), ctypes.sizeof(how))
+    fd = _call(_syscall, dir_fd, os.fsencode(rel), how)
     if fd < 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
-    return int(fd)
+    return fd
 
 
 def _walk_to(dir_fd: int, parts: list[str], create: bool = False) -> int:

@@ -1,11 +1,12 @@
 """What is secret: one definition for the permission engine, the file tools (reads and
 walks) and the command sandbox's hidden paths, in every root.
 
-A path is secret by its name anywhere (`.env*` but the examples, keys and certificates,
-`id_rsa*`, `.netrc`, `.git-credentials`, a file inside a `.ssh`, `.gnupg`, `.aws` or
-`.azure` directory), or by where it lies: the user's credential directories and files
-under HOME (`HOME_SECRETS`), massgen's own config, a few system files, and whatever the
-caller adds (the run's log directory). Stdlib only, so any layer may use it.
+A path is secret by its names anywhere (`.env*` but the examples, keys and certificates,
+`id_rsa*`, `.netrc`, `.git-credentials`, and anything inside one of the places of
+`HOME_SECRETS`: `.ssh`, `.aws`, `.config/gh`, `.config/massgen`, ..., wherever that place
+is, so a copied home keeps its secrets), or by where it lies: those places under the real
+HOME, a few system files, and whatever the caller adds (the run's log directory).
+Stdlib only, so any layer may use it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ _NAME = re.compile(
     re.IGNORECASE,
 )
 _NOT_SECRET = re.compile(r"^\.env\.(example|sample|template|dist|defaults)$", re.IGNORECASE)
-# A file anywhere inside a directory of these names is a credential.
-_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure"})
 # Under HOME, files and directories of credentials (and massgen's own config, with keys).
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh",
@@ -42,6 +41,7 @@ HOME_SECRETS: tuple[str, ...] = (
     ".config/gh",
     ".config/hub",
 )
+_PLACES = tuple(tuple(name.split("/")) for name in HOME_SECRETS)
 SYSTEM_SECRETS: tuple[str, ...] = (
     "/etc/shadow",
     "/etc/gshadow",
@@ -54,15 +54,20 @@ PROJECT_SECRETS: tuple[str, ...] = (".env", ".massgen")
 
 
 def secret_name(rel: str) -> str | None:
-    """Why a relative (or absolute) `/`-separated path is secret by its names, or None."""
+    """Why a relative (or absolute) `/`-separated path is secret by its names, or None:
+    a secret file name, or a place of credentials (`.ssh`, `.config/gh`, ... as under
+    HOME) anywhere on the way, so a copy of a home directory keeps its secrets too."""
     parts = PurePosixPath(rel).parts
     if not parts:
         return None
     name = parts[-1]
     if _NAME.search(name) and not _NOT_SECRET.match(name):
         return f"`{name}` holds secrets"
-    if any(p.lower() in _DIRS for p in parts[:-1]):
-        return f"`{name}` is in a directory of credentials"
+    folded = tuple(p.lower() for p in parts)
+    for places in _PLACES:
+        n = len(places)
+        if any(folded[i : i + n] == places for i in range(len(folded) - n + 1)):
+            return f"`{name}` is in a directory of credentials"
     return None
 
 
@@ -95,18 +100,19 @@ def hidden_paths(home: Path, project: Path) -> tuple[Path, ...]:
 
 def secrets_within(root: Path, limit: int = 20_000) -> list[Path]:
     """The secret files and credential directories found under `root` (no link followed,
-    at most `limit` entries looked at): what a sandbox must mask in a readable tree."""
+    `.git` not entered, at most `limit` entries looked at): what a sandbox must mask in
+    a readable tree."""
     found: list[Path] = []
     seen = 0
     for here, dirs, files in os.walk(root, followlinks=False):
         seen += len(dirs) + len(files)
         if seen > limit:
             break
-        for name in dirs:
-            if name.lower() in _DIRS:
-                found.append(Path(here) / name)
-        dirs[:] = [d for d in dirs if d.lower() not in _DIRS and d != ".git"]
-        found += [Path(here) / f for f in files if secret_name(f)]
+        base = Path(here)
+        secret_dirs = {d for d in dirs if secret_name((base / d).as_posix())}
+        found += [base / d for d in sorted(secret_dirs)]
+        dirs[:] = [d for d in dirs if d not in secret_dirs and d != ".git"]
+        found += [base / f for f in files if secret_name(f)]
     return found
 
 
