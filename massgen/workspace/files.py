@@ -52,6 +52,8 @@ from massgen.workspace.walks import (
     bounded,
     left_out,
     listing,
+    peer_listing,
+    picked_files,
     walk_files,
 )
 
@@ -353,7 +355,7 @@ class FileTools:
         raw = c.text("path", ".")
         target = self._readable(c.root, raw)
         if isinstance(target, Peer):
-            rows = self._peerlisting(target, raw)
+            rows = self._peer_listing(target, raw)
         else:
             with self._opened(c.root, target) as (root_fd, rel):
                 rows = listing(root_fd, rel, raw)
@@ -363,19 +365,10 @@ class FileTools:
                 rows.insert(0, f"{PEERS}/  (read-only: other answers' files)")
         return "\n".join(rows) or "(empty)"
 
-    def _peerlisting(self, target: Peer, raw: str) -> list[str]:
+    def _peer_listing(self, target: Peer, raw: str) -> list[str]:
         if not target.label:
             return [f"{label}/" for label in sorted(self.view.snapshots())]
-        files = self._snapshot(target, raw).files
-        prefix = f"{target.rel}/" if target.rel else ""
-        names: dict[str, str] = {}
-        for path, entry in files.items():
-            if path.startswith(prefix):
-                head, _, rest = path[len(prefix) :].partition("/")
-                names[head] = f"{head}/" if rest else f"{head}  {entry.size:,} bytes"
-        if not names and target.rel not in files:
-            raise ValueError(f"`{raw}` is not a directory of that snapshot.")
-        return [names[name] for name in sorted(names)]
+        return peer_listing(self._snapshot(target, raw).files, target.rel, raw)
 
     def _glob(self, c: _Call) -> str:
         raw = c.text("path", ".")
@@ -455,21 +448,18 @@ class FileTools:
         source = locate(c.root, source_raw)
         if not isinstance(source, Peer) or not source.label:
             raise ValueError(f"`source` must be a path under `{PEERS}/<label>/` or `{PREVIOUS}/`.")
-        files = self._snapshot(source, source_raw).files
-        dest = self._own(c, c.text("dest", "") or source.rel or ".")
-        if source.rel in files:
-            picked = {"": files[source.rel]}
-        else:
-            prefix = f"{source.rel}/" if source.rel else ""
-            picked = {p[len(prefix) :]: e for p, e in files.items() if p.startswith(prefix)}
+        picked, secret = picked_files(self._snapshot(source, source_raw).files, source.rel)
         if not picked:
-            raise ValueError(f"`{source_raw}` is not in that snapshot.")
+            why = "holds only secrets, never copied" if secret else "is not in that snapshot"
+            raise ValueError(f"`{source_raw}` {why}.")
+        dest = self._own(c, c.text("dest", "") or source.rel or ".")
         for rel, entry in picked.items():
             target = self._own(c, f"{dest.rel}/{rel}" if rel else dest.rel)
             with self._opened(c.root, target) as (fd, under):
                 safe_open.write_atomic(fd, under, self.view.store.read(entry), mode=entry.mode)
             self._touch(c.agent, target.path)
-        return f"Copied {len(picked)} file(s) to {dest.rel}."
+        note = f" Left out {secret} secret file(s), never copied." if secret else ""
+        return f"Copied {len(picked)} file(s) to {dest.rel}.{note}"
 
     def _touch(self, agent: str, path: Path) -> None:
         self._touched.setdefault(agent, set()).add(path)
@@ -489,7 +479,7 @@ def _message(error: Exception) -> str:
     if isinstance(error, IsADirectoryError):
         return "that is a directory."
     if isinstance(error, OSError) and error.errno in (errno.ELOOP, errno.EXDEV):
-        return "a symlink is on the way (or the path leaves its root); the file tools never follow links."
+        return "a symlink is on the way (or the path leaves its root); links are never followed."
     if isinstance(error, safe_open.Unsafe):
         return f"{error.strerror}."
     if isinstance(error, OSError):

@@ -64,6 +64,7 @@ def _probe_openat2() -> Callable[..., int] | None:
 
 def _call(syscall: Callable[..., int], dir_fd: int, rel: bytes, how: _OpenHow) -> int:
     """openat2(dir_fd, rel, how), every argument passed at its full width (variadic)."""
+    assert _OPENAT2 is not None
     size = ctypes.c_size_t(ctypes.sizeof(how))
     return int(syscall(ctypes.c_long(_OPENAT2), ctypes.c_long(dir_fd), ctypes.c_char_p(rel),
                        ctypes.byref(how), size))  # fmt: skip

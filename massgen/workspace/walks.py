@@ -1,4 +1,5 @@
-"""What the file tools see of a directory: listings and walks, by descriptor.
+"""What the file tools see of a directory: listings and walks, by descriptor (and the
+same of a snapshot, by its manifest).
 
 A walk lists directories relative to an opened root, never enters a link, leaves out
 what `.gitignore` ignores, and leaves out every secret (`secrets.py`) while saying so in
@@ -7,13 +8,15 @@ the tool's output; file contents are read by descriptor, bounded in bytes.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from massgen.workspace import safe_open
 from massgen.workspace.ignore import Ignore
 from massgen.workspace.secrets import secret_name
+from massgen.workspace.store import Entry
 
 MAX_MATCHES = 100
 MAX_GREP_FILE_BYTES = 1024 * 1024
@@ -65,7 +68,7 @@ def walk_files(
         walk = safe_open.Walk(fd, skip)
         for found in walk:
             shown = f"{shown_base}/{found.rel}" if shown_base else found.rel
-            yield shown, found.rel, lambda f=found: _small_file(f)
+            yield shown, found.rel, functools.partial(_small_file, found)
         if walk.truncated:
             left.append(f"[stopped after {safe_open.MAX_WALK_ENTRIES:,} entries]")
     finally:
@@ -98,3 +101,30 @@ def bounded(items: list[str], what: str, left: list[str] | None = None) -> str:
         return "\n".join(items) + note if items else ""
     shown = "\n".join(items[:MAX_MATCHES])
     return shown + f"\n[more than {MAX_MATCHES} {what}; narrow it down]" + note
+
+
+def peer_listing(files: Mapping[str, Entry], rel: str, raw: str) -> list[str]:
+    """The rows of a directory `rel` of a snapshot (its manifest's `files`)."""
+    prefix = f"{rel}/" if rel else ""
+    names: dict[str, str] = {}
+    for path, entry in files.items():
+        if path.startswith(prefix):
+            head, _, rest = path[len(prefix) :].partition("/")
+            row = f"{head}/" if rest else f"{head}  {entry.size:,} bytes"
+            names[head] = f"{row}  (secret: never read)" if secret_name(path) and not rest else row
+    if not names and rel not in files:
+        raise ValueError(f"`{raw}` is not a directory of that snapshot.")
+    return [names[name] for name in sorted(names)]
+
+
+def picked_files(files: Mapping[str, Entry], rel: str) -> tuple[dict[str, Entry], int]:
+    """The snapshot's entries `rel` names (a file, or a directory's files by their path
+    beneath it) less the secrets, and how many secrets were left out."""
+    if rel in files:
+        named = {"": files[rel]}
+    else:
+        prefix = f"{rel}/" if rel else ""
+        named = {p[len(prefix) :]: e for p, e in files.items() if p.startswith(prefix)}
+    base = f"{rel}/" if rel else ""
+    kept = {r: e for r, e in named.items() if not secret_name(f"{base}{r}" if r else rel)}
+    return kept, len(named) - len(kept)

@@ -287,3 +287,31 @@ async def test_a_3gb_sparse_file_is_refused_without_reading_it(tree):
     assert read.is_error and "3,221,225,472 bytes" in read.content, read.content
     assert edit.is_error
     assert grown < 200 * 1024, f"the peak memory grew by {grown} KiB"
+
+
+# --- peers' snapshots ------------------------------------------------------------------
+
+
+async def test_a_peers_snapshot_gives_no_secret_and_no_linked_file(tree):
+    ws = Workspaces(tree.project / ".massgen", "run1", {"alice": "wa", "bob": "wb"})
+    engine = Engine(default_book=Book(), ledger=Ledger(None))
+    box = Guarded(Toolboxes([ws.files]), engine, zones_of(ws))
+    bob = ws.path("bob")
+    (bob / "app.py").write_text("print('bob')\n")
+    (bob / ".env").write_text(f"KEY={CANARY}\n")
+    (bob / "k1").symlink_to(tree.home / ".ssh" / "id_rsa")
+    ws.published("bob", "bob.1")
+    alice = ToolContext("alice", workspace=ws.path("alice"))
+    results = [
+        await call(box, alice, "grep", pattern=".", path="peers"),
+        await call(box, alice, "read_file", path="peers/bob.1/.env"),
+        await call(box, alice, "read_file", path="peers/bob.1/k1"),
+        await call(box, alice, "copy_from_peer", source="peers/bob.1", dest="copy"),
+    ]
+    for result in results:
+        assert CANARY not in result.content, result.content
+    assert "peers/bob.1/app.py:1: print('bob')" in results[0].content
+    assert "left out 1 secret file(s)" in results[0].content
+    assert results[1].is_error and results[2].is_error
+    assert "Left out 1 secret file(s)" in results[3].content
+    assert sorted(p.name for p in (alice.workspace / "copy").iterdir()) == ["app.py"]
