@@ -169,6 +169,25 @@ def open_regular(dir_fd: int | None, rel: str | Path) -> int:
     return fd
 
 
+def open_dir_beneath(root: Path, rel: str) -> int:
+    """The directory `rel` beneath the directory `root` (resolved by the caller)."""
+    top = open_root(root)
+    try:
+        return open_beneath(top, rel, _DIR)
+    finally:
+        os.close(top)
+
+
+def read_head(dir_fd: int, name: str, limit: int) -> bytes:
+    """At most the first `limit` bytes of the regular file `name` in `dir_fd`."""
+    fd = os.open(name, _READ, dir_fd=dir_fd)
+    try:
+        check_regular(fd)
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 def read_fd(fd: int, limit: int) -> bytes:
     """The bytes of an open file, if it is a regular file of at most `limit` bytes."""
     st = check_regular(fd)

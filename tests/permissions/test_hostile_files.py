@@ -25,12 +25,14 @@ from hostile_corpus import Tree
 from massgen.config.schema import ContextPathConfig
 from massgen.core.errors import ConfigError
 from massgen.core.types import ToolCall
-from massgen.permissions.engine import Book, Engine
+from massgen.permissions.engine import Book, Call, Engine
 from massgen.permissions.guarded import Guarded
 from massgen.permissions.ledger import Ledger
+from massgen.permissions.risk import Zones
 from massgen.permissions.sandbox import NoSandbox, select_sandbox
 from massgen.permissions.wiring import zones_of
 from massgen.tools.base import Toolboxes, ToolContext, ToolResult
+from massgen.tools.effects import Read
 from massgen.workspace import safe_open
 from massgen.workspace.commands import CommandToolbox
 from massgen.workspace.context import ContextPaths
@@ -315,3 +317,19 @@ async def test_a_peers_snapshot_gives_no_secret_and_no_linked_file(tree):
     assert results[1].is_error and results[2].is_error
     assert "Left out 1 secret file(s)" in results[3].content
     assert sorted(p.name for p in (alice.workspace / "copy").iterdir()) == ["app.py"]
+
+
+async def test_the_engine_knows_every_secret_the_sandbox_hides(tree):
+    """Attack 4's reads, put to the engine with HOME inside a readable zone."""
+    engine = Engine(default_book=Book(), ledger=Ledger(None))
+    zones = Zones(workspace=tree.project / "ws", readable=(tree.root,))
+    for rel in (".git-credentials", ".config/gh/hosts.yml", ".ssh/id_rsa", ".netrc",
+                ".aws/credentials", ".config/gcloud/credentials.db", ".azure/msal.json",
+                ".config/massgen/.env"):  # fmt: skip
+        decision = await engine.decide(Call("a", "read_file", (Read(tree.home / rel),), zones))
+        assert not decision.allowed and "secrets are never opened" in decision.reason, rel
+    for rel in ("repo/server.pem", "repo/tls.key", "repo/.env.local"):
+        decision = await engine.decide(Call("a", "read_file", (Read(tree.root / rel),), zones))
+        assert not decision.allowed, rel
+    fine = await engine.decide(Call("a", "read_file", (Read(tree.root / "a.txt"),), zones))
+    assert fine.allowed
