@@ -375,7 +375,7 @@ class FileTools:
         pattern = re.compile(_translate(c.text("pattern").lstrip("/")))
         left: list[str] = []
         hits = [s for s, rel, _ in self._files(c.root, raw, left) if pattern.fullmatch(rel)]
-        return bounded(hits, "files", left) or "no files match."
+        return bounded(hits, "files", left) or "no files match." + left_out(left)
 
     def _grep(self, c: _Call) -> str:
         raw = c.text("path", ".")

@@ -35,6 +35,7 @@ _OPENAT2 = {"x86_64": 437, "aarch64": 437, "arm64": 437}.get(platform.machine())
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_NO_SYMLINKS, _RESOLVE_BENEATH = 0x02, 0x04, 0x08
 _READ_CHUNK = 1 << 20
 MAX_WALK_ENTRIES = 20_000
+MAX_WALK_DEPTH = 64  # each level holds a descriptor open while the walk is below it
 
 
 class Unsafe(OSError):
@@ -106,9 +107,20 @@ def open_beneath(dir_fd: int, rel: str, flags: int, mode: int = 0) -> int:
         return _openat2(dir_fd, "/".join(parts), flags, mode)
     parent = _walk_to(dir_fd, parts[:-1])
     try:
-        return os.open(parts[-1], flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=parent)
+        return _open_at(parent, parts[-1], flags, mode)
     finally:
         os.close(parent)
+
+
+def _open_at(dir_fd: int, name: str, flags: int, mode: int = 0) -> int:
+    """One component, not followed; a link opened as a directory fails ELOOP (as with
+    openat2), not ENOTDIR, so that the caller can say that a link was refused."""
+    try:
+        return os.open(name, flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dir_fd)
+    except NotADirectoryError:
+        if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP)) from None
+        raise
 
 
 def _openat2(dir_fd: int, rel: str, flags: int, mode: int) -> int:
@@ -131,7 +143,7 @@ def _walk_to(dir_fd: int, parts: list[str], create: bool = False) -> int:
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o755, dir_fd=fd)
-            child = os.open(part, _DIR, dir_fd=fd)
+            child = _open_at(fd, part, _DIR)
             os.close(fd)
             fd = child
         return fd
@@ -283,7 +295,8 @@ class Walk:
     """Every non-directory entry beneath a directory descriptor, sorted, directories'
     own files before their subdirectories (as `os.walk` top-down); symlinks are listed,
     never entered. `skip(rel, is_dir)` leaves an entry out (a directory unentered).
-    At most `limit` entries are looked at; `truncated` says whether the walk stopped."""
+    At most `limit` entries are looked at, `MAX_WALK_DEPTH` directories deep;
+    `truncated` says whether the walk stopped short."""
 
     def __init__(
         self,
@@ -310,6 +323,9 @@ class Walk:
                     subdirs.append(name)
                 else:
                     yield Found(rel, name, st, fd)
+            if subdirs and prefix.count("/") >= MAX_WALK_DEPTH:
+                self.truncated = True
+                return
             for name in subdirs:
                 try:
                     child = os.open(name, _DIR, dir_fd=fd)

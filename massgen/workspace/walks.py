@@ -70,7 +70,10 @@ def walk_files(
             shown = f"{shown_base}/{found.rel}" if shown_base else found.rel
             yield shown, found.rel, functools.partial(_small_file, found)
         if walk.truncated:
-            left.append(f"[stopped after {safe_open.MAX_WALK_ENTRIES:,} entries]")
+            left.append(
+                f"[stopped after {safe_open.MAX_WALK_ENTRIES:,} entries or "
+                f"{safe_open.MAX_WALK_DEPTH} levels; narrow the path]"
+            )
     finally:
         os.close(fd)
 
