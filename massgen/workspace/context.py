@@ -99,7 +99,7 @@ class ContextPaths:
                     f"context path `{entry.path}` holds your home directory ({home}), and "
                     "with it your SSH keys, tokens and massgen's own config",
                     path=f"orchestrator.context_paths[{index}].path",
-                    fix="name the project directory (or the files) the agents need instead",
+                    fix="Name the project directory (or the files) the agents need instead",
                 )
             protected = tuple(
                 Path(os.path.realpath(os.path.join(root, p))) for p in entry.protected_paths

@@ -333,3 +333,39 @@ async def test_the_engine_knows_every_secret_the_sandbox_hides(tree):
         assert not decision.allowed, rel
     fine = await engine.decide(Call("a", "read_file", (Read(tree.root / "a.txt"),), zones))
     assert fine.allowed
+
+
+SWAP = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+end = time.monotonic() + float(sys.argv[1])
+n = 0
+while time.monotonic() < end:
+    if libc.renameat2(-100, b"d", -100, b"s", 2) != 0:
+        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
+    n += 1
+print("swapped", n)
+"""
+
+
+@pytest.mark.parametrize("mode", _sandboxes())
+async def test_a_sandboxed_swapper_does_not_lead_writes_out(tree, mode):
+    """Attack 2 as the model would run it: the swap loop is a command of the agent's."""
+    sandbox = select_sandbox(mode)  # type: ignore[arg-type]
+    assert not isinstance(sandbox, NoSandbox)
+    box, ctx = team(tree)
+    commands = CommandToolbox(Limits(30), None, {"PATH": "/usr/bin:/bin"}, sandbox)
+    ws = ctx.workspace
+    (ws / "d").mkdir()
+    (ws / "s").symlink_to(tree.home, target_is_directory=True)
+    (ws / "swap.py").write_text(SWAP)
+    before = outside_files(tree)
+    script = json.dumps({"command": "python3 swap.py 3"})
+    swapping = asyncio.ensure_future(commands.call(ToolCall("s", "execute_command", script), ctx))
+    await asyncio.sleep(0.5)  # the loop has started
+    writes = [call(box, ctx, "write_file", path="d/.bashrc", content="pwned\n") for _ in range(100)]
+    results = await asyncio.gather(*writes)
+    swapped = await swapping
+    assert "swapped" in swapped.content, swapped.content
+    assert outside_files(tree) == before
+    assert any(not r.is_error for r in results)
