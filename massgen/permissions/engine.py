@@ -23,8 +23,9 @@ from massgen.log import logger
 from massgen.permissions import grants
 from massgen.permissions.approval import ApprovalRequest, Approver, Choice, Operator, Risk
 from massgen.permissions.ledger import Ledger, Record
+from massgen.permissions.paths import secret
 from massgen.permissions.policy import ASK_RULE, PolicyApprover
-from massgen.permissions.risk import Zones, default, secret
+from massgen.permissions.risk import Zones, default
 from massgen.permissions.rules import Rule
 from massgen.permissions.subjects import Refusal, Subject, floor_check, subjects_of
 

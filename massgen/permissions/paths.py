@@ -14,6 +14,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
+
+from massgen.core.secrets import home_secrets, secret_path
 
 _HOME_VAR = re.compile(r"^\$(HOME\b|\{HOME\})")
 
@@ -83,3 +86,39 @@ class Zone:
         if case_insensitive(self.root):
             return Path(str(path).casefold()).is_relative_to(Path(str(self.root).casefold()))
         return False
+
+
+def around(protected: list[Path], workspace: Path | None) -> list[Path]:
+    """`protected` with a path that holds the agent's own `workspace` (a context path of
+    the project holds `.massgen`, where workspaces live) replaced by everything beside
+    the way down to it: the workspace stays writable, the rest of it protected."""
+    out: list[Path] = []
+    for path in protected:
+        if workspace is None or not Zone(path).holds(workspace):
+            out.append(path)
+            continue
+        here = path
+        parts = workspace.parts[len(path.parts) :]  # `holds` compared them, in any case
+        for part in parts:
+            try:
+                out += [here / name for name in os.listdir(here) if name != part]
+            except OSError:
+                break
+            here = here / part
+    return out
+
+
+class _Workspace(Protocol):
+    def in_workspace(self, path: Path) -> bool: ...
+
+
+def secret(path: Path, zones: _Workspace) -> str | None:
+    """Why `path` (canonical) is a secret no rule may open, or None (`secrets.py` says
+    what is secret). The agent's own workspace holds only what it made, so names there
+    are its own."""
+    if zones.in_workspace(path):
+        return None
+    real_home = Path(os.path.realpath(home()))
+    if any(Zone(p).holds(path) for p in home_secrets(real_home)):  # any case, where so
+        return f"`{path}` is in a directory of credentials"
+    return secret_path(path, real_home)

@@ -8,7 +8,8 @@ A confined command
 - writes only its workspace and a private tmp dir (`TMPDIR` and `HOME` point there);
 - reads the system (`/usr`, `/bin`, `/lib*`, `/etc`, `/opt`, the Python install), its
   workspace, and the extra read-only paths (context paths) — never the hidden ones (the
-  user's `~/.ssh`, `~/.config/massgen`, the project's `.env`, `/etc/shadow`, …), even
+  user's `~/.ssh`, `~/.config/massgen`, the project's `.env`, `/etc/shadow`, a
+  context path's `.env` or `*.pem`: `core/secrets.py`), even
   inside a readable path; the rest of the machine (the home directory, other agents'
   workspaces, the snapshot store) is not there at all;
 - has no network unless `network` is set.
@@ -40,10 +41,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
+
+from massgen.core.secrets import hidden_paths, secrets_within
 
 SandboxMode = Literal["auto", "bubblewrap", "landlock", "none"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "bubblewrap", "landlock", "none")
@@ -63,28 +67,11 @@ SYSTEM_READABLE: tuple[str, ...] = (
 )
 # Where /etc/resolv.conf often points: read only when the network is on.
 NETWORK_READABLE: tuple[str, ...] = ("/run/systemd/resolve", "/run/resolvconf")
-# Hidden whatever else is readable. `~` is the user's home; relative names are taken from
-# the directory massgen runs in (the project).
-HIDDEN: tuple[str, ...] = (
-    "~/.ssh",
-    "~/.gnupg",
-    "~/.aws",
-    "~/.azure",
-    "~/.kube",
-    "~/.docker",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.config/massgen",
-    "~/.config/gcloud",
-    "~/.config/gh",
-    ".env",
-    ".massgen",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/ssh",
-    "/etc/sudoers",
-    "/etc/sudoers.d",
-)
+# Hidden whatever else is readable: `secrets.hidden_paths` (the user's credentials under
+# HOME, the project's `.env` and `.massgen`, the system's), and every secret file found
+# in a readable path (a context path's `.env`, `server.pem`, ...).
+SECRETS_TTL_SECONDS = 60.0  # how long the secrets found in a readable tree are reused
+_found: dict[Path, tuple[float, tuple[Path, ...]]] = {}
 # A command's /tmp (bubblewrap) and, in both sandboxes, its TMPDIR and HOME.
 SANDBOX_TMP = "/tmp"
 PROBE_TIMEOUT_SECONDS = 5.0
@@ -134,15 +121,22 @@ class NoSandbox:
 
 
 def default_hidden(home: Path | None = None, project: Path | None = None) -> tuple[Path, ...]:
-    home = home or Path.home()
-    project = project or Path.cwd()
-    paths = []
-    for name in HIDDEN:
-        if name.startswith("~/"):
-            paths.append(home / name[2:])
-        else:
-            paths.append(project / name)
-    return tuple(paths)
+    return hidden_paths(home or Path.home(), project or Path.cwd())
+
+
+def hidden_of(c: Confinement) -> tuple[Path, ...]:
+    """`c.hidden` and the secrets inside its readable paths (a bounded walk, reused for
+    `SECRETS_TTL_SECONDS`: a command's start must not walk a large tree each time)."""
+    now = time.monotonic()
+    found: list[Path] = []
+    for root in c.readable:
+        real = _real(root)
+        cached = _found.get(real)
+        if cached is None or now - cached[0] > SECRETS_TTL_SECONDS:
+            cached = (now, tuple(secrets_within(real)) if real.is_dir() else ())
+            _found[real] = cached
+        found += cached[1]
+    return (*c.hidden, *found)
 
 
 def select_sandbox(
@@ -257,7 +251,7 @@ def bwrap_arguments(c: Confinement) -> list[str]:
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
     visible = [Path(n) for n in SYSTEM_READABLE] + [_real(p) for p in readable]
-    masked = _hidden_within(c.hidden, visible)
+    masked = _hidden_within(hidden_of(c), visible)
     for hidden in masked:
         args += (
             ["--tmpfs", str(hidden)] if hidden.is_dir() else ["--ro-bind", "/dev/null", str(hidden)]
@@ -293,7 +287,7 @@ class Landlocked:
         policy = {
             "read": [str(p) for p in readable],
             "write": [str(_real(c.workspace)), str(_real(c.tmp))],
-            "hidden": [str(_real(p)) for p in c.hidden],
+            "hidden": [str(_real(p)) for p in hidden_of(c)],
             "network": c.network,
         }
         # `-I -S`: no site, no user paths; the launcher needs only ctypes and os.

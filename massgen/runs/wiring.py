@@ -25,6 +25,7 @@ from massgen.permissions import grants, rules
 from massgen.permissions.approval import Approver
 from massgen.permissions.engine import Book, Call, Decision, Engine
 from massgen.permissions.ledger import FILE, Ledger, Record
+from massgen.permissions.paths import around
 from massgen.permissions.policy import PolicyApprover
 from massgen.permissions.risk import Zones
 
@@ -164,7 +165,7 @@ def zones_of(
             if context.writable:
                 writable.append(context.root)
             protected += [*context.protected, context.root / ".git", context.root / ".massgen"]
-        return Zones(own, tuple(readable), tuple(writable), tuple(protected))
+        return Zones(own, tuple(readable), tuple(writable), tuple(around(protected, own)))
 
     return zones
 

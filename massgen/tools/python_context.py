@@ -20,12 +20,14 @@ the tool loads.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import AgentConfig, MassgenConfig
+from massgen.core import safe_open
 from massgen.core.toolbox import ToolContext
 
 # The predecessor's bound on CONTEXT.md (`context/task_context.DEFAULT_MAX_CHARS`).
@@ -60,11 +62,15 @@ def _allowed_paths(ctx: ToolContext, facts: AgentFacts) -> list[str]:
 def _task_context(ctx: ToolContext, facts: AgentFacts) -> str | None:
     if ctx.workspace is None:
         return None
-    try:
-        with (ctx.workspace / "CONTEXT.md").open(encoding="utf-8", errors="replace") as file:
-            return file.read(TASK_CONTEXT_CHARS)
+    try:  # by descriptor: a link (to a secret) or a FIFO there is no context
+        folder = safe_open.open_root(ctx.workspace)
+        try:
+            data = safe_open.read_head(folder, "CONTEXT.md", TASK_CONTEXT_CHARS * 4)
+        finally:
+            os.close(folder)
     except OSError:  # none written (yet): the predecessor's `required=False` answer
         return None
+    return data.decode("utf-8", errors="replace")[:TASK_CONTEXT_CHARS]
 
 
 VALUES: dict[str, Callable[[ToolContext, AgentFacts], Any]] = {

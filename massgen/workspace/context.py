@@ -7,7 +7,9 @@ path names no agent. Every decision is taken on the real path (symlinks, `..` an
 absolute forms resolved first), so a symlink in a workspace that points into a context
 path is a context-path write, and refused during coordination.
 
-`.git` and `.massgen` inside a context path are always protected.
+`.git` and `.massgen` inside a context path are always protected, and `.massgen` (runs,
+logs, workspaces) is never read through one either. A context path that holds HOME is
+refused (`ContextPaths.of`); the file tools never read a secret in one (`secrets.py`).
 
 What a run changed: `ContextPaths.baseline()` records, before the run, each file's stat
 under every context path; the file tools `journal` a file's content hash before their
@@ -18,6 +20,7 @@ command or an MCP server wrote it) by its stat (size, mtime, inode).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -27,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from massgen.config.schema import ContextPathConfig
+from massgen.core import safe_open
+from massgen.core.errors import ConfigError
+from massgen.core.secrets import holds_home
 from massgen.workspace.store import walk
 
 ALWAYS_PROTECTED = (".git", ".massgen")
@@ -81,9 +87,20 @@ class ContextPaths:
 
     @classmethod
     def of(cls, entries: Sequence[ContextPathConfig]) -> ContextPaths:
+        """Raises ConfigError for a context path that holds HOME (every credential of the
+        user's would be in reach). One that holds the project's `.massgen` is narrowed:
+        `.massgen` stays out of it (never read, never written)."""
         paths = []
-        for entry in entries:
+        home = Path(os.path.realpath(os.path.expanduser("~")))
+        for index, entry in enumerate(entries):
             root = Path(os.path.realpath(entry.path))
+            if holds_home(root, home):
+                raise ConfigError(
+                    f"context path `{entry.path}` holds your home directory ({home}), and "
+                    "with it your SSH keys, tokens and massgen's own config",
+                    path=f"orchestrator.context_paths[{index}].path",
+                    fix="Name the project directory (or the files) the agents need instead",
+                )
             protected = tuple(
                 Path(os.path.realpath(os.path.join(root, p))) for p in entry.protected_paths
             )
@@ -170,7 +187,20 @@ def save_changes(changes: ContextChanges, log_dir: Path) -> Path:
 
 
 def _hash(path: Path) -> str | None:
+    """The content hash of a regular file (read by descriptor, never through a link of
+    its last name, never a FIFO), or None when there is none."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = safe_open.open_regular(None, path)
+    except (FileNotFoundError, NotADirectoryError, safe_open.Unsafe):
         return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a link: not a file the tools would change
+            return None
+        raise
+    try:
+        hasher = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            hasher.update(chunk)
+        return hasher.hexdigest()
+    finally:
+        os.close(fd)

@@ -2,25 +2,35 @@
 
 Paths are relative to the calling agent's workspace (`ToolContext.workspace`); other
 answers' snapshots are read-only under `peers/<label>/` and are read from the store, never
-copied per viewer; so is the previous chat turn's final workspace, under `previous/`. Writes land only inside the workspace (`paths.own`), or, for the final presenter, in a
+copied per viewer; so is the previous chat turn's final workspace, under `previous/`.
+Writes land only inside the workspace (`paths.own`), or, for the final presenter, in a
 context path the user made writable (`workspace/context.py`). `delete_file`
 refuses a file the agent has neither read nor created during this run.
+
+Every file is opened relative to a descriptor of its root (the workspace or the context
+path), refusing a symlink at every component, and written through a temp file renamed
+inside the opened parent (`safe_open`): a link swapped in after the check leads nowhere.
+Secrets (`secrets.py`) are never read from a peer's snapshot or a context path, and walks
+(`grep`, `glob`) leave them out everywhere, saying so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import errno
 import os
 import re
-import tempfile
+import stat
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from massgen.core import safe_open
 from massgen.core.effects import Delete, Effect, Read, Write
 from massgen.core.globs import translate as _translate
+from massgen.core.secrets import secret_name
 from massgen.core.toolbox import ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.workspace.context import ContextPaths
@@ -35,11 +45,20 @@ from massgen.workspace.paths import (
     locate,
     own,
 )
-from massgen.workspace.store import Entry, Manifest, Store, walk
+from massgen.workspace.store import Entry, Manifest, Store
+from massgen.workspace.walks import (
+    MAX_GREP_FILE_BYTES,
+    MAX_MATCHES,
+    bounded,
+    left_out,
+    listing,
+    peer_listing,
+    picked_files,
+    walk_files,
+)
 
 MAX_READ_LINES = 2000
-MAX_MATCHES = 100
-MAX_GREP_FILE_BYTES = 1024 * 1024
+MAX_READ_BYTES = 10 * 1024 * 1024  # read_file and edit_file; a snapshot's file limit too
 _SNIFF = 8192
 
 
@@ -221,12 +240,13 @@ class FileTools:
     # --- the tools --------------------------------------------------------------------
 
     def _read_file(self, c: _Call) -> str:
-        target = locate(c.root, c.text("path"), self.contexts)
-        data = self._peer_bytes(target, c.text("path")) if isinstance(target, Peer) else None
-        if isinstance(target, Own):
-            data = _read_resolved(target.path)
+        target = self._readable(c.root, c.text("path"))
+        if isinstance(target, Peer):
+            data = self._peer_bytes(target, c.text("path"))
+        else:
+            with self._opened(c.root, target) as (fd, rel):
+                data = safe_open.read_beneath(fd, rel, MAX_READ_BYTES)
             self._touch(c.agent, target.path)
-        assert data is not None
         if b"\x00" in data[:_SNIFF]:
             raise ValueError(
                 f"`{c.text('path')}` is a binary file ({len(data):,} bytes); "
@@ -246,6 +266,43 @@ class FileTools:
             end = offset - 1 + len(shown)
             body += f"\n[lines {offset}-{end} of {len(lines)}; use offset/limit for more]"
         return body
+
+    def _readable(self, root: Path, raw: str) -> Own | Peer:
+        """Where `raw` points, refused if it names a secret outside the agent's own
+        workspace (whose names are its own) or the `.massgen` of a context path."""
+        target = locate(root, raw, self.contexts)
+        if isinstance(target, Context):
+            why = self._context_secret(target.path)
+        else:
+            why = secret_name(target.rel) if isinstance(target, Peer) else None
+        if why:
+            raise Refused(f"`{raw}`: {why}; secrets are never read.")
+        return target
+
+    def _context_secret(self, real: Path) -> str | None:
+        assert self.contexts is not None
+        context = self.contexts.find(real)
+        rel = real.relative_to(context.root).as_posix() if context else real.as_posix()
+        if ".massgen" in rel.split("/"):
+            return "massgen's own files (runs, logs) are not part of a context path"
+        return secret_name(real.as_posix())
+
+    @contextmanager
+    def _opened(self, root: Path, target: Own) -> Iterator[tuple[int, str]]:
+        """A descriptor of the root `target` lies in, and its path beneath it."""
+        if isinstance(target, Context):
+            context = self.contexts.find(target.path) if self.contexts else None
+            assert context is not None
+            base, rel = context.root, target.path.relative_to(context.root).as_posix()
+            if not context.root.is_dir():  # a context path that is one file
+                base, rel = context.root.parent, context.root.name
+        else:
+            base, rel = Path(os.path.realpath(root)), target.rel
+        fd = safe_open.open_root(base)
+        try:
+            yield fd, "" if rel == "." else rel
+        finally:
+            os.close(fd)
 
     def _peer_bytes(self, target: Peer, raw: str) -> bytes:
         entry = self._snapshot(target, raw).files.get(target.rel)
@@ -270,7 +327,8 @@ class FileTools:
     def _write_file(self, c: _Call) -> str:
         target = self._own(c, c.text("path"))
         content = c.text("content")
-        _atomic_write(target.path, content.encode("utf-8"))
+        with self._opened(c.root, target) as (fd, rel):
+            safe_open.write_atomic(fd, rel, content.encode("utf-8"))
         self._touch(c.agent, target.path)
         return f"Wrote {target.rel} ({len(content.encode('utf-8')):,} bytes)."
 
@@ -279,7 +337,8 @@ class FileTools:
         old, new = c.text("old"), c.text("new")
         if not old:
             raise ValueError("`old` must not be empty.")
-        text = target.path.read_text(encoding="utf-8")
+        with self._opened(c.root, target) as (fd, rel):
+            text = safe_open.read_beneath(fd, rel, MAX_READ_BYTES).decode("utf-8")
         count = text.count(old)
         if count != 1:
             where = "does not occur" if count == 0 else f"occurs {count} times"
@@ -287,19 +346,19 @@ class FileTools:
                 f"`old` {where} in {target.rel}; it must match exactly once "
                 "(include more surrounding text to make it unique)."
             )
-        _atomic_write(target.path, text.replace(old, new).encode("utf-8"), like=target.path)
+        with self._opened(c.root, target) as (fd, rel):
+            safe_open.write_atomic(fd, rel, text.replace(old, new).encode("utf-8"))
         self._touch(c.agent, target.path)
         return f"Edited {target.rel}."
 
     def _list_dir(self, c: _Call) -> str:
         raw = c.text("path", ".")
-        target = locate(c.root, raw, self.contexts)
+        target = self._readable(c.root, raw)
         if isinstance(target, Peer):
             rows = self._peer_listing(target, raw)
         else:
-            if not target.path.is_dir():
-                raise ValueError(f"`{raw}` is not a directory.")
-            rows = [_row(e.name, e) for e in sorted(os.scandir(target.path), key=lambda e: e.name)]
+            with self._opened(c.root, target) as (root_fd, rel):
+                rows = listing(root_fd, rel, raw)
             if not target.rel and self.view.previous is not None:
                 rows.insert(0, f"{PREVIOUS}/  (read-only: the previous turn's final workspace)")
             if not target.rel and self.view.snapshots():
@@ -309,22 +368,14 @@ class FileTools:
     def _peer_listing(self, target: Peer, raw: str) -> list[str]:
         if not target.label:
             return [f"{label}/" for label in sorted(self.view.snapshots())]
-        files = self._snapshot(target, raw).files
-        prefix = f"{target.rel}/" if target.rel else ""
-        names: dict[str, str] = {}
-        for path, entry in files.items():
-            if path.startswith(prefix):
-                head, _, rest = path[len(prefix) :].partition("/")
-                names[head] = f"{head}/" if rest else f"{head}  {entry.size:,} bytes"
-        if not names and target.rel not in files:
-            raise ValueError(f"`{raw}` is not a directory of that snapshot.")
-        return [names[name] for name in sorted(names)]
+        return peer_listing(self._snapshot(target, raw).files, target.rel, raw)
 
     def _glob(self, c: _Call) -> str:
         raw = c.text("path", ".")
         pattern = re.compile(_translate(c.text("pattern").lstrip("/")))
-        hits = [shown for shown, rel, _ in self._files(c.root, raw) if pattern.fullmatch(rel)]
-        return _bounded(hits, "files") or "no files match."
+        left: list[str] = []
+        hits = [s for s, rel, _ in self._files(c.root, raw, left) if pattern.fullmatch(rel)]
+        return bounded(hits, "files", left) or "no files match." + left_out(left)
 
     def _grep(self, c: _Call) -> str:
         raw = c.text("path", ".")
@@ -333,7 +384,8 @@ class FileTools:
         except re.error as error:
             raise ValueError(f"invalid regular expression: {error}.") from None
         hits: list[str] = []
-        for shown, _rel, load in self._files(c.root, raw):
+        left: list[str] = []
+        for shown, _rel, load in self._files(c.root, raw, left):
             data = load()
             if data is None or b"\x00" in data[:_SNIFF]:
                 continue
@@ -341,12 +393,15 @@ class FileTools:
                 if pattern.search(line):
                     hits.append(f"{shown}:{number}: {line[:300]}")
                     if len(hits) > MAX_MATCHES:
-                        return _bounded(hits, "matches")
-        return _bounded(hits, "matches") or "no matches."
+                        return bounded(hits, "matches", left)
+        return bounded(hits, "matches", left) or "no matches." + left_out(left)
 
-    def _files(self, root: Path, raw: str) -> Iterator[tuple[str, str, Callable[[], bytes | None]]]:
-        """(path as the model writes it, path under `raw`, its bytes) for every file."""
-        target = locate(root, raw, self.contexts)
+    def _files(
+        self, root: Path, raw: str, left: list[str]
+    ) -> Iterator[tuple[str, str, Callable[[], bytes | None]]]:
+        """(path as the model writes it, path under `raw`, its bytes) for every file but
+        the secrets, whose shown paths go to `left` (with a note if the walk stopped)."""
+        target = self._readable(root, raw)
         if isinstance(target, Peer):
             if isinstance(target, Previous):
                 views = [(PREVIOUS, self._snapshot(target, raw))]
@@ -358,14 +413,13 @@ class FileTools:
                 for path, entry in sorted(manifest.files.items()):
                     if not base or path.startswith(f"{base}/"):
                         rel = path[len(base) + 1 :] if base else path
+                        if secret_name(path):
+                            left.append(f"{shown}/{path}")
+                            continue
                         yield f"{shown}/{path}", rel, self._loader(entry)
             return
-        if not target.path.is_dir():
-            raise ValueError(f"`{raw}` is not a directory.")
-        for rel, info in walk(target.path):
-            full = target.path / rel
-            shown = f"{target.rel}/{rel}" if target.rel else rel
-            yield shown, rel, functools.partial(_small_file, full, info.st_size)
+        with self._opened(root, target) as (root_fd, under):
+            yield from walk_files(root_fd, under, raw, target.rel, left)
 
     def _loader(self, entry: Entry) -> Callable[[], bytes | None]:
         if entry.size > MAX_GREP_FILE_BYTES:
@@ -374,14 +428,19 @@ class FileTools:
 
     def _delete_file(self, c: _Call) -> str:
         target = self._own(c, c.text("path"))
-        if not target.path.is_file() or target.path.is_symlink():
-            raise ValueError(f"`{target.rel}` is not a file; delete_file removes one file.")
-        if target.path not in self._touched.get(c.agent, set()):
-            raise ValueError(
-                f"refusing to delete {target.rel}: read it first (you have "
-                "neither read nor created it in this run)."
-            )
-        target.path.unlink()
+        with self._opened(c.root, target) as (fd, rel):
+            try:
+                regular = stat.S_ISREG(safe_open.lstat_beneath(fd, rel).st_mode)
+            except (FileNotFoundError, NotADirectoryError):
+                regular = False
+            if not regular:
+                raise ValueError(f"`{target.rel}` is not a file; delete_file removes one file.")
+            if target.path not in self._touched.get(c.agent, set()):
+                raise ValueError(
+                    f"refusing to delete {target.rel}: read it first (you have "
+                    "neither read nor created it in this run)."
+                )
+            safe_open.unlink_file(fd, rel)
         return f"Deleted {target.rel}."
 
     def _copy_from_peer(self, c: _Call) -> str:
@@ -389,20 +448,18 @@ class FileTools:
         source = locate(c.root, source_raw)
         if not isinstance(source, Peer) or not source.label:
             raise ValueError(f"`source` must be a path under `{PEERS}/<label>/` or `{PREVIOUS}/`.")
-        files = self._snapshot(source, source_raw).files
-        dest = self._own(c, c.text("dest", "") or source.rel or ".")
-        if source.rel in files:
-            picked = {"": files[source.rel]}
-        else:
-            prefix = f"{source.rel}/" if source.rel else ""
-            picked = {p[len(prefix) :]: e for p, e in files.items() if p.startswith(prefix)}
+        picked, secret = picked_files(self._snapshot(source, source_raw).files, source.rel)
         if not picked:
-            raise ValueError(f"`{source_raw}` is not in that snapshot.")
+            why = "holds only secrets, never copied" if secret else "is not in that snapshot"
+            raise ValueError(f"`{source_raw}` {why}.")
+        dest = self._own(c, c.text("dest", "") or source.rel or ".")
         for rel, entry in picked.items():
             target = self._own(c, f"{dest.rel}/{rel}" if rel else dest.rel)
-            _atomic_write(target.path, self.view.store.read(entry), mode=entry.mode)
+            with self._opened(c.root, target) as (fd, under):
+                safe_open.write_atomic(fd, under, self.view.store.read(entry), mode=entry.mode)
             self._touch(c.agent, target.path)
-        return f"Copied {len(picked)} file(s) to {dest.rel}."
+        note = f" Left out {secret} secret file(s), never copied." if secret else ""
+        return f"Copied {len(picked)} file(s) to {dest.rel}.{note}"
 
     def _touch(self, agent: str, path: Path) -> None:
         self._touched.setdefault(agent, set()).add(path)
@@ -416,55 +473,15 @@ def _peer_or_none(root: Path, raw: str) -> Peer | None:
     return target if isinstance(target, Peer) else None
 
 
-def _read_resolved(real: Path) -> bytes:
-    """The bytes of `real` (already resolved and checked), opened so that a symlink
-    swapped in since the check is refused rather than followed."""
-    fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        opened = Path(f"/proc/self/fd/{fd}")
-        if opened.exists() and Path(os.readlink(opened)) != real:
-            raise Refused("the file changed while it was checked (a symlink or rename); not read.")
-        return f.read()
-
-
-def _row(name: str, entry: os.DirEntry[str]) -> str:
-    if entry.is_symlink():
-        return f"{name}@"
-    if entry.is_dir():
-        return f"{name}/"
-    return f"{name}  {entry.stat().st_size:,} bytes"
-
-
-def _small_file(path: Path, size: int) -> bytes | None:
-    return path.read_bytes() if size <= MAX_GREP_FILE_BYTES else None
-
-
-def _bounded(items: list[str], what: str) -> str:
-    if len(items) <= MAX_MATCHES:
-        return "\n".join(items)
-    return "\n".join(items[:MAX_MATCHES]) + f"\n[more than {MAX_MATCHES} {what}; narrow it down]"
-
-
-def _atomic_write(path: Path, data: bytes, *, like: Path | None = None, mode: int | None = None):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        mode = like.stat().st_mode & 0o777 if like is not None else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, mode | 0o200)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _message(error: Exception) -> str:
     if isinstance(error, FileNotFoundError):
         return "no such file or directory."
     if isinstance(error, IsADirectoryError):
         return "that is a directory."
+    if isinstance(error, OSError) and error.errno in (errno.ELOOP, errno.EXDEV):
+        return "a symlink is on the way (or the path leaves its root); links are never followed."
+    if isinstance(error, safe_open.Unsafe):
+        return f"{error.strerror}."
     if isinstance(error, OSError):
         return error.strerror or type(error).__name__  # never the path: it names the agent
     return str(error)

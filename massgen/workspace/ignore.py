@@ -11,9 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from massgen.core import safe_open
 from massgen.core.globs import translate
 
 ALWAYS = frozenset({".git", ".massgen"})
+_MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +31,21 @@ class Ignore:
 
     @classmethod
     def of(cls, root: Path) -> Ignore:
-        try:
-            text = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        try:  # never through a link, never a FIFO, never more than a megabyte
+            data = safe_open.read_beneath(None, root / ".gitignore", _MAX_BYTES)
         except OSError:
-            text = ""
+            data = b""
+        text = data.decode("utf-8", errors="replace")
         return cls(text.splitlines())
+
+    @classmethod
+    def of_fd(cls, dir_fd: int) -> Ignore:
+        """The `.gitignore` of an opened directory (not through a link, at most 1 MB)."""
+        try:
+            data = safe_open.read_beneath(dir_fd, ".gitignore", _MAX_BYTES)
+        except OSError:
+            data = b""
+        return cls(data.decode("utf-8", errors="replace").splitlines())
 
     def ignored(self, relpath: str, *, is_dir: bool) -> bool:
         """`relpath` uses `/`; a directory's contents are ignored with it."""

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from massgen.core import safe_open
 from massgen.workspace.paths import PEERS
 from massgen.workspace.store import Manifest, Store
 
@@ -100,18 +101,27 @@ def _front_matter(text: str) -> dict[str, str]:
 
 
 def own_memories(root: Path, tier: str, read_cap: int) -> list[Memory]:
-    """The memories of tier `tier` in the workspace at `root`, as they are now."""
-    folder = _memory_dir(root, tier)
-    if folder is None:
+    """The memories of tier `tier` in the workspace at `root`, as they are now. Opened
+    beneath the workspace's descriptor, never through a link, never a FIFO: the agent's
+    commands may change the folder while it is read."""
+    try:
+        folder = safe_open.open_dir_beneath(root, f"{MEMORY_DIR}/{tier}")
+    except OSError:
         return []
     found = []
-    for entry in _entries(folder):
-        info = entry.stat(follow_symlinks=False)
-        data = _read_head(Path(entry.path), read_cap)
-        cut = info.st_size > len(data)
-        digest = "" if cut else hashlib.sha256(data).hexdigest()
-        where = f"{MEMORY_DIR}/{tier}/{entry.name}"
-        found.append(Memory(tier, where, _text(data), cut, info.st_mtime, digest))
+    try:
+        for entry in _entries(folder):
+            info = entry.stat(follow_symlinks=False)
+            try:
+                data = safe_open.read_head(folder, entry.name, read_cap)
+            except OSError:
+                continue
+            cut = info.st_size > len(data)
+            digest = "" if cut else hashlib.sha256(data).hexdigest()
+            where = f"{MEMORY_DIR}/{tier}/{entry.name}"
+            found.append(Memory(tier, where, _text(data), cut, info.st_mtime, digest))
+    finally:
+        os.close(folder)
     return found
 
 
@@ -154,7 +164,7 @@ def _memory_dir(root: Path, tier: str) -> Path | None:
     return folder
 
 
-def _entries(folder: Path) -> Iterator[os.DirEntry[str]]:
+def _entries(folder: Path | int) -> Iterator[os.DirEntry[str]]:
     """Regular `*.md` files of `folder` (never a symlink), at most `MAX_SCANNED`."""
     seen = 0
     with os.scandir(folder) as entries:

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from massgen.core import safe_open
 from massgen.workspace.ignore import Ignore
 
 _CHUNK = 1 << 20
@@ -75,12 +76,12 @@ class Store:
     def object_path(self, digest: str) -> Path:
         return self.root / "objects" / digest[:2] / digest
 
-    def put(self, path: Path) -> str:
-        """Store the file at `path` (read once); return its hash."""
+    def put(self, source: int) -> str:
+        """Store the open file `source` (read once, not closed); return its hash."""
         hasher = hashlib.sha256()
         fd, tmp = tempfile.mkstemp(dir=self.root / "tmp")
         try:
-            with os.fdopen(fd, "wb") as out, path.open("rb") as src:
+            with os.fdopen(fd, "wb") as out, os.fdopen(source, "rb", closefd=False) as src:
                 while chunk := src.read(_CHUNK):
                     hasher.update(chunk)
                     out.write(chunk)
@@ -143,18 +144,30 @@ class Snapshotter:
         self._known: dict[str, tuple[_Stat, str]] = {}  # only stats safe to trust
         self._racy_ns = int(RACY_SECONDS * 1e9)
         self.files_read = 0  # files hashed so far (the bench shows it follows what changed)
+        self._root_fd = -1  # the workspace, opened while a snapshot is taken
 
     def take(self) -> Manifest:
+        """Files are opened beneath the workspace's descriptor, never through a link, so a
+        file swapped for a link (or a FIFO) since the walk is skipped, not followed."""
         files: dict[str, Entry] = {}
         skipped: list[str] = []
-        for relpath, info in walk(self.root):
-            if not stat.S_ISREG(info.st_mode) or info.st_size > self.limits.max_file_bytes:
-                skipped.append(relpath)
-                continue
-            if len(files) >= self.limits.max_files:
-                skipped.append(relpath)
-                continue
-            files[relpath] = Entry(self._hash(relpath, info), info.st_size, info.st_mode & 0o777)
+        self._root_fd = safe_open.open_root(self.root)
+        try:
+            for relpath, info in walk(self.root):
+                if not stat.S_ISREG(info.st_mode) or info.st_size > self.limits.max_file_bytes:
+                    skipped.append(relpath)
+                    continue
+                if len(files) >= self.limits.max_files:
+                    skipped.append(relpath)
+                    continue
+                try:
+                    digest = self._hash(relpath, info)
+                except (safe_open.Unsafe, FileNotFoundError, NotADirectoryError):
+                    skipped.append(relpath)  # changed into a link, a FIFO, or gone
+                    continue
+                files[relpath] = Entry(digest, info.st_size, info.st_mode & 0o777)
+        finally:
+            os.close(self._root_fd)
         return Manifest(files, tuple(skipped))
 
     def _hash(self, relpath: str, info: os.stat_result) -> str:
@@ -162,7 +175,11 @@ class Snapshotter:
         known = self._known.get(relpath)
         if known is not None and known[0] == key:
             return known[1]
-        digest = self.store.put(self.root / relpath)
+        fd = safe_open.open_regular(self._root_fd, relpath)
+        try:
+            digest = self.store.put(fd)
+        finally:
+            os.close(fd)
         self.files_read += 1
         if max(info.st_mtime_ns, info.st_ctime_ns) + self._racy_ns < time.time_ns():
             self._known[relpath] = (key, digest)
@@ -171,26 +188,13 @@ class Snapshotter:
         return digest
 
 
-def walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """Every entry under `root` a snapshot considers, sorted, never following a symlink;
-    ignored directories are not entered."""
+def walk(root: Path, limit: int = 200_000) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under `root` a snapshot considers, sorted, listed by directory
+    descriptor and never following a symlink; ignored directories are not entered."""
     ignore = Ignore.of(root)
-    for here, dirs, names in os.walk(root, followlinks=False):
-        base = Path(here).relative_to(root).as_posix()
-        prefix = "" if base == "." else f"{base}/"
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not os.path.islink(os.path.join(here, d))
-            and not ignore.ignored(prefix + d, is_dir=True)
-        )
-        for name in sorted(names + [d for d in os.listdir(here) if _is_dir_link(here, d)]):
-            relpath = prefix + name
-            if ignore.ignored(relpath, is_dir=False):
-                continue
-            yield relpath, os.lstat(os.path.join(here, name))
-
-
-def _is_dir_link(here: str, name: str) -> bool:
-    path = os.path.join(here, name)
-    return os.path.islink(path) and os.path.isdir(path)
+    fd = safe_open.open_root(root)
+    try:
+        for found in safe_open.Walk(fd, lambda rel, d: ignore.ignored(rel, is_dir=d), limit):
+            yield found.rel, found.stat
+    finally:
+        os.close(fd)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -245,3 +246,23 @@ async def test_a_generator_yielding_too_much_is_closed_and_the_cut_said(monkeypa
     result = await box.call(call("endless"), CTX)
     assert result.content.startswith("abcdabcdab\n[output cut")
     assert closed == [True]
+
+
+async def test_a_context_md_that_is_a_link_or_a_fifo_gives_no_task_context(tmp_path):
+    seen: list[str | None] = []
+
+    @context_params("task_context")
+    def look(task_context: str | None) -> str:
+        seen.append(task_context)
+        return "ok"
+
+    box = PythonToolbox([tool_from_function(look, "look")], 5)
+    ctx = ToolContext(agent="a1", workspace=tmp_path)
+    secret = tmp_path.parent / "id_rsa"
+    secret.write_text("PRIVATE KEY")
+    (tmp_path / "CONTEXT.md").symlink_to(secret)
+    assert (await box.call(call("look"), ctx)).content == "ok"
+    (tmp_path / "CONTEXT.md").unlink()
+    os.mkfifo(tmp_path / "CONTEXT.md")  # opened without O_NONBLOCK, this blocked the loop
+    result = await asyncio.wait_for(box.call(call("look"), ctx), 5)
+    assert result.content == "ok" and seen == [None, None]

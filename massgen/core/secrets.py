@@ -1,0 +1,120 @@
+"""What is secret: one definition for the permission engine, the file tools (reads and
+walks) and the command sandbox's hidden paths, in every root.
+
+A path is secret by its names anywhere (`.env*` but the examples, keys and certificates,
+`id_rsa*`, `.netrc`, `.git-credentials`, and anything inside one of the places of
+`HOME_SECRETS`: `.ssh`, `.aws`, `.config/gh`, `.config/massgen`, ..., wherever that place
+is, so a copied home keeps its secrets), or by where it lies: those places under the real
+HOME, a few system files, and whatever the caller adds (the run's log directory).
+Stdlib only, so any layer may use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+# Any case: `.ENV` is `.env` where the file system ignores case.
+_NAME = re.compile(
+    r"^\.env(\..+)?$|^id_(rsa|dsa|ecdsa|ed25519)(\..+)?$|^\.netrc$|^_netrc$|^\.pgpass$"
+    r"|^\.git-credentials$|^\.npmrc$|^\.pypirc$|\.(pem|key|p12|pfx|jks|keystore|kdbx)$",
+    re.IGNORECASE,
+)
+_NOT_SECRET = re.compile(r"^\.env\.(example|sample|template|dist|defaults)$", re.IGNORECASE)
+# Under HOME, files and directories of credentials (and massgen's own config, with keys).
+HOME_SECRETS: tuple[str, ...] = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".config/massgen",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+)
+_PLACES = tuple(tuple(name.split("/")) for name in HOME_SECRETS)
+SYSTEM_SECRETS: tuple[str, ...] = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssh",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+)
+# Relative to the project (the directory massgen runs in): its keys and its runs' logs.
+PROJECT_SECRETS: tuple[str, ...] = (".env", ".massgen")
+
+
+def secret_name(rel: str) -> str | None:
+    """Why a relative (or absolute) `/`-separated path is secret by its names, or None:
+    a secret file name, or a place of credentials (`.ssh`, `.config/gh`, ... as under
+    HOME) anywhere on the way, so a copy of a home directory keeps its secrets too."""
+    parts = PurePosixPath(rel).parts
+    if not parts:
+        return None
+    name = parts[-1]
+    if _NAME.search(name) and not _NOT_SECRET.match(name):
+        return f"`{name}` holds secrets"
+    folded = tuple(p.lower() for p in parts)
+    for places in _PLACES:
+        n = len(places)
+        if any(folded[i : i + n] == places for i in range(len(folded) - n + 1)):
+            return f"`{name}` is in a directory of credentials"
+    return None
+
+
+def home_secrets(home: Path) -> tuple[Path, ...]:
+    return tuple(home / name for name in HOME_SECRETS)
+
+
+def secret_path(path: Path, home: Path, extra: Iterable[Path] = ()) -> str | None:
+    """Why the absolute, resolved `path` is secret, or None: by where it lies (HOME's
+    credentials, the system's, `extra` such as the log directory), or by its names."""
+    for root in (*home_secrets(home), *map(Path, SYSTEM_SECRETS), *extra):
+        if _holds(root, path):
+            return f"`{path}` is in a directory of credentials"
+    return secret_name(path.as_posix())
+
+
+def holds_home(root: Path, home: Path) -> bool:
+    """Whether a directory `root` (resolved) contains HOME or is it."""
+    return _holds(root, home)
+
+
+def hidden_paths(home: Path, project: Path) -> tuple[Path, ...]:
+    """What the command sandbox hides whatever else is readable."""
+    return (
+        *home_secrets(home),
+        *(project / name for name in PROJECT_SECRETS),
+        *map(Path, SYSTEM_SECRETS),
+    )
+
+
+def secrets_within(root: Path, limit: int = 20_000) -> list[Path]:
+    """The secret files and credential directories found under `root` (no link followed,
+    `.git` not entered, at most `limit` entries looked at): what a sandbox must mask in
+    a readable tree."""
+    found: list[Path] = []
+    seen = 0
+    for here, dirs, files in os.walk(root, followlinks=False):
+        seen += len(dirs) + len(files)
+        if seen > limit:
+            break
+        base = Path(here)
+        secret_dirs = {d for d in dirs if secret_name((base / d).as_posix())}
+        found += [base / d for d in sorted(secret_dirs)]
+        dirs[:] = [d for d in dirs if d not in secret_dirs and d != ".git"]
+        found += [base / f for f in files if secret_name(f)]
+    return found
+
+
+def _holds(root: Path, path: Path) -> bool:
+    return path == root or path.is_relative_to(root)
