@@ -49,6 +49,7 @@ async def equip(
                 source=loaded.source,
                 single=loaded.single,
                 failed=run.tool_failures.append,
+                headless=run.approver is None,
             )
         )
     subagents = None
