@@ -34,6 +34,7 @@ import resource
 import select
 import signal
 import sys
+import types
 
 _CLONE_NEWUSER, _CLONE_NEWPID = 0x10000000, 0x20000000
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
@@ -140,7 +141,7 @@ def _processes_of(uid: int) -> int:
     return count
 
 
-def _landlock():  # type: ignore[no-untyped-def]
+def _landlock() -> types.ModuleType:
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.spec_from_file_location("massgen_landlock", f"{here}/landlock.py")
     if spec is None or spec.loader is None:

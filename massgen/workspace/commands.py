@@ -54,8 +54,8 @@ from massgen.workspace.runner import (
     KILL_GRACE_SECONDS,
     Finished,
     Limits,
-    run_command,
     command_environment,
+    run_command,
 )
 
 NAME = "execute_command"

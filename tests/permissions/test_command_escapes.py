@@ -17,15 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_sandbox
 from perm_helpers import decide, engine, run
 from process_checks import none_running, running_with
-from test_sandbox import Machine, available, config, machine  # noqa: F401  (a fixture)
+from test_sandbox import Machine, available, config
 
 from massgen.core.errors import ConfigError
 from massgen.permissions.policy import PolicyApprover
 from massgen.permissions.sandbox import NoSandbox, select_sandbox
 from massgen.workspace.commands import Bounds, CommandToolbox, command_toolbox
 from massgen.workspace.runner import Limits
+
+machine = test_sandbox.machine  # the fixture: a home with secrets, a project, a workspace
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandboxes")
 
@@ -125,7 +128,9 @@ async def test_a_process_takes_no_more_memory_than_the_limit(machine: Machine, m
     assert result.content.endswith("after\n")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root is exempt from RLIMIT_NPROC (the kernel's rule)")
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root is exempt from RLIMIT_NPROC (the kernel's rule)"
+)
 @pytest.mark.parametrize("mode", KINDS)
 async def test_a_fork_bomb_run_anyway_is_bounded_by_the_process_limit(
     machine: Machine, mode: str
@@ -170,14 +175,14 @@ HIDDEN_RUNNERS = [
     "sed -e '1e cat ~/.ssh/id_rsa' notes.txt",
     "sed 's/.*/id/e' notes.txt",
     "python3 - <<'EOF'\nimport os\nos.system('id')\nEOF\n",
-    "echo 'require(\"child_process\").execSync(\"id\")' | node",
+    'echo \'require("child_process").execSync("id")\' | node',
     "bash -s <<'EOF'\nid\nEOF\n",
     "vim -c '!id' -c q notes.txt",
     "find . -exec sh -c id \\;",
     "ls | xargs rm",
     "awk 'BEGIN { system(\"id\") }'",
     "perl -e 'system(\"id\")'",
-    "node -e 'require(\"child_process\").execSync(\"id\")'",
+    'node -e \'require("child_process").execSync("id")\'',
     "GIT_SSH_COMMAND='sh -c id' git fetch",
 ]
 
