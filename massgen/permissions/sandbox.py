@@ -33,8 +33,9 @@ Two mechanisms, the first that works wins under `auto`:
   refuses inet sockets without network (UDP), unix sockets always (ssh-agent, docker) and
   io_uring. No /proc (so neither `/dev/stdout` by name), and a directory holding a hidden
   path cannot be listed.
-- `none` runs the command through the same launcher without Landlock: no confinement of
-  files or network, but the same namespace and limits.
+- `none` confines neither files nor network, but gives the command the same pid
+  namespace and limits: util-linux `unshare --pid --fork --kill-child` (with
+  `--map-current-user` where it must) and `prlimit`, else the launcher without Landlock.
 
 Where neither works, `select_sandbox` returns a `NoSandbox` whose `reason` says how to
 fix it; the command tool then refuses every command. Running unsandboxed takes an explicit
@@ -174,7 +175,7 @@ def select_sandbox(
     `landlock_abi`: the kernel's Landlock ABI (default: asked of the kernel; 0: none).
     """
     if mode == "none":
-        return Unconfined()
+        return Unconfined(*_pid_namespace_tools(search_path))
     errors: list[str] = []
     if mode in ("auto", "bubblewrap"):
         found = _bubblewrap(search_path)
@@ -210,6 +211,32 @@ def _bubblewrap(search_path: str | None) -> Bubblewrap | str:
     return Bubblewrap(path, prlimit)
 
 
+def _pid_namespace_tools(search_path: str | None) -> tuple[tuple[str, ...], str]:
+    """The util-linux `unshare` argv that gives a command its own pid namespace here, and
+    `prlimit`; ((), "") where they are missing or not allowed (the launcher then)."""
+    unshare = shutil.which("unshare", path=search_path)
+    prlimit = shutil.which("prlimit", path=search_path)
+    if unshare is None or prlimit is None:
+        return (), ""
+    return _unshare_argv(unshare), prlimit
+
+
+@functools.cache
+def _unshare_argv(unshare: str) -> tuple[str, ...]:
+    base = (unshare, "--pid", "--fork", "--kill-child")
+    # Without the right to make a pid namespace, make it in a user namespace of our own.
+    for argv in (base, (*base, "--map-current-user")):
+        try:
+            done = subprocess.run(
+                [*argv, "true"], capture_output=True, timeout=PROBE_TIMEOUT_SECONDS
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return ()
+        if done.returncode == 0:
+            return argv
+    return ()
+
+
 @functools.cache
 def _probe(bwrap: str) -> str:
     """'' when `bwrap` can make the namespaces we use, else why not (once per process)."""
@@ -232,11 +259,24 @@ class Unconfined:
     """`command_line_sandbox: none`: the command runs with the user's rights over files and
     the network, but in its own pid namespace and within the limits (the launcher)."""
 
+    unshare: tuple[str, ...] = ()  # util-linux `unshare --pid ...`; () : the launcher
+    prlimit: str = ""
     name: str = "none"
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped:
         tmp = str(_real(confinement.tmp))
-        return Wrapped(_launcher(None, confinement, argv), {"TMPDIR": tmp, "HOME": tmp})
+        env = {"TMPDIR": tmp, "HOME": tmp}
+        if not self.unshare:  # a Python start per call (~20 ms), where util-linux fails
+            return Wrapped(_launcher(None, confinement, argv), env)
+        limits = _prlimit(self.prlimit, confinement)
+        return Wrapped((*self.unshare, *limits, *argv), env)
+
+
+def _prlimit(prlimit: str, c: Confinement) -> tuple[str, ...]:
+    """`prlimit` with the call's limits, then `--`: run inside the pid (and user) namespace,
+    so that RLIMIT_NPROC counts this call's processes there."""
+    nproc, memory = c.max_processes or "unlimited", c.max_memory_bytes or "unlimited"
+    return (prlimit, f"--nproc={nproc}", f"--as={memory}", "--")
 
 
 _NAMESPACES = (
@@ -258,11 +298,9 @@ class Bubblewrap:
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped:
         c = confinement
-        # Set inside, after bwrap made its user namespace: the count is then this call's.
-        limits = [f"--nproc={c.max_processes or 'unlimited'}",
-                  f"--as={c.max_memory_bytes or 'unlimited'}"]  # fmt: skip
+        limits = _prlimit(self.prlimit, c)  # inside, after bwrap made its namespaces
         return Wrapped(
-            (self.bwrap, *bwrap_arguments(c), "--", self.prlimit, *limits, "--", *argv),
+            (self.bwrap, *bwrap_arguments(c), "--", *limits, *argv),
             {"TMPDIR": SANDBOX_TMP, "HOME": SANDBOX_TMP},
         )
 
