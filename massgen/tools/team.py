@@ -39,7 +39,7 @@ async def open_tools(
     `failed`, to `warn`). `headless`: nobody watches the run (no approver), which some
     settings refuse (`command_line_sandbox: none` without its acknowledgement)."""
     commands = joined(
-        command_toolboxes(config, warn, headless=headless, source=source),
+        command_toolboxes(config, warn, headless=headless, source=source, single=single),
         python_toolboxes(config, source, single),
         planning(config),
         media(config, source, single),
@@ -68,6 +68,7 @@ def command_toolboxes(
     *,
     headless: bool = False,
     source: str | None = None,
+    single: bool = False,
 ) -> dict[str, Toolbox]:
     """Agent id -> its `execute_command` toolbox, for agents whose backend enables it;
     `warn` hears when commands will be refused or run unsandboxed. Raises ConfigError for
@@ -77,7 +78,9 @@ def command_toolboxes(
     from massgen.workspace.commands import command_toolbox
 
     boxes = {
-        agent.id: command_toolbox(config, agent, warn, headless=headless, source=source)
+        agent.id: command_toolbox(
+            config, agent, warn, headless=headless, source=source, single=single
+        )
         for agent in config.agents
     }
     return {agent: box for agent, box in boxes.items() if box is not None}

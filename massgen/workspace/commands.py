@@ -261,6 +261,7 @@ def command_toolbox(
     *,
     headless: bool = False,
     source: str | None = None,
+    single: bool = False,
 ) -> Toolbox | None:
     """The command tool for `agent`, or None when its backend does not enable it.
 
@@ -270,7 +271,7 @@ def command_toolbox(
 
     Raises:
         ConfigError: `none` in a headless run without the acknowledgement (`source`: the
-            config file, for the message).
+            config file, `single`: written as `agent:`, for the message).
 
     The timeout is the backend's `command_line_timeout_seconds` (default 60 s), never more
     than the loop's `tool_timeout_seconds` less the kill grace, so the command reports its
@@ -280,7 +281,7 @@ def command_toolbox(
     backend = agent.backend
     if not backend.enable_mcp_command_line:
         return None
-    where = f"agents[{config.agents.index(agent)}].backend"
+    where = ("agent" if single else f"agents[{config.agents.index(agent)}]") + ".backend"
     if headless and backend.command_line_sandbox == "none":
         _check_acknowledged(backend.command_line_sandbox_acknowledge_unconfined, where, source)
     orchestrator = config.orchestrator

@@ -228,3 +228,22 @@ def test_with_the_acknowledgement_it_runs_and_still_warns() -> None:
     box = command_toolbox(cfg, cfg.agents[0], warnings.append, headless=True)
     assert isinstance(box, CommandToolbox) and box.sandbox.name == "none"
     assert len(warnings) == 1 and "UNSANDBOXED" in warnings[0]
+
+
+def test_massgen_automation_with_sandbox_none_stops_with_one_line_naming_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from massgen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "team.yaml").write_text(
+        "agent:\n  id: a\n  backend:\n    type: chatcompletion\n"
+        "    base_url: http://127.0.0.1:9/v1\n    api_key: k\n    model: m\n    cwd: ws\n"
+        "    enable_mcp_command_line: true\n    command_line_sandbox: none\n"
+    )
+    code = main(["--automation", "--config", "team.yaml", "Tidy up."])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "team.yaml: agent.backend.command_line_sandbox: `none` runs commands" in err
+    assert "agent.backend.command_line_sandbox_acknowledge_unconfined: true" in err
+    assert "Traceback" not in err
