@@ -171,7 +171,7 @@ def _after_substitution(script: str, i: int) -> tuple[int, str]:
     start = j
     while j < len(script) and script[j] not in ";\n}":
         j += 1
-    return j, script[start:j]
+    return j, script[start:j].split("w", 1)[0]  # after `w`: the name of a file to write
 
 
 def _zip(args: tuple[str, ...]) -> str | None:
