@@ -24,7 +24,7 @@ from test_sandbox import Machine, available, config
 
 from massgen.core.errors import ConfigError
 from massgen.permissions.policy import PolicyApprover
-from massgen.permissions.sandbox import NoSandbox, select_sandbox
+from massgen.permissions.sandbox import NoSandbox, Unconfined, select_sandbox
 from massgen.workspace.commands import Bounds, CommandToolbox, command_toolbox
 from massgen.workspace.runner import Limits
 
@@ -247,3 +247,23 @@ def test_massgen_automation_with_sandbox_none_stops_with_one_line_naming_the_fix
     assert "team.yaml: agent.backend.command_line_sandbox: `none` runs commands" in err
     assert "agent.backend.command_line_sandbox_acknowledge_unconfined: true" in err
     assert "Traceback" not in err
+
+
+async def test_without_util_linux_none_falls_back_to_the_launcher_and_still_holds(
+    machine: Machine, tmp_path: Path
+) -> None:
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    sandbox = select_sandbox("none", search_path=str(empty))  # no unshare, no prlimit
+    assert isinstance(sandbox, Unconfined) and sandbox.unshare == ()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(machine.home)}
+    box = CommandToolbox(Limits(10), None, env, sandbox, (), False, Bounds(memory_mb=256))
+    marker = f"{machine.workspace.stat().st_ino % 100000}77"
+    grab = f"{sys.executable} -c 'bytearray(1024 ** 3)'"
+    try:
+        result = await machine.run(box, f"setsid sleep 46.{marker} & echo $$; {grab}")
+        assert result.content.split("\n")[1] == "1"  # the first process of its namespace
+        assert "MemoryError" in result.content
+        assert await none_running(f".{marker}")
+    finally:
+        kill_all(f".{marker}")
