@@ -7,7 +7,8 @@ written into the sandbox section of `docs/benchmarks.md` (between its markers;
 
 Each sample is one tool call of `true` through `CommandToolbox.call`, as an agent makes
 it (private tmp dir created and removed, the sandbox's argv, the runner's process group
-and output capture), unsandboxed (`none`) and under each sandbox this machine has.
+and output capture): bare (the runner alone, no pid namespace, no limits: the baseline),
+`none` (a pid namespace and limits, no confinement), and each sandbox this machine has.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench import report
 from bench.proc import ROOT
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.permissions.sandbox import NoSandbox, Sandbox, select_sandbox
+from massgen.core.toolbox import ToolContext
+from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, Wrapped, select_sandbox
 from massgen.workspace.commands import CommandToolbox
 from massgen.workspace.runner import Limits
 
@@ -50,8 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Bare:
+    """The baseline: the command as it is, as the runner alone would start it."""
+
+    name: str = "bare"
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped:
+        return Wrapped(tuple(argv), {"TMPDIR": str(confinement.tmp)})
+
+
 def _sandboxes() -> list[tuple[str, Sandbox]]:
-    found = []
+    found: list[tuple[str, Sandbox]] = [("bare", _Bare())]
     for mode in MODES:
         sandbox = select_sandbox(mode)  # type: ignore[arg-type]
         if not isinstance(sandbox, NoSandbox):
@@ -76,7 +90,7 @@ async def _calls(sandbox: Sandbox, runs: int) -> list[float]:
 
 
 def render(timings: dict[str, list[float]], runs: int, load: tuple[float, float]) -> str:
-    bare = report.median(timings["none"])
+    bare = report.median(timings["bare"])
     rows = [
         [mode, *report.spread([s * 1000 for s in samples], _ms), _ms(1000 * (report.median(samples) - bare))]
         for mode, samples in timings.items()
@@ -86,12 +100,15 @@ def render(timings: dict[str, list[float]], runs: int, load: tuple[float, float]
             "## 12. Command sandbox",
             f"Written by `python -m bench.sandbox` on {time.strftime('%Y-%m-%d')}: one "
             f"`execute_command` call of `true`, {runs} times per sandbox (1-minute load "
-            f"average {load[0]:.2f} before, {load[1]:.2f} after). `none` runs it bare; the "
-            "overhead is the median's difference from it.",
+            f"average {load[0]:.2f} before, {load[1]:.2f} after). `bare` is the runner alone; "
+            "the overhead is the median's difference from it.",
             report.table(["sandbox", "median", "min", "max", "overhead"], rows),
-            "bubblewrap builds a mount, pid, ipc and network namespace per call; Landlock "
-            "starts a Python launcher that forks, restricts the child (Landlock, seccomp) and "
-            "execs the shell: most of its cost is the interpreter's start.",
+            "Every kind gives the command a pid namespace of its own and its process and "
+            "memory limits. `none` runs util-linux `unshare --pid --fork --kill-child` and "
+            "`prlimit`; bubblewrap builds a mount, pid, ipc and network namespace per call, "
+            "then `prlimit`; Landlock starts a Python launcher that makes the pid namespace, "
+            "forks, restricts the child (limits, Landlock, seccomp) and execs the shell: "
+            "most of its cost is the interpreter's start.",
         ]
     )
 

@@ -90,13 +90,20 @@ class BackendConfig(Strict):
     enable_mcp_command_line: bool = False
     command_line_execution_mode: Literal["local"] = "local"
     command_line_sandbox: Literal["auto", "bubblewrap", "landlock", "none"] = "auto"
+    # `none` in a run nobody watches (--automation, serve's API, batch) is refused unless
+    # this says the user knows: commands then run with their rights over every file.
+    command_line_sandbox_acknowledge_unconfined: bool = False
     command_line_network: bool = False
+    # The bounds of one call: its processes (RLIMIT_NPROC, within the call's namespace)
+    # and each process's address space (RLIMIT_AS), in MiB.
+    command_line_max_processes: int = Field(default=512, ge=8, le=1_000_000)
+    command_line_max_memory_mb: int = Field(default=8192, ge=64)
     command_line_allowed_commands: tuple[Regex, ...] | None = None
     command_line_blocked_commands: tuple[Regex, ...] = ()
     # Lowers the per-call timeout (default 60 s); at most `orchestrator.tool_timeout_seconds`.
     command_line_timeout_seconds: float | None = Field(default=None, gt=0)
-    # Variables the command gets although the scrubbed environment would drop them
-    # (`GITHUB_TOKEN: ${GITHUB_TOKEN}`).
+    # Variables passed to commands on purpose (`GITHUB_TOKEN: ${GITHUB_TOKEN}`): commands
+    # get only PATH, LANG, LC_*, TERM, TZ, USER of massgen's environment besides these.
     command_line_env: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("command_line_execution_mode", mode="before")

@@ -85,8 +85,9 @@ _NO_CREDENTIALS = NoEffect(
     "`command_line_env`"
 )
 _NO_LIMITS = NoEffect(
-    "the sandbox bounds a command by its timeout (`command_line_timeout_seconds`) and "
-    "output size, not by memory or CPU quotas"
+    "the sandbox bounds a command by its timeout (`command_line_timeout_seconds`), output "
+    "size, processes (`command_line_max_processes`) and memory per process "
+    "(`command_line_max_memory_mb`), not by CPU quotas"
 )
 _MEMORY = Refused(
     "the `memory` block (mem0 conversation and persistent memory over a Qdrant vector "

@@ -7,6 +7,7 @@ with the viewer's own answer last, to blunt position bias without hiding anythin
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,25 @@ _SENSITIVITY = {
         "the edge cases. If you can improve any of these, write a better answer instead."
     ),
 }
+
+
+# The opening of a marker the prompts are built from (`<agent2.1>`, `<end of agent2.1>`,
+# `<END OF CURRENT ANSWERS>`, `<ORIGINAL MESSAGE>`, `<SELECTED ANSWER …>`, …), any case.
+_MARKER = re.compile(
+    r"<(?=\s*/?\s*(?:end\s+of\b|agent\s*\d|original\s+message|current\s+answers|"
+    r"other\s+answers|selected\s+answer|conversation_history|paraphrased|short-term|"
+    r"long-term|previous\s+attempt))",
+    re.IGNORECASE,
+)
+# What stands in for their `<`: reads the same to a person, opens no block for a model.
+_QUOTED_BRACKET = "\u2039"  # ‹
+
+
+def quoted(text: str) -> str:
+    """`text` as it is pasted inside a prompt block. An answer, a tool result or a file can
+    hold `<end of agent2.1>`, `<END OF CURRENT ANSWERS>` or a second `<ORIGINAL MESSAGE>`:
+    their `<` becomes `‹`, so a forged label, end marker or task reads as text."""
+    return _MARKER.sub(_QUOTED_BRACKET, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +134,7 @@ def _answers_block(answers: Sequence[Answer]) -> str:
     if not answers:
         body = "(no answers available yet)"
     else:
-        body = "\n".join(f"<{a.label}>\n{a.content}\n<end of {a.label}>" for a in answers)
+        body = "\n".join(f"<{a.label}>\n{quoted(a.content)}\n<end of {a.label}>" for a in answers)
     return f"<CURRENT ANSWERS from the agents>\n{body}\n<END OF CURRENT ANSWERS>"
 
 
@@ -124,7 +144,7 @@ def history_block(history: Sequence[Turn]) -> str:
 
 
 def _history_block(history: Sequence[Turn]) -> str:
-    lines = [f"User: {turn.question}\nAssistant: {turn.answer}" for turn in history]
+    lines = [f"User: {turn.question}\nAssistant: {quoted(turn.answer)}" for turn in history]
     body = "\n".join(lines)
     return f"<CONVERSATION_HISTORY>\n{body}\n<END OF CONVERSATION_HISTORY>"
 
@@ -153,14 +173,16 @@ def presentation_messages(
         "the team, the labels or the voting."
     )
     system = "\n\n".join(p for p in ((identity or "").strip(), rules) if p)
-    feedback = "\n".join(f"- {reason}" for reason in reasons if reason) or "- (no reasons given)"
+    feedback = (
+        "\n".join(f"- {quoted(reason)}" for reason in reasons if reason) or "- (no reasons given)"
+    )
     others = [a for a in answers if a.agent != winner.agent]
     parts = []
     if history:
         parts.append(_history_block(history))
     parts += [
         f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>",
-        f"<SELECTED ANSWER {winner.label}>\n{winner.content}\n<END OF SELECTED ANSWER>",
+        f"<SELECTED ANSWER {winner.label}>\n{quoted(winner.content)}\n<END OF SELECTED ANSWER>",
         f"Reviewers' reasons for choosing it:\n{feedback}",
     ]
     if others:

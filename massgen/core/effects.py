@@ -45,6 +45,9 @@ class External:
     # The tool says it only reads, and its server is trusted to say so (`trusted: true`);
     # an untrusted server's annotations never set this.
     read_only: bool = False
+    # An MCP server not marked `trusted: true`: its tools' effects are unknown, so a run
+    # nobody watches denies them (`permissions/risk.py`) unless a rule allows the server.
+    untrusted_server: bool = False
 
 
 Effect = Read | Write | Delete | Run | Net | External

@@ -1,15 +1,15 @@
-"""Landlock, through ctypes: restrict this process, then exec a command under the rules.
+"""Landlock, through ctypes: restrict this process (and what it execs) to a policy.
 
-    python -I -S landlock.py '{"read": [...], "write": [...], "hidden": [...],
-                               "network": false}' -- /bin/sh -c 'make test'
+    confine({"read": [...], "write": [...], "hidden": [...], "network": False})
 
-Run as a script by `permissions/sandbox.py` (`Landlocked`), so it imports nothing but the
-standard library. Landlock grants by directory: a right given on a directory holds for
+Loaded by path by the command launcher (`permissions/launcher.py`), in the command's
+process just before it execs, so it imports nothing but the standard library.
+
+Landlock grants by directory: a right given on a directory holds for
 everything beneath it. A hidden path inside a granted directory is therefore left out by
 granting the directory's other entries one by one instead of the directory itself (its
-own listing is then not readable). Any failure exits 126 before the command runs: no
-command runs with fewer rules than asked. The launcher's parent half stays as the
-command's parent, so that nothing the command starts outlives it (see `_supervise`).
+own listing is then not readable). Any failure raises, and the launcher then exits 126
+before the command runs: no command runs with fewer rules than asked.
 
 A seccomp filter then refuses the sockets Landlock cannot see (`filter_sockets`).
 
@@ -20,11 +20,8 @@ unix socket scoping (6.12).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import json
 import os
-import signal
 import sys
 
 NET_ABI = 4
@@ -252,115 +249,7 @@ def _strings(policy: dict[str, object], key: str) -> list[str]:
     return value
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[1] != "--":
-        print("usage: landlock.py POLICY_JSON -- COMMAND [ARG...]", file=sys.stderr)
-        return 2
-    try:
-        policy = json.loads(argv[0])
-        _check(_libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
-    except (OSError, ValueError) as error:
-        print(f"massgen sandbox: {error}; the command was not run", file=sys.stderr)
-        return 126
-    supervisor = os.getpid()
-    child = os.fork()
-    if child == 0:
-        _run_confined(policy, argv[2:], supervisor)
-    return _supervise(child)
-
-
-def _run_confined(policy: dict[str, object], command: list[str], supervisor: int) -> None:
-    """In the child: die with the supervisor, restrict, exec; never returns."""
-    try:
-        _check(_libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
-        if os.getppid() != supervisor:
-            os._exit(126)
-        confine(policy)
-    except (OSError, ValueError) as error:
-        print(f"massgen sandbox: {error}; the command was not run", file=sys.stderr)
-        os._exit(126)
-    try:
-        os.execvp(command[0], command)
-    except OSError as error:
-        print(f"massgen sandbox: cannot run {command[0]}: {error}", file=sys.stderr)
-    os._exit(127)
-
-
 def _check(result: int, what: str) -> None:
     if result < 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
-
-
-# ---------------------------------------------------------------- no orphans
-#
-# Without a pid namespace, a process that calls `setsid` leaves the runner's process group
-# and would outlive a group kill. So the launcher forks: the child restricts itself and
-# execs the command; the parent, unrestricted (it runs only this code, and needs /proc),
-# stays as the command's parent and a child subreaper: every orphan of the command is
-# re-parented to it, not to init. When the command ends, or the runner's SIGTERM reaches
-# the parent, it kills all its descendants, as the end of a pid namespace would. With
-# Landlock ABI >= 6 the command cannot signal it (signal scoping).
-
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
-_KILL_ROUNDS = 100
-
-
-def _supervise(child: int) -> int:
-    def stop(signum: int, _frame: object) -> None:
-        _kill_descendants()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, stop)
-    while True:
-        pid, status = os.wait()
-        if pid == child:
-            break
-    _kill_descendants()
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:  # ended by a signal: end the same way, so the runner reports it
-        with contextlib.suppress(OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset
-            signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-        return 128 - code  # a signal whose default is not to end the process
-    return code
-
-
-def _kill_descendants() -> None:
-    for _ in range(_KILL_ROUNDS):
-        found = _descendants(os.getpid())
-        if not found:
-            return
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != b"Z":
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for pid in children.get(todo.pop(), []):
-            found.append(pid)
-            todo.append(pid)
-    return found
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -9,7 +9,9 @@ other commands                                                ask (medium; high 
                                                               network clients, recursive rm,
                                                               interpreter code, ...)
 read-only tools of a trusted MCP server                       allow (low)
-other MCP tools, the user's Python tools                      ask (medium)
+other tools of a trusted MCP server, the user's Python tools  ask (medium)
+tools of an MCP server not marked `trusted: true`             ask (high: denied headless
+                                                              unless a rule allows them)
 network egress, anything opaque                               ask (high)
 """
 
@@ -27,6 +29,12 @@ from massgen.permissions.paths import Zone, home
 from massgen.permissions.subjects import Subject
 
 Verdict = Literal["allow", "ask", "deny"]
+
+UNTRUSTED_MCP = (
+    "a tool of the MCP server `{server}`, which is not marked `trusted: true`: its effects "
+    "are unknown, so a run nobody watches denies it; allow the server with "
+    "the rule `mcp__{server}__*` in `permissions.rules.allow`, or mark it `trusted: true`"
+)
 
 _SAFE = frozenset(
     [
@@ -194,6 +202,8 @@ def default(subject: Subject, zones: Zones, phase: str) -> tuple[Verdict, Risk, 
                 return "allow", "low", "read-only tool of a trusted MCP server"
             if subject.target.startswith(UNKNOWN_SERVER):  # its toolbox cannot say what it does
                 return "ask", "high", "a tool whose toolbox declares no effects"
+            if subject.untrusted:  # asking nobody must not mean yes
+                return "ask", "high", UNTRUSTED_MCP.format(server=subject.target.split("/")[0])
             return "ask", "medium", "external tool with unknown effects"
         case "fetch":
             return "ask", "high", "network access"

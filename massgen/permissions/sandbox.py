@@ -14,23 +14,34 @@ A confined command
   workspaces, the snapshot store) is not there at all;
 - has no network unless `network` is set.
 
+Nothing a command starts outlives the call, and each call is bounded: every kind runs the
+command in a pid namespace of its own, so when the command ends or is killed the kernel
+ends every process it left, also after `setsid` or a double fork; and each call has a
+process-count limit (RLIMIT_NPROC, counted inside the call's own user namespace where it
+has one; root is exempt) and a memory limit (RLIMIT_AS), `Confinement.max_processes` and
+`max_memory_bytes` (`command_line_max_processes`, `command_line_max_memory_mb`).
+
 Two mechanisms, the first that works wins under `auto`:
 - bubblewrap (`bwrap`): mount, pid, ipc and net namespaces. The command sees a new root
   holding only what it may read; `--unshare-pid` and `--die-with-parent` mean that killing
   the runner's process group (timeout, cancellation) takes every process of the sandbox
-  with it, also one that called `setsid`.
-- Landlock (Linux >= 5.13), without root or namespaces: a small launcher
-  (`permissions/landlock.py`) forks a child that restricts itself and execs the command;
-  the launcher stays as its subreaper and kills what the command left (also after
-  `setsid`) when it ends or is stopped. TCP is blocked with Landlock ABI >= 4 (older
+  with it. The limits are set inside by util-linux `prlimit`.
+- Landlock (Linux >= 5.13), without root: the launcher (`permissions/launcher.py`) makes
+  the pid namespace (inside a user namespace when it must), forks the command, which sets
+  its limits, restricts itself (`permissions/landlock.py`) and execs; the launcher stays
+  outside as its parent. TCP is blocked with Landlock ABI >= 4 (older
   kernels: refused unless `network` is set); on x86_64 and arm64 a seccomp filter also
   refuses inet sockets without network (UDP), unix sockets always (ssh-agent, docker) and
   io_uring. No /proc (so neither `/dev/stdout` by name), and a directory holding a hidden
   path cannot be listed.
+- `none` confines neither files nor network, but gives the command the same pid
+  namespace and limits: util-linux `unshare --pid --fork --kill-child` (with
+  `--map-current-user` where it must) and `prlimit`, else the launcher without Landlock.
 
 Where neither works, `select_sandbox` returns a `NoSandbox` whose `reason` says how to
 fix it; the command tool then refuses every command. Running unsandboxed takes an explicit
-`command_line_sandbox: none`, which logs a warning.
+`command_line_sandbox: none`, which warns in every view and, in a run nobody watches
+(`--automation`, serve, batch), also `command_line_sandbox_acknowledge_unconfined: true`.
 """
 
 from __future__ import annotations
@@ -74,6 +85,9 @@ SECRETS_TTL_SECONDS = 60.0  # how long the secrets found in a readable tree are 
 _found: dict[Path, tuple[float, tuple[Path, ...]]] = {}
 # A command's /tmp (bubblewrap) and, in both sandboxes, its TMPDIR and HOME.
 SANDBOX_TMP = "/tmp"
+# The bounds of one call (`command_line_max_processes`, `command_line_max_memory_mb`).
+DEFAULT_MAX_PROCESSES = 512
+DEFAULT_MAX_MEMORY_MB = 8192
 PROBE_TIMEOUT_SECONDS = 5.0
 
 HOW_TO_FIX = (
@@ -86,13 +100,16 @@ HOW_TO_FIX = (
 @dataclass(frozen=True, slots=True)
 class Confinement:
     """Where one command may write (`workspace`, `tmp`) and read (those, the system and
-    `readable`), what stays hidden, and whether it may use the network."""
+    `readable`), what stays hidden, whether it may use the network, and how many processes
+    and bytes of address space (per process) it may have; 0: no limit."""
 
     workspace: Path
     tmp: Path
     readable: tuple[Path, ...] = ()
     network: bool = False
     hidden: tuple[Path, ...] = field(default_factory=lambda: default_hidden())
+    max_processes: int = DEFAULT_MAX_PROCESSES
+    max_memory_bytes: int = DEFAULT_MAX_MEMORY_MB * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +169,7 @@ def select_sandbox(
     `landlock_abi`: the kernel's Landlock ABI (default: asked of the kernel; 0: none).
     """
     if mode == "none":
-        return Unconfined()
+        return Unconfined(*_pid_namespace_tools(search_path))
     errors: list[str] = []
     if mode in ("auto", "bubblewrap"):
         found = _bubblewrap(search_path)
@@ -179,10 +196,39 @@ def _bubblewrap(search_path: str | None) -> Bubblewrap | str:
     path = shutil.which("bwrap", path=search_path)
     if path is None:
         return "`bwrap` is not on PATH"
+    prlimit = shutil.which("prlimit", path=search_path)
+    if prlimit is None:
+        return "`prlimit` (util-linux), which sets each command's limits, is not on PATH"
     failure = _probe(path)
     if failure:
         return f"`{path}` does not work here ({failure})"
-    return Bubblewrap(path)
+    return Bubblewrap(path, prlimit)
+
+
+def _pid_namespace_tools(search_path: str | None) -> tuple[tuple[str, ...], str]:
+    """The util-linux `unshare` argv that gives a command its own pid namespace here, and
+    `prlimit`; ((), "") where they are missing or not allowed (the launcher then)."""
+    unshare = shutil.which("unshare", path=search_path)
+    prlimit = shutil.which("prlimit", path=search_path)
+    if unshare is None or prlimit is None:
+        return (), ""
+    return _unshare_argv(unshare), prlimit
+
+
+@functools.cache
+def _unshare_argv(unshare: str) -> tuple[str, ...]:
+    base = (unshare, "--pid", "--fork", "--kill-child")
+    # Without the right to make a pid namespace, make it in a user namespace of our own.
+    for argv in (base, (*base, "--map-current-user")):
+        try:
+            done = subprocess.run(
+                [*argv, "true"], capture_output=True, timeout=PROBE_TIMEOUT_SECONDS
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return ()
+        if done.returncode == 0:
+            return argv
+    return ()
 
 
 @functools.cache
@@ -204,12 +250,27 @@ def _probe(bwrap: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Unconfined:
-    """`command_line_sandbox: none`: the command runs as it is, with the user's rights."""
+    """`command_line_sandbox: none`: the command runs with the user's rights over files and
+    the network, but in its own pid namespace and within the limits (the launcher)."""
 
+    unshare: tuple[str, ...] = ()  # util-linux `unshare --pid ...`; () : the launcher
+    prlimit: str = ""
     name: str = "none"
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped:
-        return Wrapped(tuple(argv), {"TMPDIR": str(confinement.tmp)})
+        tmp = str(_real(confinement.tmp))
+        env = {"TMPDIR": tmp, "HOME": tmp}
+        if not self.unshare:  # a Python start per call (~20 ms), where util-linux fails
+            return Wrapped(_launcher(None, confinement, argv), env)
+        limits = _prlimit(self.prlimit, confinement)
+        return Wrapped((*self.unshare, *limits, *argv), env)
+
+
+def _prlimit(prlimit: str, c: Confinement) -> tuple[str, ...]:
+    """`prlimit` with the call's limits, then `--`: run inside the pid (and user) namespace,
+    so that RLIMIT_NPROC counts this call's processes there."""
+    nproc, memory = c.max_processes or "unlimited", c.max_memory_bytes or "unlimited"
+    return (prlimit, f"--nproc={nproc}", f"--as={memory}", "--")
 
 
 _NAMESPACES = (
@@ -226,11 +287,14 @@ _NAMESPACES = (
 @dataclass(frozen=True, slots=True)
 class Bubblewrap:
     bwrap: str
+    prlimit: str = "/usr/bin/prlimit"
     name: str = "bubblewrap"
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped:
+        c = confinement
+        limits = _prlimit(self.prlimit, c)  # inside, after bwrap made its namespaces
         return Wrapped(
-            (self.bwrap, *bwrap_arguments(confinement), "--", *argv),
+            (self.bwrap, *bwrap_arguments(c), "--", *limits, *argv),
             {"TMPDIR": SANDBOX_TMP, "HOME": SANDBOX_TMP},
         )
 
@@ -280,20 +344,27 @@ class Landlocked:
     name: str = "landlock"
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> Wrapped:
-        from massgen.permissions import landlock
-
         c = confinement
         readable = [*SYSTEM_READABLE, *_interpreter_paths(), *_network_paths(c), *c.readable]
-        policy = {
+        rules = {
             "read": [str(p) for p in readable],
             "write": [str(_real(c.workspace)), str(_real(c.tmp))],
             "hidden": [str(_real(p)) for p in hidden_of(c)],
             "network": c.network,
         }
-        # `-I -S`: no site, no user paths; the launcher needs only ctypes and os.
-        launcher = (sys.executable, "-I", "-S", landlock.__file__, json.dumps(policy), "--")
         tmp = str(_real(c.tmp))
-        return Wrapped((*launcher, *argv), {"TMPDIR": tmp, "HOME": tmp})
+        return Wrapped(_launcher(rules, c, argv), {"TMPDIR": tmp, "HOME": tmp})
+
+
+def _launcher(
+    rules: dict[str, object] | None, c: Confinement, argv: Sequence[str]
+) -> tuple[str, ...]:
+    """`argv` run by the launcher: its own pid namespace, the limits, and Landlock when
+    `rules` are given. `-I -S`: no site, no user paths; it needs only the standard library."""
+    from massgen.permissions import launcher
+
+    policy = {"landlock": rules, "processes": c.max_processes, "memory": c.max_memory_bytes}
+    return (sys.executable, "-I", "-S", launcher.__file__, json.dumps(policy), "--", *argv)
 
 
 # ---------------------------------------------------------------- paths

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from massgen.permissions import runners
+
 MAX_DEPTH = 6  # nested substitutions / wrappers; deeper is unparseable
 MAX_LENGTH = 64 * 1024
 
@@ -37,7 +39,10 @@ _PREFIX_WRAPPERS = frozenset({"command", "builtin", "exec", "nohup", "nice", "ti
                               "timeout", "stdbuf", "setsid", "chroot", "unbuffer", "ionice",
                               "chrt", "taskset", "doas", "sudo", "su", "watch", "flock"})  # fmt: skip
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_FORK_BOMB = re.compile(r"([A-Za-z_:.][\w:.]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1")
+# A shell function's definition (`f() { …; }`, `function f { …; }`): name and body.
+_FUNCTION = re.compile(r"(?:\bfunction\s+)?([A-Za-z_:.][\w:.-]*)\s*(?:\(\s*\))?\s*\{([^}]*)\}")
+# What makes a call fork: a pipe, `&` (not `&&`/`||`), a subshell or a substitution.
+_FORKS = re.compile(r"(?<![&|])[&|](?![&|])|\(|`")
 
 
 class Unparseable(ValueError):
@@ -311,7 +316,7 @@ def parse(text: str, depth: int = 0) -> Parsed:
     if "\x00" in text:
         raise Unparseable("the command contains a NUL character")
     out = Parsed()
-    if _FORK_BOMB.search(text):
+    if forks_recursively(text):
         out.opaque.append("fork bomb")
         out.commands.append(Simple((":(){ :|:& };:",)))
     lexer = _Lexer(text)
@@ -322,6 +327,19 @@ def parse(text: str, depth: int = 0) -> Parsed:
     for words, redirects in _simple_commands(tokens):
         _add(out, words, redirects, depth)
     return out
+
+
+def forks_recursively(text: str) -> bool:
+    """Whether `text` defines a shell function that calls itself in a new process
+    (`f(){ f & f; }`, `:(){ :|:& };:`, `f(){ (f); }`): processes without end."""
+    for match in _FUNCTION.finditer(text):
+        name, body = match.group(1), match.group(2)
+        if name in _COMPLEX or name in _SKIP_WORDS:
+            continue
+        calls_itself = re.search(rf"(?<![\w:.-]){re.escape(name)}(?![\w:.-])", body)
+        if calls_itself and _FORKS.search(body):
+            return True
+    return False
 
 
 def _simple_commands(
@@ -362,7 +380,10 @@ def _add(out: Parsed, words: list[_Word], redirects: list[tuple[str, _Word]], de
     for word in words:
         for sub in word.subs:
             out.merge(parse(sub, depth + 1))
-    while words and not words[0].quoted and _ASSIGNMENT.match(words[0].text):
+    # Quoted values too (`X='a b' cmd` runs cmd); a quoted name only fails to run.
+    while words and _ASSIGNMENT.match(words[0].text):
+        if (why := runners.hidden_command(("export", words[0].text))) is not None:
+            out.opaque.append(why)
         words = words[1:]
     while words and not words[0].quoted and words[0].text in _SKIP_WORDS:
         words = words[1:]
@@ -384,6 +405,8 @@ def _unwrap(out: Parsed, simple: Simple, depth: int) -> None:
     """Record `simple`, and what it runs in turn when it is a wrapper."""
     out.commands.append(simple)
     argv = simple.argv
+    if (why := runners.hidden_command(argv)) is not None:
+        out.opaque.append(why)
     name = _base(argv[0])
     if name in _SHELLS:
         script = _shell_script(argv)

@@ -33,6 +33,7 @@ class Subject:
     argv: tuple[str, ...] = ()
     dynamic: bool = False  # a command with words whose value is unknown here
     read_only: bool = False  # an MCP tool a trusted server marks read-only
+    untrusted: bool = False  # a tool of an MCP server not marked `trusted: true`
     cwd: Path | None = None
 
     @property
@@ -89,8 +90,8 @@ def subjects_of(effects: tuple[Effect, ...]) -> list[Subject]:
             case Net(host=host):
                 out.append(Subject("fetch", host.lower().rstrip(".")))
             case External(server=server, tool=tool):
-                ro = bool(getattr(effect, "read_only", False))
-                out.append(Subject("mcp", f"{server}/{tool}", read_only=ro))
+                ro, untrusted = effect.read_only, effect.untrusted_server
+                out.append(Subject("mcp", f"{server}/{tool}", read_only=ro, untrusted=untrusted))
     return out
 
 

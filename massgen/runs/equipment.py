@@ -65,6 +65,7 @@ async def equip(
                 source=loaded.source,
                 single=loaded.single,
                 failed=setting.tool_failed,
+                headless=setting.approver is None,
             )
         )
     subagents = None

@@ -31,13 +31,15 @@ async def open_tools(
     source: str | None = None,
     single: bool = False,
     failed: Callable[[ToolSourceFailed], None] | None = None,
+    headless: bool = False,
 ) -> AsyncIterator[Mapping[str, Toolbox]]:
     """Agent id -> its toolbox, for the agents that have tools; everything is closed when
     the block ends. Raises ConfigError for a tool filter that matches no tool. A server
     that does not start goes to `failed` as an event, one per agent that lost it (without
-    `failed`, to `warn`)."""
+    `failed`, to `warn`). `headless`: nobody watches the run (no approver), which some
+    settings refuse (`command_line_sandbox: none` without its acknowledgement)."""
     commands = joined(
-        command_toolboxes(config, warn),
+        command_toolboxes(config, warn, headless=headless, source=source, single=single),
         python_toolboxes(config, source, single),
         planning(config),
         media(config, source, single),
@@ -61,15 +63,26 @@ async def open_tools(
 
 
 def command_toolboxes(
-    config: MassgenConfig, warn: Callable[[str], None] | None = None
+    config: MassgenConfig,
+    warn: Callable[[str], None] | None = None,
+    *,
+    headless: bool = False,
+    source: str | None = None,
+    single: bool = False,
 ) -> dict[str, Toolbox]:
     """Agent id -> its `execute_command` toolbox, for agents whose backend enables it;
-    `warn` hears when commands will be refused or run unsandboxed."""
+    `warn` hears when commands will be refused or run unsandboxed. Raises ConfigError for
+    `command_line_sandbox: none` in a headless run without its acknowledgement."""
     if not any(agent.backend.enable_mcp_command_line for agent in config.agents):
         return {}
     from massgen.workspace.commands import command_toolbox
 
-    boxes = {agent.id: command_toolbox(config, agent, warn) for agent in config.agents}
+    boxes = {
+        agent.id: command_toolbox(
+            config, agent, warn, headless=headless, source=source, single=single
+        )
+        for agent in config.agents
+    }
     return {agent: box for agent, box in boxes.items() if box is not None}
 
 

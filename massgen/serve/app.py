@@ -1,6 +1,7 @@
 """The ASGI app: the OpenAI-compatible routes, the web page's API, and the page itself.
 
-Every route but `/health` and the static page (which holds no data) needs the bearer
+Every request must name this server in its `Host` header (`serve/hosts.py`: DNS
+rebinding). Every route but `/health` and the static page (which holds no data) needs the bearer
 token; the page's GETs may use the cookie it gets from `POST /api/login` instead. Answering
 a permission ask or an agent's question is a POST, so it needs the token itself (the page
 keeps it in the tab).
@@ -32,6 +33,7 @@ from massgen.serve import history, wire
 from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
 from massgen.serve.completions import answer_once, answer_stream
+from massgen.serve.hosts import HostCheck, allowed_names
 from massgen.serve.questions import AnswerTooLong, QuestionClosed, UnknownQuestion
 from massgen.serve.runs import Busy, LiveRun, OpenAsks, Questions, Runs
 from massgen.serve.teams import Teams, UnknownTeam
@@ -62,6 +64,8 @@ class Settings:
     max_concurrent: int = 4
     cors_origin: str | None = None
     ask_timeout_s: float = ANSWER_SECONDS  # a permission ask on the page, then a deny
+    host: str = "127.0.0.1"  # bound to; with `allowed_hosts`, the `Host` names answered
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def build_app(settings: Settings) -> Starlette:
@@ -79,7 +83,8 @@ def build_app(settings: Settings) -> Starlette:
             routes.stopping.set()
         await runs.close()
 
-    middleware = []
+    names = allowed_names(settings.host, settings.allowed_hosts)
+    middleware = [Middleware(HostCheck, names=names)]  # first: before any route, `/` too
     if settings.cors_origin:
         middleware.append(
             Middleware(

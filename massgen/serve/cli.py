@@ -61,6 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="allow browser calls from this origin (none by default)",
     )
+    add(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; loopback names and "
+        "--host always are): the name clients use for this machine",
+    )
     add("--max-concurrent", type=int, default=4, metavar="N", help="team runs at once (default 4)")
     add("--teams-dir", metavar="DIR", help="also serve every team config file in DIR, by file name")
     add(
@@ -86,7 +94,15 @@ def main(argv: list[str]) -> int:
 
     teams = Teams(args.config, Path(args.teams_dir) if args.teams_dir else None)
     teams.check()  # a ConfigError here is printed as one line by massgen.cli
-    settings = Settings(teams, token, args.max_concurrent, args.cors_origin, args.ask_timeout)
+    settings = Settings(
+        teams,
+        token,
+        args.max_concurrent,
+        args.cors_origin,
+        args.ask_timeout,
+        host=args.host,
+        allowed_hosts=tuple(args.allowed_host),
+    )
     print(start_lines(args.host, args.port, token, args.token_env), flush=True)
     return _serve(build_app(settings), args.host, args.port)
 

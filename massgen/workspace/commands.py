@@ -10,9 +10,13 @@ Config, on the agent's `backend:` (the predecessor's keys):
     command_line_allowed_commands: [...]   # regexes; the command must start with a match
     command_line_blocked_commands: [...]   # regexes; a match anywhere refuses the command
     command_line_timeout_seconds: 30       # lowers the per-call timeout (never raises it)
-    command_line_env: {NAME: value}        # passed to the command despite the scrubbing
+    command_line_env: {NAME: value}        # passed to the command on purpose (the rest of
+                                           # massgen's environment is not, but PATH, LANG, ...)
+    command_line_max_processes: 512        # processes of one call (RLIMIT_NPROC)
+    command_line_max_memory_mb: 8192       # address space of each process (RLIMIT_AS)
     command_line_sandbox: auto             # auto | bubblewrap | landlock | none
     command_line_network: false            # let the command reach the network
+    command_line_sandbox_acknowledge_unconfined: false  # `none` in a headless run
 
 The patterns are a policy aid, not a boundary: a shell string can hide a command from a
 regex (`sh -c "$(echo cm0= | base64 -d)"`). The boundary is the OS sandbox
@@ -28,21 +32,30 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import AgentConfig, MassgenConfig
 from massgen.core.effects import Effect, Run
+from massgen.core.errors import ConfigError
 from massgen.core.toolbox import Toolbox, ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 from massgen.log import logger
-from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, select_sandbox
+from massgen.permissions.sandbox import (
+    DEFAULT_MAX_MEMORY_MB,
+    DEFAULT_MAX_PROCESSES,
+    Confinement,
+    NoSandbox,
+    Sandbox,
+    select_sandbox,
+)
 from massgen.workspace.runner import (
     KILL_GRACE_SECONDS,
     Finished,
     Limits,
+    command_environment,
     run_command,
-    scrubbed_environment,
 )
 
 NAME = "execute_command"
@@ -88,18 +101,21 @@ class CommandToolbox:
         sandbox: Sandbox | NoSandbox | None = None,
         readable: tuple[Path, ...] = (),
         network: bool = False,
+        bounds: Bounds | None = None,
     ) -> None:
-        """`env`: the child's whole environment (default: this process's, scrubbed).
+        """`env`: the child's whole environment (default: the allowed part of this
+        process's, `command_environment`).
         `sandbox`: what confines each command (default: the best one this machine has,
         else none and every command is refused). `readable`: paths a command may read
         besides the system and its workspace (the context paths). `network`: whether a
-        command may use the network."""
+        command may use the network. `bounds`: processes and memory of one call."""
         self._limits = limits
         self._policy = policy or CommandPolicy()
-        self._env = dict(scrubbed_environment(os.environ) if env is None else env)
+        self._env = dict(command_environment(os.environ) if env is None else env)
         self.sandbox = select_sandbox("auto", network=network) if sandbox is None else sandbox
         self._readable = readable
         self._network = network
+        self._bounds = bounds or Bounds()
         self._spec = _spec(limits.timeout_seconds)
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -144,7 +160,14 @@ class CommandToolbox:
         call, so nothing one command leaves there reaches the next."""
         with tempfile.TemporaryDirectory(prefix="massgen-cmd-", ignore_cleanup_errors=True) as tmp:
             try:
-                confinement = Confinement(workspace, Path(tmp), self._readable, self._network)
+                confinement = Confinement(
+                    workspace,
+                    Path(tmp),
+                    self._readable,
+                    self._network,
+                    max_processes=self._bounds.processes,
+                    max_memory_bytes=self._bounds.memory_mb * 1024 * 1024,
+                )
                 wrapped = sandbox.wrap(shell_argv(command), confinement)
             except (OSError, RuntimeError, ValueError) as error:  # no sandbox, no command
                 return f"could not set up the sandbox ({error}); not run."
@@ -157,6 +180,14 @@ class CommandToolbox:
 
 
 NO_WORKSPACE = "this agent has no workspace, so it cannot run commands."
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """How many processes one call may have, and how much address space each."""
+
+    processes: int = DEFAULT_MAX_PROCESSES
+    memory_mb: int = DEFAULT_MAX_MEMORY_MB
 
 
 def _arguments(text: str) -> tuple[str, float | None]:
@@ -224,12 +255,23 @@ def _spec(ceiling: float) -> ToolSpec:
 
 
 def command_toolbox(
-    config: MassgenConfig, agent: AgentConfig, warn: Callable[[str], None] | None = None
+    config: MassgenConfig,
+    agent: AgentConfig,
+    warn: Callable[[str], None] | None = None,
+    *,
+    headless: bool = False,
+    source: str | None = None,
+    single: bool = False,
 ) -> Toolbox | None:
     """The command tool for `agent`, or None when its backend does not enable it.
 
     `warn` hears, once, that commands will be refused (no sandbox) or run unsandboxed
-    (`command_line_sandbox: none`); the CLI prints it (default: the log).
+    (`command_line_sandbox: none`); the CLI prints it (default: the log). `headless`: no
+    person watches the run; `none` then needs `command_line_sandbox_acknowledge_unconfined`.
+
+    Raises:
+        ConfigError: `none` in a headless run without the acknowledgement (`source`: the
+            config file, `single`: written as `agent:`, for the message).
 
     The timeout is the backend's `command_line_timeout_seconds` (default 60 s), never more
     than the loop's `tool_timeout_seconds` less the kill grace, so the command reports its
@@ -239,6 +281,9 @@ def command_toolbox(
     backend = agent.backend
     if not backend.enable_mcp_command_line:
         return None
+    where = ("agent" if single else f"agents[{config.agents.index(agent)}]") + ".backend"
+    if headless and backend.command_line_sandbox == "none":
+        _check_acknowledged(backend.command_line_sandbox_acknowledge_unconfined, where, source)
     orchestrator = config.orchestrator
     loop_limit = orchestrator.tool_timeout_seconds
     ceiling = max(loop_limit - KILL_GRACE_SECONDS - 1.0, loop_limit / 2)
@@ -250,12 +295,28 @@ def command_toolbox(
     policy = CommandPolicy(
         backend.command_line_allowed_commands, backend.command_line_blocked_commands
     )
-    env = scrubbed_environment(os.environ, backend.command_line_env)
+    env = command_environment(os.environ, backend.command_line_env)
     network = backend.command_line_network
     sandbox = select_sandbox(backend.command_line_sandbox, network=network)
-    _warn_about(sandbox, f"agents[{config.agents.index(agent)}].backend", warn)
+    _warn_about(sandbox, where, warn)
     readable = tuple(Path(c.path).resolve() for c in orchestrator.context_paths)
-    return CommandToolbox(limits, policy, env, sandbox, readable, network)
+    bounds = Bounds(backend.command_line_max_processes, backend.command_line_max_memory_mb)
+    return CommandToolbox(limits, policy, env, sandbox, readable, network, bounds)
+
+
+def _check_acknowledged(acknowledged: bool, where: str, source: str | None) -> None:
+    """Nobody watches a headless run: commands with the user's rights over every file
+    must be asked for twice."""
+    if acknowledged:
+        return
+    raise ConfigError(
+        "`none` runs commands unsandboxed, with your rights over every file and the "
+        "network, and nobody watches this run (--automation, serve, batch)",
+        file=source,
+        path=f"{where}.command_line_sandbox",
+        fix=f"Use `auto` (bubblewrap or Landlock), or also set "
+        f"`{where}.command_line_sandbox_acknowledge_unconfined: true`",
+    )
 
 
 def _warn_about(
@@ -265,8 +326,9 @@ def _warn_about(
         message = f"{where}: execute_command {sandbox.reason}"
     elif sandbox.name == "none":
         message = (
-            f"{where}.command_line_sandbox is `none`: commands run unsandboxed, with your "
-            "rights over every file and the network"
+            f"{where}.command_line_sandbox is `none`: commands run UNSANDBOXED, with your "
+            "rights over every file and the network (only their processes and memory are "
+            "bounded)"
         )
     else:
         return

@@ -9,8 +9,8 @@
 - stdout and stderr share one pipe, so the output is interleaved as a terminal shows it.
 - Output is read in chunks into a bounded head and tail; memory stays within the bound
   whatever the command prints, and the output says how much was cut from the middle.
-- The child's environment is the caller's; `scrubbed_environment` builds one without
-  secrets.
+- The child's environment is the caller's; `command_environment` builds one from an
+  allowlist, so no secret reaches a command whatever its name.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 import time
 from collections.abc import Mapping, Sequence
@@ -213,31 +212,23 @@ class _Capture:
 
 # ---------------------------------------------------------------- the child's environment
 
-SECRET_NAME = re.compile(
-    r"API_?KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY", re.IGNORECASE
-)
+# What a command gets from massgen's environment; everything else (keys, tokens, database
+# URLs, whatever their names) stays out unless `command_line_env` passes it on purpose.
+# The sandbox sets HOME and TMPDIR to the call's private tmp dir.
+ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "COLORTERM", "NO_COLOR", "TZ",
+                           "USER", "LOGNAME"})  # fmt: skip
+ALLOWED_PREFIXES = ("LC_",)
 
 
-def provider_key_names() -> frozenset[str]:
-    """Every environment variable a provider profile reads its key from."""
-    from massgen.backends.profiles import KEY_ENV_BY_HOST, PROFILES
-
-    names = {name for profile in PROFILES.values() for name in profile.key_env}
-    names.update(name for _, host_names in KEY_ENV_BY_HOST for name in host_names)
-    return frozenset(names)
-
-
-def scrubbed_environment(
+def command_environment(
     base: Mapping[str, str], passed: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """`base` without provider keys or secret-looking variables (`*API_KEY*`, `*TOKEN*`,
-    `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, case-insensitive), then `passed` on top:
+    """The allowed variables of `base` (`ALLOWED_NAMES`, `LC_*`), then `passed` on top:
     what the user gave the command explicitly is kept, whatever its name."""
-    keys = provider_key_names()
     env = {
         name: value
         for name, value in base.items()
-        if name not in keys and not SECRET_NAME.search(name)
+        if name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)
     }
     env.update(passed or {})
     return env

@@ -18,6 +18,10 @@ FLOOR = [
     "sh -c 'rm -rf ~'",
     "eval 'mkfs.ext4 /dev/sda1'",
     ":(){ :|:& };:",
+    "f(){ f & f; }; f",  # any name, `&` alone (issue #26)
+    "bomb() { bomb | bomb & }; bomb",
+    "function g { g & }; g",
+    "X='1' rm -rf ~",  # a quoted assignment before the command
     "dd if=/dev/zero of=/dev/sda bs=1M",
     "echo x > /dev/sda",
     "cat /dev/zero > /dev/nvme0n1",

@@ -376,8 +376,9 @@ async def test_none_runs_unsandboxed_only_when_asked_and_says_so_loudly(machine)
     sandbox: Sandbox | NoSandbox = box.sandbox
     assert sandbox.name == "none"
     assert warnings == [
-        "agents[0].backend.command_line_sandbox is `none`: commands run unsandboxed, with "
-        "your rights over every file and the network"
+        "agents[0].backend.command_line_sandbox is `none`: commands run UNSANDBOXED, with "
+        "your rights over every file and the network (only their processes and memory are "
+        "bounded)"
     ]
     await machine.run(box, f"echo bare > {machine.outside}/bare.txt")
     assert (machine.outside / "bare.txt").read_text() == "bare\n"

@@ -50,3 +50,23 @@ def test_what_time_is_it_in_tokyo(monkeypatch, capsys):
     assert code == 0
     assert "Asia/Tokyo" in out and "+09:00" in out
     assert json.dumps("mcp__time__get_current_time")[1:-1] in out
+
+
+def test_every_preset_says_how_its_mcp_servers_run_headless():
+    """A run nobody watches denies an untrusted server's tools (issue #26): every shipped
+    preset that uses MCP marks its servers `trusted: true` or allows them by rule, and
+    says so in its comments."""
+    from pathlib import Path
+
+    from massgen.runs.loading import load
+
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    presets = [p for p in configs.rglob("*.yaml") if "mcp_servers" in p.read_text()]
+    assert presets
+    for preset in presets:
+        config = load(str(preset)).config
+        allowed = set(config.permissions.rules.allow) if config.permissions else set()
+        for agent in config.agents:
+            for server in agent.backend.mcp_servers:
+                assert server.trusted or f"mcp__{server.name}__*" in allowed, (preset, server)
+        assert "nobody watches" in preset.read_text(), preset

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from process_checks import gone
 
-from massgen.workspace.runner import Limits, run_command, scrubbed_environment
+from massgen.workspace.runner import Limits, command_environment, run_command
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
 
@@ -111,21 +111,26 @@ SECRETS = {
     "DB_PASSWORD": "p-1",
     "AWS_SECRET_ACCESS_KEY": "a-1",
     "HF_Token": "h-1",
+    # Names no "secret-looking" pattern catches (issue #26): only an allowlist keeps them out.
+    "GH_PAT": "canary-gh-pat",
+    "MY_DB_URL": "postgres://u:canary-pw@db/x",
+    "STRIPE_KEY": "canary-stripe",
 }
 
 
 async def test_the_child_sees_no_secrets(tmp_path):
-    base = {"PATH": os.environ["PATH"], "KEEP_ME": "yes", **SECRETS}
-    finished = await run_command(sh("env"), tmp_path, Limits(5), scrubbed_environment(base))
+    base = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", "LC_ALL": "C", **SECRETS}
+    finished = await run_command(sh("env"), tmp_path, Limits(5), command_environment(base))
     names = {line.split("=", 1)[0] for line in finished.output.splitlines()}
-    assert "KEEP_ME" in names
+    assert {"PATH", "LANG", "LC_ALL"} <= names
     assert not names & set(SECRETS)
+    assert "canary" not in finished.output
     assert not any(value in finished.output for value in SECRETS.values())
 
 
 async def test_a_variable_passed_explicitly_reaches_the_child(tmp_path):
     base = {"PATH": os.environ["PATH"], **SECRETS}
-    env = scrubbed_environment(base, {"GITHUB_TOKEN": "given"})
+    env = command_environment(base, {"GITHUB_TOKEN": "given"})
     finished = await run_command(sh("env"), tmp_path, Limits(5), env)
     lines = set(finished.output.splitlines())
     assert "GITHUB_TOKEN=given" in lines

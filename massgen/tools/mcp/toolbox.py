@@ -78,7 +78,8 @@ class McpToolbox:
         source, tool = route
         hints = next((t.annotations for t in source.visible() if t.name == tool), None)
         read_only = source.server.trusted and hints is not None and hints.readOnlyHint is True
-        return (External(source.server.name, tool, read_only=read_only),)
+        untrusted = not source.server.trusted
+        return (External(source.server.name, tool, read_only, untrusted_server=untrusted),)
 
     async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         self._refresh()
