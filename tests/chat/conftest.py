@@ -28,7 +28,9 @@ def write_team(folder: Path, base_url: str) -> Path:
         for name, model in (("careful", "m-a"), ("balanced", "m-b"), ("creative", "m-c"))
     ]
     path = folder / "team.yaml"
-    path.write_text(yaml.safe_dump({"agents": agents}))
+    # The fake's agents write the same answer to a turn; these tests follow the votes, so
+    # identical first answers must not end a turn before them (`orchestrator.agreement`).
+    path.write_text(yaml.safe_dump({"agents": agents, "orchestrator": {"agreement": "none"}}))
     return path
 
 

@@ -213,7 +213,7 @@ def test_a_chat_starts_each_mcp_server_once_and_closes_it_at_the_end(tmp_path):
     from massgen.testing.fake_provider import FakeProvider
 
     pytest.importorskip("mcp")
-    server = {"command": sys.executable, "args": [str(FAULT_SERVER)]}
+    server = {"command": sys.executable, "args": [str(FAULT_SERVER)], "trusted": True}
     pids: dict[str, list[tuple[int, str]]] = {}  # agent -> (turn, pid) per call
 
     class Watch(PlainView):

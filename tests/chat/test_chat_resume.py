@@ -25,7 +25,8 @@ def decided(kinds: tuple[str, ...]) -> list[str]:
 
 
 async def interrupt_once_two_have_decided(chat, question: str):
-    """m-a and m-b give the same answer: one publishes it, the other votes for it."""
+    """m-a and m-b give the same answer: both publish it (neither saw the other's; it is
+    independent agreement, not an echo)."""
     turn = asyncio.create_task(chat.ask(question))  # m-c stalls
     for _ in range(400):
         if len(decided(("answer_published", "vote_cast"))) == 2:
@@ -48,7 +49,7 @@ def test_continue_offers_to_resume_an_interrupted_turn_and_resume_finishes_it(te
     out = chat_lines(again, ["/resume"])
 
     assert "turn 2 was interrupted: /resume continues it where it stopped" in out
-    assert "resumed: 1 answer, 1 vote (attempt 2) of turn 2" in out
+    assert "resumed: 2 answers, 0 votes (attempt 2) of turn 2" in out
     turns = again.session.turns()
     assert [t.number for t in turns] == [1, 2]
     assert turns[1].status == "ok" and turns[1].answer == f"echo: {SLOW}"
