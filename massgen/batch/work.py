@@ -100,6 +100,13 @@ class Worker:
             row = {"answer": "", "status": "failed", "error": text, "tokens": 0, "cost": None}
         return {"id": job.id, "method": job.method, **row, "seconds": time.monotonic() - started}
 
+    def _python(self, member: Member) -> bool:
+        """Its Python blocks run, as they would in the team (`run_python_blocks`)."""
+        settings = self.loaded.config.orchestrator
+        return (
+            settings.run_python_blocks and settings.free_text_actions and member.structured_actions
+        )
+
     async def _dispatch(self, job: Job) -> dict[str, Any]:
         if job.method == TEAM:
             return await self._team(job)
@@ -128,7 +135,7 @@ class Worker:
         return row
 
     async def _single(self, member: Member, job: Job) -> dict[str, Any]:
-        text, usage = await _call(member, job.question, member.params)
+        text, usage = await _call(member, job.question, member.params, python=self._python(member))
         return {
             "answer": text,
             "status": "ok",
@@ -138,7 +145,11 @@ class Worker:
         }
 
     async def _self_consistency(self, member: Member, job: Job) -> dict[str, Any]:
-        calls = [_call(member, job.question, _sample_params(member, i)) for i in range(job.k)]
+        python = self._python(member)
+        calls = [
+            _call(member, job.question, _sample_params(member, i), python=python)
+            for i in range(job.k)
+        ]
         samples = await asyncio.gather(*calls)
         texts = [text for text, _ in samples]
         usage = sum((u for _, u in samples), Usage())
@@ -154,10 +165,35 @@ class Worker:
         }
 
 
-async def _call(member: Member, question: str, params: Any) -> tuple[str, Usage]:
-    """One call to the member's backend: its system message, the question, its params."""
+async def _call(
+    member: Member, question: str, params: Any, *, python: bool = False
+) -> tuple[str, Usage]:
+    """One call to the member's backend: its system message, the question, its params.
+    `python`: its ```python blocks run and it reads their output, as in the team
+    (`coordination/python_blocks.py`), which costs a second call."""
+    from massgen.coordination import python_blocks
+
     messages = [Message("system", member.system_message)] if member.system_message else []
-    request = Request((*messages, Message("user", question)), params=params)
+    messages.append(Message("user", question))
+    if python:
+        params = python_blocks.stopping(params)
+    text, usage = await _complete(member, messages, params)
+    if python and (code := python_blocks.code_of(text)):
+        spent = [usage]
+
+        async def ask(note: str) -> str:
+            asked = [*messages, Message("assistant", text), Message("user", note)]
+            more, used = await _complete(member, asked, params)
+            spent.append(used)
+            return more
+
+        text = await python_blocks.finished(text, code, ask, lambda event: None, member.id)
+        usage = sum(spent, Usage())
+    return text.strip(), usage
+
+
+async def _complete(member: Member, messages: list[Message], params: Any) -> tuple[str, Usage]:
+    request = Request(tuple(messages), params=params)
     text: list[str] = []
     usage = Usage()
     async for event in member.backend.stream(request):
@@ -165,7 +201,7 @@ async def _call(member: Member, question: str, params: Any) -> tuple[str, Usage]
             text.append(event.text)
         elif isinstance(event, Usage):
             usage = usage + event
-    return "".join(text).strip(), usage
+    return "".join(text), usage
 
 
 def _sample_params(member: Member, index: int) -> Any:

@@ -85,6 +85,11 @@ class OrchestratorConfig(Strict):
     # ends it with a short decision line, instead of writing its answer inside a JSON
     # string (`coordination/free_text.py`); false: the JSON action, as before.
     free_text_actions: bool = True
+    # Program-of-thought for those free-text models: their ```python blocks run once per
+    # reply in the command sandbox (no network, an empty folder, 10 s) and they read the
+    # real output instead of imagining it (`coordination/python_blocks.py`). `massgen
+    # batch` gives its single-call baselines the same.
+    run_python_blocks: bool = False
     # The user's directories the agents may read (and the final presenter may write).
     context_paths: tuple[ContextPathConfig, ...] = ()
     # Media tools for every agent, and who serves each generation mode (`tools/media_plan.py`).

@@ -19,13 +19,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
 from massgen.backends.base import Backend
 from massgen.backends.common import estimated_usage, request_chars
-from massgen.coordination import actions, free_text
+from massgen.coordination import actions, free_text, python_blocks
 from massgen.coordination.runaway import CallWatch, Guards, ReplyWatch, corrective
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
@@ -111,6 +111,8 @@ class RunSetup:
     guards: Guards = field(default_factory=Guards)
     # The turn is written as free text with a decision line (`free_text.py`).
     free_text: bool = False
+    # Its ```python blocks run and it reads their real output (`python_blocks.py`).
+    python_blocks: bool = False
 
 
 @dataclass(slots=True)
@@ -202,6 +204,8 @@ async def _free_text_run(member: Member, setup: RunSetup, submit: Submit, emit: 
         Message("system", setup.system),
         Message("user", setup.user, attachments=member.attachments),
     ]
+    if setup.python_blocks:  # its imagined code output is never written: the real one is
+        member = replace(member, params=python_blocks.stopping(member.params))
     invalid, strikes = 0, 0
     while True:
         if member.inbox is not None:
@@ -211,10 +215,15 @@ async def _free_text_run(member: Member, setup: RunSetup, submit: Submit, emit: 
             strikes = _strike(member, reply.stopped, strikes, emit)
             messages += [Message("assistant", reply.text[:_KEPT_CHARS]), _told(reply.stopped)]
             continue
+        text = reply.text
+        if setup.python_blocks and (code := python_blocks.code_of(text)):
+            text = await python_blocks.finished(
+                text, code, _asking(member, messages, text, setup, emit), emit, member.id
+            )
         labels, can_answer = setup.vote_labels, setup.can_answer
-        action = free_text.read_decision(reply.text, labels, can_answer=can_answer)
+        action = free_text.read_decision(text, labels, can_answer=can_answer)
         if action is None:
-            action = await _decision(member, messages, reply.text, setup, emit)
+            action = await _decision(member, messages, text, setup, emit)
         assert not isinstance(action, actions.UseTool)  # free text calls no tools
         verdict = action if isinstance(action, actions.Invalid) else submit(action)
         if isinstance(verdict, Verdict):
@@ -223,7 +232,19 @@ async def _free_text_run(member: Member, setup: RunSetup, submit: Submit, emit: 
         emit(ev.ActionRejected(agent=member.id, reason=verdict.reason, attempt=invalid))
         if invalid > setup.max_invalid_retries:
             raise AgentGaveUp(f"no valid action after {invalid} attempts: {verdict.reason}")
-        messages += [Message("assistant", reply.text), Message("user", verdict.reason)]
+        messages += [Message("assistant", text), Message("user", verdict.reason)]
+
+
+def _asking(
+    member: Member, messages: list[Message], text: str, setup: RunSetup, emit: Emit
+) -> python_blocks.Ask:
+    """One more call of the same turn, after its first reply and a user message."""
+
+    async def ask(note: str) -> str:
+        asked = [*messages, Message("assistant", text), Message("user", note)]
+        return (await _call(member, asked, (), None, emit, setup.guards)).text
+
+    return ask
 
 
 async def _decision(

@@ -355,6 +355,7 @@ class Orchestrator:
                 max_repeated_lines=self.settings.max_repeated_lines,
             ),
             free_text=free,
+            python_blocks=free and self.settings.run_python_blocks,
         )
 
     def _free_text(self, member: Member) -> bool:
