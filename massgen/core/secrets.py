@@ -41,7 +41,13 @@ HOME_SECRETS: tuple[str, ...] = (
     ".config/gh",
     ".config/hub",
 )
-_PLACES = tuple(tuple(name.split("/")) for name in HOME_SECRETS)
+# Anywhere: the places of HOME_SECRETS, but `.docker` and `.kube`, which projects also use
+# for Dockerfiles and manifests; of those, only the files that hold credentials.
+_PLACES = tuple(
+    tuple(name.split("/"))
+    for name in (*HOME_SECRETS, ".docker/config.json", ".kube/config")
+    if name not in (".docker", ".kube")
+)
 SYSTEM_SECRETS: tuple[str, ...] = (
     "/etc/shadow",
     "/etc/gshadow",

@@ -1,5 +1,5 @@
 """`safe_open`: every open stays beneath its root and follows no link, with the kernel's
-openat2 and with the component-by-component walk alike."""
+openat2 and with the component-by-component walk alike; and what `secrets` calls secret."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from massgen.core import safe_open
+from massgen.core.secrets import secret_name
 
 WAYS = [
     pytest.param(True, id="openat2", marks=pytest.mark.skipif(
@@ -113,3 +114,22 @@ def test_a_context_file_is_read_by_its_trusted_name_only(tmp_path: Path):
     assert safe_open.read_beneath(None, tmp_path / "real.txt", 10) == b"ok"
     with pytest.raises(OSError):
         safe_open.read_beneath(None, tmp_path / "alias.txt", 10)
+
+
+@pytest.mark.parametrize(
+    ("rel", "secret"),
+    [
+        (".env", True),
+        ("sub/.env.local", True),
+        (".env.example", False),
+        ("certs/server.pem", True),
+        ("tls.key", True),
+        ("backup/.ssh/known_hosts", True),
+        ("copy-of-home/.config/gh/hosts.yml", True),
+        ("copy-of-home/.docker/config.json", True),
+        ("project/.docker/php/Dockerfile", False),  # a project's Dockerfiles are not
+        ("src/keys.py", False),
+    ],
+)
+def test_what_is_secret_by_name(rel, secret):
+    assert bool(secret_name(rel)) is secret
