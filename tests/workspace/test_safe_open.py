@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from massgen.core import safe_open
-from massgen.core.secrets import secret_name
+from massgen.core.secrets import secret_name, secrets_within
 
 WAYS = [
     pytest.param(True, id="openat2", marks=pytest.mark.skipif(
@@ -133,3 +133,17 @@ def test_a_context_file_is_read_by_its_trusted_name_only(tmp_path: Path):
 )
 def test_what_is_secret_by_name(rel, secret):
     assert bool(secret_name(rel)) is secret
+
+
+def test_the_secrets_a_sandbox_masks_are_found_near_the_top_first(tmp_path):
+    for rel in (".env", "app/.env.local", "home/.config/gh/hosts.yml", "home/.ssh/id_rsa",
+                ".docker/config.json", ".docker/php/Dockerfile", "src/main.py"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    deep = tmp_path / "node_modules"
+    for i in range(50):
+        (deep / f"p{i}").mkdir(parents=True)
+        (deep / f"p{i}" / "index.js").write_text("x")
+    found = {p.relative_to(tmp_path).as_posix() for p in secrets_within(tmp_path, limit=70)}
+    assert found == {".env", "app/.env.local", "home/.config/gh", "home/.ssh",
+                     ".docker/config.json"}  # fmt: skip
