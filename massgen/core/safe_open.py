@@ -25,6 +25,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -234,18 +235,22 @@ def lstat_beneath(dir_fd: int, rel: str) -> os.stat_result:
 def write_atomic(dir_fd: int, rel: str, data: bytes, mode: int | None = None) -> None:
     """`data` into `rel` beneath `dir_fd`: a temp file in the opened parent, renamed there.
     `mode`: the new file's permission bits (default: the old file's, else 0o644)."""
+    with atomic_file(dir_fd, rel, mode) as out:
+        out.write(data)
+
+
+@contextlib.contextmanager
+def atomic_file(dir_fd: int, rel: str, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A new file to write, which replaces `rel` beneath `dir_fd` when the block ends
+    without an error: created in the opened parent (made on the way), renamed there."""
     parent, name = open_parent(dir_fd, rel, create=True)
     tmp = f".tmp-{secrets.token_hex(6)}"
     try:
         mode = _mode_of(parent, name) if mode is None else mode
         fd = os.open(tmp, _CREATE, 0o600, dir_fd=parent)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fchmod(fd, (mode & 0o777) | 0o200)
-        finally:
-            os.close(fd)
+        with os.fdopen(fd, "wb") as out:
+            yield out
+            os.fchmod(out.fileno(), (mode & 0o777) | 0o200)
         os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     finally:
         with contextlib.suppress(FileNotFoundError):

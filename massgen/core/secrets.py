@@ -11,8 +11,10 @@ Stdlib only, so any layer may use it.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -41,7 +43,17 @@ HOME_SECRETS: tuple[str, ...] = (
     ".config/gh",
     ".config/hub",
 )
-_PLACES = tuple(tuple(name.split("/")) for name in HOME_SECRETS)
+# Anywhere: the places of HOME_SECRETS, but `.docker` and `.kube`, which projects also use
+# for Dockerfiles and manifests; of those, only the files that hold credentials.
+_PLACES = tuple(
+    tuple(name.split("/"))
+    for name in (*HOME_SECRETS, ".docker/config.json", ".kube/config")
+    if name not in (".docker", ".kube")
+)
+_ENDING: dict[str, list[tuple[str, ...]]] = {}
+for _place in _PLACES:
+    _ENDING.setdefault(_place[-1], []).append(_place)
+_DEEPEST = max(len(p) for p in _PLACES)
 SYSTEM_SECRETS: tuple[str, ...] = (
     "/etc/shadow",
     "/etc/gshadow",
@@ -99,21 +111,42 @@ def hidden_paths(home: Path, project: Path) -> tuple[Path, ...]:
 
 
 def secrets_within(root: Path, limit: int = 20_000) -> list[Path]:
-    """The secret files and credential directories found under `root` (no link followed,
-    `.git` not entered, at most `limit` entries looked at): what a sandbox must mask in
-    a readable tree."""
+    """The secret files and credential directories found under `root`: what a sandbox
+    must mask in a readable tree. Breadth first (what lies near the top is found before
+    a deep `node_modules` spends the bound), no link followed, `.git` not entered, at
+    most `limit` entries looked at."""
     found: list[Path] = []
+    queue: deque[tuple[Path, tuple[str, ...]]] = deque([(root, _folded(root))])
     seen = 0
-    for here, dirs, files in os.walk(root, followlinks=False):
-        seen += len(dirs) + len(files)
-        if seen > limit:
-            break
-        base = Path(here)
-        secret_dirs = {d for d in dirs if secret_name((base / d).as_posix())}
-        found += [base / d for d in sorted(secret_dirs)]
-        dirs[:] = [d for d in dirs if d not in secret_dirs and d != ".git"]
-        found += [base / f for f in files if secret_name(f)]
-    return found
+    while queue and seen < limit:
+        here, folded = queue.popleft()
+        try:
+            with os.scandir(here) as listing:
+                entries = list(itertools.islice(listing, limit - seen))
+        except OSError:
+            continue
+        seen += len(entries)
+        for entry in sorted(entries, key=lambda e: e.name):
+            if _secret_entry(folded, entry.name):
+                found.append(here / entry.name)
+            elif entry.is_dir(follow_symlinks=False) and entry.name != ".git":
+                queue.append((here / entry.name, (*folded, entry.name.lower())[-_DEEPEST:]))
+    return sorted(found)
+
+
+def _folded(path: Path) -> tuple[str, ...]:
+    return tuple(p.lower() for p in path.parts)[-_DEEPEST:]
+
+
+def _secret_entry(parent: tuple[str, ...], name: str) -> bool:
+    """`secret_name` of `parent/name` where `parent` (folded) is not secret itself: only
+    the name, and the places that end with it, need a look."""
+    if _NAME.search(name) and not _NOT_SECRET.match(name):
+        return True
+    folded = name.lower()
+    return any(
+        parent[max(0, len(parent) - len(p) + 1) :] == p[:-1] for p in _ENDING.get(folded, ())
+    )
 
 
 def _holds(root: Path, path: Path) -> bool:

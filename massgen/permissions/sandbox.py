@@ -151,6 +151,8 @@ def hidden_of(c: Confinement) -> tuple[Path, ...]:
         cached = _found.get(real)
         if cached is None or now - cached[0] > SECRETS_TTL_SECONDS:
             cached = (now, tuple(secrets_within(real)) if real.is_dir() else ())
+            if len(_found) >= 64:  # bounded: a long `serve` sees many context paths
+                _found.clear()
             _found[real] = cached
         found += cached[1]
     return (*c.hidden, *found)

@@ -18,14 +18,16 @@ sent, is bounded by `orchestrator.max_media_bytes`; every call by the tool timeo
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from massgen.config.schema import MassgenConfig
+from massgen.core import safe_open
 from massgen.core.effects import Effect, Read, Write
 from massgen.core.toolbox import Toolbox, ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
@@ -143,13 +145,13 @@ class MediaToolbox:
         limit = self._plan.max_bytes
         if mode == "audio":
             chunks = media_openai.speech(provider, prompt, voice, instructions)
-            written = await _write_stream(path, chunks, limit)
+            written = await _write_stream(self._workspace, path, chunks, limit)
         else:  # image: no provider makes videos (`media_plan.GENERATES`)
             if provider.api == "openai":
                 data = await media_openai.image(provider, prompt, size, limit)
             else:
                 data = await media_gemini.image(provider, prompt, limit)
-            written = _write(path, data)
+            written = _write(self._workspace, path, data)
         shown = path.relative_to(self._workspace).as_posix()
         return f"Saved the {mode} as `{shown}` ({written} bytes, {provider.model})."
 
@@ -249,44 +251,54 @@ def _inside(workspace: Path, path: Path) -> None:
 
 
 def _read(path: Path, limit: int, shown: str) -> bytes:
+    """A regular file of at most `limit` bytes, by the real path the engine decided on
+    (its last name not followed; a FIFO refused, not waited on)."""
+    real = Path(os.path.realpath(path))
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise MediaFailed(f"`{shown}` is {size} bytes, above max_media_bytes ({limit})")
-        return path.read_bytes()
+        return safe_open.read_beneath(None, real, limit)
+    except safe_open.Unsafe as error:
+        if error.errno != errno.EFBIG:
+            raise MediaFailed(f"`{shown}`: {error.strerror}") from None
+        size = os.stat(real).st_size
+        raise MediaFailed(f"`{shown}` is {size} bytes, above max_media_bytes ({limit})") from None
     except OSError as error:
         raise MediaFailed(f"`{shown}` cannot be read ({error.strerror})") from None
 
 
-def _write(path: Path, data: bytes) -> int:
-    temporary = _temporary(path)
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+@contextlib.contextmanager
+def _saving(workspace: Path, path: Path) -> Iterator[BinaryIO]:
+    """A new file that replaces `path` (inside `workspace`, checked) when the block ends,
+    written by the workspace's descriptor: a link planted on the way is not followed."""
+    real = Path(os.path.realpath(workspace))
+    rel = Path(os.path.realpath(path)).relative_to(real).as_posix()
+    root = safe_open.open_root(real)
+    try:
+        with safe_open.atomic_file(root, rel) as out:
+            yield out
+    finally:
+        os.close(root)
+
+
+def _write(workspace: Path, path: Path, data: bytes) -> int:
+    with _saving(workspace, path) as out:
+        out.write(data)
     return len(data)
 
 
-async def _write_stream(path: Path, chunks: AsyncGenerator[bytes], limit: int) -> int:
+async def _write_stream(
+    workspace: Path, path: Path, chunks: AsyncGenerator[bytes], limit: int
+) -> int:
     """Writes the chunks to `path` (atomically), refusing past `limit` bytes; the stream
     is closed (its connection with it) on every exit."""
-    temporary = _temporary(path)
     total = 0
-    try:
-        async with contextlib.aclosing(chunks):
-            with temporary.open("wb") as out:
-                async for chunk in chunks:
-                    total += len(chunk)
-                    if total > limit:
-                        raise MediaFailed(f"the file is larger than max_media_bytes ({limit})")
-                    out.write(chunk)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    async with contextlib.aclosing(chunks):
+        with _saving(workspace, path) as out:
+            async for chunk in chunks:
+                total += len(chunk)
+                if total > limit:
+                    raise MediaFailed(f"the file is larger than max_media_bytes ({limit})")
+                out.write(chunk)
     return total
-
-
-def _temporary(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path.with_name(f".{path.name}.partial")
 
 
 def media_toolboxes(

@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from massgen.config.schema import MassgenConfig
+from massgen.core import safe_open
 from massgen.core.effects import Effect, Write
 from massgen.core.toolbox import Toolbox, ToolContext, ToolResult
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
@@ -166,7 +167,7 @@ class PlanToolbox:
         if self._on_disk:
             if self._workspace is None:
                 raise ValueError("task_planning_filesystem_mode needs a workspace (`cwd:`)")
-            _write_atomically(self._workspace / PLAN_FILE, text)
+            _write_atomically(self._workspace, text)
         return text
 
 
@@ -180,11 +181,13 @@ def _annotated(spec: ToolSpec) -> ToolSpec:
     )
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+def _write_atomically(workspace: Path, text: str) -> None:
+    """By the workspace's descriptor: a link the agent planted on the way is refused."""
+    root = safe_open.open_root(Path(os.path.realpath(workspace)))
+    try:
+        safe_open.write_atomic(root, PLAN_FILE.as_posix(), text.encode("utf-8"))
+    finally:
+        os.close(root)
 
 
 def planning_toolboxes(config: MassgenConfig) -> dict[str, Toolbox]:

@@ -4,8 +4,10 @@ Completions (`FakeProvider`, for vision)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import os
 from typing import Any
 
 import pytest
@@ -429,3 +431,30 @@ async def test_the_mode_defaults_to_the_one_offered(tmp_path):
         result = await box.call(call("generate_media", prompt="Hi.", filename="hi.mp3"), ctx)
     assert not result.is_error, result.content
     assert (tmp_path / "hi.mp3").read_bytes() == b"ID3 hi"
+
+
+async def test_a_planted_link_does_not_lead_a_saved_file_out_and_a_fifo_is_not_waited_on(
+    tmp_path,
+):
+    workspace, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    workspace.mkdir()
+    outside.write_text("untouched\n")
+    (workspace / ".fox.png.partial").symlink_to(outside)  # the temp name massgen used
+    (workspace / "shot.png").symlink_to(outside)
+    os.mkfifo(workspace / "pipe.png")
+    with FakeOpenAIMedia(image=PNG) as fake:
+        box = toolbox(openai_agent(fake.base_url, enable_image_generation=True))
+        ctx = ToolContext(agent="a", workspace=workspace)
+        saved = await box.call(call("generate_media", prompt="A fox", filename="fox.png"), ctx)
+    with FakeProvider(describer) as fake:
+        backend = {"type": "chatcompletion", "base_url": fake.base_url, "api_key": "k"}
+        raw = {"agents": [{"id": "a", "backend": {**backend, "model": "vision-1", "cwd": "ws"}}]}
+        raw["orchestrator"] = {"enable_multimodal_tools": True}
+        reader = toolbox(raw)
+        piped = await asyncio.wait_for(
+            reader.call(call("read_media", file_path="pipe.png"), ctx), 10
+        )
+    assert not saved.is_error, saved.content
+    assert (workspace / "fox.png").read_bytes() == PNG
+    assert outside.read_text() == "untouched\n"
+    assert piped.is_error and "not a regular file" in piped.content

@@ -69,3 +69,15 @@ def test_the_config_gives_every_agent_its_own_plan():
     boxes = planning(config_from_dict({"agents": agents, "orchestrator": on}))
     assert set(boxes) == {"a", "b"} and boxes["a"] is not boxes["b"]
     assert planning(config_from_dict({"agents": agents})) == {}
+
+
+async def test_filesystem_mode_does_not_write_through_a_planted_link(tmp_path: Path):
+    workspace, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    (workspace / "tasks").mkdir(parents=True)
+    outside.write_text("untouched\n")
+    (workspace / "tasks" / "plan.tmp").symlink_to(outside)  # the temp name massgen used
+    box = PlanToolbox(limit=10, on_disk=True)
+    ctx = ToolContext(agent="a", workspace=workspace)
+    await box.call(call("add_task", description="Draft the report"), ctx)
+    assert outside.read_text() == "untouched\n"
+    assert json.loads((workspace / PLAN_FILE).read_text())["tasks"][0]["description"]

@@ -1,5 +1,5 @@
 """`safe_open`: every open stays beneath its root and follows no link, with the kernel's
-openat2 and with the component-by-component walk alike."""
+openat2 and with the component-by-component walk alike; and what `secrets` calls secret."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from massgen.core import safe_open
+from massgen.core.secrets import secret_name, secrets_within
 
 WAYS = [
     pytest.param(True, id="openat2", marks=pytest.mark.skipif(
@@ -113,3 +114,36 @@ def test_a_context_file_is_read_by_its_trusted_name_only(tmp_path: Path):
     assert safe_open.read_beneath(None, tmp_path / "real.txt", 10) == b"ok"
     with pytest.raises(OSError):
         safe_open.read_beneath(None, tmp_path / "alias.txt", 10)
+
+
+@pytest.mark.parametrize(
+    ("rel", "secret"),
+    [
+        (".env", True),
+        ("sub/.env.local", True),
+        (".env.example", False),
+        ("certs/server.pem", True),
+        ("tls.key", True),
+        ("backup/.ssh/known_hosts", True),
+        ("copy-of-home/.config/gh/hosts.yml", True),
+        ("copy-of-home/.docker/config.json", True),
+        ("project/.docker/php/Dockerfile", False),  # a project's Dockerfiles are not
+        ("src/keys.py", False),
+    ],
+)
+def test_what_is_secret_by_name(rel, secret):
+    assert bool(secret_name(rel)) is secret
+
+
+def test_the_secrets_a_sandbox_masks_are_found_near_the_top_first(tmp_path):
+    for rel in (".env", "app/.env.local", "home/.config/gh/hosts.yml", "home/.ssh/id_rsa",
+                ".docker/config.json", ".docker/php/Dockerfile", "src/main.py"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    deep = tmp_path / "node_modules"
+    for i in range(50):
+        (deep / f"p{i}").mkdir(parents=True)
+        (deep / f"p{i}" / "index.js").write_text("x")
+    found = {p.relative_to(tmp_path).as_posix() for p in secrets_within(tmp_path, limit=70)}
+    assert found == {".env", "app/.env.local", "home/.config/gh", "home/.ssh",
+                     ".docker/config.json"}  # fmt: skip
