@@ -68,8 +68,16 @@ def main(argv: list[str]) -> int:
     server = build(Asker(teams, limits))
     if not args.http:
         server.run("stdio")
+        _stdout_gone()
         return ExitCode.OK
     return _serve_http(server, args, token)
+
+
+def _stdout_gone() -> None:
+    """The SDK's stdio transport closes stdout when the client leaves; `massgen.cli`'s
+    final flush must not turn that into a traceback."""
+    if sys.stdout.closed:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
 
 
 def _refusal(args: argparse.Namespace, token: Token) -> str | None:

@@ -135,5 +135,10 @@ async def test_a_cancelled_call_stops_the_run_promptly_and_keeps_its_journal(
     assert waited < 10
     journals = list(tmp_path.glob(".massgen/massgen_logs/*/turn_1/events.jsonl"))
     assert len(journals) == 1
-    kinds = [json.loads(line)["type"] for line in journals[0].read_text().splitlines()]
+    events = [json.loads(line) for line in journals[0].read_text().splitlines()]
+    kinds = [event["type"] for event in events]
     assert "run_started" in kinds and "answer_published" in kinds
+    # Ended as Ctrl-C ends a run: what was decided is kept, the best answer with it.
+    assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "interrupted"
+    assert events[-1]["answer"].startswith("[m0 answer 1]")
+    assert "Traceback" not in (tmp_path / "server_stderr.txt").read_text()
