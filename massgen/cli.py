@@ -98,6 +98,7 @@ SUBCOMMANDS = {
     "serve": "massgen.serve.cli",
     "batch": "massgen.batch.cli",
     "mcp": "massgen.mcp_server.cli",
+    "install-skill": "massgen.setup.skill",
 }
 
 
