@@ -44,7 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     agent = "claude" if args.claude else "codex" if args.codex else None
-    folder = Path(args.path).expanduser() if args.path else Path.home().joinpath(*TARGETS[agent])
+    if agent is None:
+        folder = Path(args.path).expanduser()
+    else:
+        folder = Path.home().joinpath(*TARGETS[agent])
     problem = install(folder, force=args.force)
     if problem is not None:
         print(f"massgen install-skill: error: {problem}", file=sys.stderr)
