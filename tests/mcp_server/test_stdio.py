@@ -142,3 +142,17 @@ async def test_a_cancelled_call_stops_the_run_promptly_and_keeps_its_journal(
     assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "interrupted"
     assert events[-1]["answer"].startswith("[m0 answer 1]")
     assert "Traceback" not in (tmp_path / "server_stderr.txt").read_text()
+
+
+async def test_review_sends_the_diff_to_every_agent(tmp_path: Path) -> None:
+    diff = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-TIMEOUT = 30\n+TIMEOUT = 0\n"
+    with FakeProvider() as fake:
+        write_team(tmp_path / "team.yaml", fake.base_url, n=2)
+        async with session(tmp_path, "--config", "team.yaml") as client:
+            nothing = await client.call_tool("review", {})
+            result = await client.call_tool("review", {"diff": diff, "focus": "timeouts"})
+        firsts = {r["model"]: json.dumps(r) for r in fake.requests}
+    assert nothing.isError and "give files to review, a diff" in nothing.content[0].text
+    assert not result.isError and result.structuredContent["status"] == "ok"
+    assert set(firsts) == {"m0", "m1"}
+    assert all("+TIMEOUT = 0" in sent and "Focus: timeouts" in sent for sent in firsts.values())
