@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         '  massgen --model llama3 --base-url http://localhost:11434/v1 "Explain RAFT"\n'
         "  massgen --list-examples\n"
         "  massgen serve --config @examples/three_agents   (an OpenAI-compatible endpoint)\n"
-        "  massgen batch TASKS.jsonl --out DIR             (a dataset, resumable)",
+        "  massgen batch TASKS.jsonl --out DIR             (a dataset, resumable)\n"
+        "  massgen mcp --config @examples/three_agents     (an MCP server for coding agents)\n"
+        "  massgen install-skill --claude                  (teach a coding agent to ask the team)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("question", nargs="?", help="the question; omit for interactive chat")
@@ -90,9 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# `massgen serve ...` and `massgen batch ...`: each module has `main(argv) -> int` and a
+# `massgen serve|batch|mcp|install-skill ...`: each module has `main(argv) -> int` and a
 # parser of its own, imported only when its word comes first.
-SUBCOMMANDS = {"serve": "massgen.serve.cli", "batch": "massgen.batch.cli"}
+SUBCOMMANDS = {
+    "serve": "massgen.serve.cli",
+    "batch": "massgen.batch.cli",
+    "mcp": "massgen.mcp_server.cli",
+    "install-skill": "massgen.setup.skill",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,122 @@
+"""`massgen mcp`: the team as an MCP server.
+
+    massgen mcp --config @examples/three_agents        # stdio, for `claude mcp add`
+    massgen mcp --http --port 8643                     # streamable HTTP at /mcp, with a token
+
+Over HTTP the rules are `massgen serve`'s: loopback unless `--host` says otherwise, and
+then only with a long token from the environment; a generated token is printed once, on
+stderr. On stdio nothing but the protocol goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from massgen.core.status import ExitCode
+from massgen.serve.auth import Token, is_loopback
+from massgen.serve.cli import MIN_NETWORK_TOKEN
+
+DEFAULT_PORT = 8643
+DEFAULT_TOKEN_ENV = "MASSGEN_MCP_TOKEN"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="massgen mcp",
+        description="The team as an MCP server: tools ask_team, review, list_teams.",
+        epilog="Register with Claude Code:  claude mcp add massgen -- massgen mcp\n"
+        'Or in ~/.codex/config.toml:  [mcp_servers.massgen]  command = "massgen"  '
+        'args = ["mcp"]',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add("--config", metavar="FILE", help="the team 'massgen' (default team if omitted)")
+    add("--teams-dir", metavar="DIR", help="also offer every team config file in DIR, by name")
+    add("--http", action="store_true", help="streamable HTTP at /mcp instead of stdio")
+    add("--host", default="127.0.0.1", help="with --http: address (default 127.0.0.1)")
+    add("--port", type=int, default=DEFAULT_PORT, help=f"with --http: port ({DEFAULT_PORT})")
+    add(
+        "--token-env",
+        default=DEFAULT_TOKEN_ENV,
+        metavar="NAME",
+        help=f"with --http: variable holding the bearer token (default {DEFAULT_TOKEN_ENV}); "
+        "without it a token is generated and printed once",
+    )
+    add("--max-concurrent", type=int, default=2, metavar="N", help="team runs at once (2)")
+    add("--timeout", type=float, metavar="S", help="seconds per run (default: the config's)")
+    add("--max-cost", type=float, default=2.0, metavar="USD", help="cap per run (default 2)")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    token = Token.from_env(dict(os.environ), args.token_env)
+    problem = _refusal(args, token)
+    if problem:
+        print(f"massgen mcp: error: {problem}", file=sys.stderr)
+        return ExitCode.CONFIG
+    from massgen.mcp_server.asking import Asker, Limits
+    from massgen.mcp_server.server import build
+    from massgen.serve.teams import Teams
+
+    teams = Teams(args.config, Path(args.teams_dir) if args.teams_dir else None)
+    teams.check()  # a ConfigError here is printed as one line by massgen.cli
+    limits = Limits(args.max_concurrent, args.timeout, args.max_cost)
+    server = build(Asker(teams, limits))
+    if not args.http:
+        server.run("stdio")
+        _stdout_gone()
+        return ExitCode.OK
+    return _serve_http(server, args, token)
+
+
+def _stdout_gone() -> None:
+    """The SDK's stdio transport closes stdout when the client leaves; `massgen.cli`'s
+    final flush must not turn that into a traceback."""
+    if sys.stdout.closed:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+
+
+def _refusal(args: argparse.Namespace, token: Token) -> str | None:
+    if not 1 <= args.max_concurrent <= 64:
+        return "--max-concurrent must be between 1 and 64"
+    if args.timeout is not None and not 1 <= args.timeout <= 24 * 3600:
+        return "--timeout must be between 1 and 86400 seconds"
+    if not args.max_cost > 0:
+        return "--max-cost must be more than 0"
+    if not 0 <= args.port <= 65535:
+        return "--port must be between 0 and 65535"
+    if not args.http or is_loopback(args.host):
+        return None
+    if token.generated or len(token.value) < MIN_NETWORK_TOKEN:
+        return (
+            f"--host {args.host} is reachable from other machines, so it needs a token you "
+            f"chose of {MIN_NETWORK_TOKEN}+ characters in {args.token_env}, or bind to 127.0.0.1"
+        )
+    return None
+
+
+def _serve_http(server: object, args: argparse.Namespace, token: Token) -> int:
+    import contextlib
+
+    import uvicorn
+
+    from massgen.mcp_server.http import PATH, guarded
+
+    app = guarded(server.streamable_http_app(), token, args.token_env, args.host)  # type: ignore[attr-defined]
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"massgen mcp: http://{shown}:{args.port}{PATH} (streamable HTTP)", file=sys.stderr)
+    if token.generated:
+        print(f"token (generated; set {args.token_env} to choose one): {token.value}",
+              file=sys.stderr)  # fmt: skip
+    else:
+        print(f"token: from ${args.token_env}", file=sys.stderr)
+    config = uvicorn.Config(
+        app, host=args.host, port=args.port, access_log=False, log_level="warning", lifespan="on"
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run()
+    return ExitCode.OK
