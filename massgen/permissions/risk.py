@@ -17,7 +17,6 @@ network egress, anything opaque                               ask (high)
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -25,7 +24,7 @@ from typing import Literal
 
 from massgen.core.toolbox import UNKNOWN_SERVER
 from massgen.permissions.approval import Risk
-from massgen.permissions.paths import Zone, home
+from massgen.permissions.paths import Zone
 from massgen.permissions.subjects import Subject
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -153,12 +152,6 @@ _PACKAGERS = frozenset(
     ["npm", "pnpm", "yarn", "twine", "cargo", "docker", "gh", "pip", "pip3", "uv", "gem", "go"]
 )
 _PUBLISH = re.compile(r"\b(publish|upload|release|push|deploy)\b")
-# Any case: `.ENV` is `.env` where the file system ignores case.
-_SECRET_NAME = re.compile(
-    r"^\.env(\..+)?$|^id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$|^\.netrc$|\.pem$", re.IGNORECASE
-)
-_SECRET_OK = re.compile(r"^\.env\.(example|sample|template|dist)$", re.IGNORECASE)
-_SECRET_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/massgen", ".config/gcloud")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,19 +165,6 @@ class Zones:
 
     def in_workspace(self, path: Path) -> bool:
         return self.workspace is not None and Zone(self.workspace).holds(path)
-
-
-def secret(path: Path, zones: Zones) -> str | None:
-    """Why `path` is a secret no rule may open, or None. The agent's own workspace holds
-    only what it made, so names there are its own."""
-    if zones.in_workspace(path):
-        return None
-    real_home = Path(os.path.realpath(home()))
-    if any(Zone(real_home / d).holds(path) for d in _SECRET_DIRS):
-        return f"`{path}` is in a directory of credentials"
-    if _SECRET_NAME.search(path.name) and not _SECRET_OK.match(path.name):
-        return f"`{path.name}` holds secrets"
-    return None
 
 
 def default(subject: Subject, zones: Zones, phase: str) -> tuple[Verdict, Risk, str]:
