@@ -173,7 +173,8 @@ async def _call(
     (`coordination/python_blocks.py`), which costs a second call."""
     from massgen.coordination import python_blocks
 
-    messages = [Message("system", member.system_message)] if member.system_message else []
+    system = python_blocks.with_note(member.system_message) if python else member.system_message
+    messages = [Message("system", system)] if system else []
     messages.append(Message("user", question))
     if python:
         params = python_blocks.stopping(params)

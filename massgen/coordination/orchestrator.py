@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from massgen.config.schema import OrchestratorConfig
-from massgen.coordination import actions, agreement, direct, novelty, prompts
+from massgen.coordination import actions, agreement, direct, novelty, prompts, python_blocks
 from massgen.coordination.agent import (
     Emit,
     Member,
@@ -330,6 +330,8 @@ class Orchestrator:
         answered = self.state.board.answer_count(member.id) > 0
         aids = self.aids.notes(member, answered, shown) if self.aids is not None else ()
         system = "\n\n".join([system, *memory, *member.notes, *aids])
+        if free and self.settings.run_python_blocks:
+            system = python_blocks.with_note(system)
         paraphrase = self.aids.paraphrase(member) if self.aids is not None else None
         user = prompts.user_message(
             self.state.question,

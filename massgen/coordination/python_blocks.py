@@ -32,6 +32,18 @@ _BLOCK = re.compile(r"```(?:python|py)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 MAX_CODE_CHARS = 20_000
 
 
+# What the model is told, in its system prompt: a tool it does not know of goes unused.
+NOTE = (
+    "You can run Python. To compute or check anything, write a ```python block that "
+    "prints the result; it will be run and you will read its real output before you "
+    "finish your answer."
+)
+
+
+def with_note(system: str | None) -> str:
+    return f"{system}\n\n{NOTE}" if system and system.strip() else NOTE
+
+
 def stopping(params: GenerationParams) -> GenerationParams:
     """`params` that also stop where an imagined output block would begin."""
     stop = tuple(params.stop or ())
