@@ -49,7 +49,8 @@ async def test_agents_call_a_tool_and_the_final_answer_uses_its_result(tmp_path)
         backend = {"type": "chatcompletion", "base_url": fake.base_url, "api_key": "k"}
         config = {
             "agents": [{"id": m, "backend": {**backend, "model": m}} for m in ("m1", "m2", "m3")],
-            "orchestrator": {"seed": 3, "max_new_answers_per_agent": 1},
+            # Three identical answers would agree and skip the presentation this test reads.
+            "orchestrator": {"seed": 3, "max_new_answers_per_agent": 1, "agreement": "none"},
         }
         loaded = load(config)
         members = [
