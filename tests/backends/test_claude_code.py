@@ -19,16 +19,16 @@ PREFIX = "mcp__massgen__"
 QUESTION = "What is the capital of France?"
 
 
-def claude_code_agent(outside: str):
-    """A model inside Claude Code: it first asks to Read `outside`, then, having read the
-    result, answers or votes through massgen's MCP tools; after the action is recorded it
-    stops."""
+def claude_code_agent(outside: str, first: tuple[str, dict[str, Any]] | None = None):
+    """A model inside Claude Code: it first asks to Read `outside` (or makes the `first`
+    call), then, having read the result, answers or votes through massgen's MCP tools;
+    after the action is recorded it stops."""
 
     def policy(request: dict[str, Any]) -> Reply:
         messages = request["messages"]
         results = [m for m in messages if m["role"] == "tool"]
         if not results:
-            return Reply(tool_calls=[("Read", {"file_path": outside})])
+            return Reply(tool_calls=[first or ("Read", {"file_path": outside})])
         if "Recorded" in str(results[-1]["content"]):
             return Reply(text="Done.")
         tools = [
@@ -104,3 +104,47 @@ async def test_a_claude_code_member_and_an_api_member_reach_an_answer(tmp_path, 
     assert any(
         isinstance(e, ev.UsageReported) and e.agent == "cc" and e.usage.input_tokens for e in events
     )
+
+
+async def test_claude_codes_own_bash_is_refused_and_recorded(tmp_path, monkeypatch):
+    """Claude Code's Bash would run outside massgen's sandbox: refused, in the ledger, and
+    the command never runs; the member still answers."""
+    from massgen import api
+
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "ran.txt"
+    events: list[ev.AnyEvent] = []
+    bash = ("Bash", {"command": f"touch {marker}", "description": "touch"})
+    with FakeAnthropic(claude_code_agent("", first=bash)) as claude:
+        backend = {
+            "type": "claude_code",
+            "cwd": "cc_ws",
+            "base_url": claude.base_url,
+            "api_key": "sk-fake",
+        }
+        config = {"agents": [{"id": "cc", "backend": backend}]}
+        result = await api.TeamRun(
+            api.load(config), QUESTION, sinks=[events.append], logs=False
+        ).execute()
+        sent = json.dumps(claude.requests)
+
+    assert result.ok, result
+    assert not marker.exists()
+    decided = [e for e in events if isinstance(e, ev.PermissionDecided) and e.tool == "Bash"]
+    assert decided and not decided[0].allowed and "sandbox" in decided[0].reason
+    assert "execute_command" in sent  # the refusal the model reads says what to use
+
+
+def test_the_cli_gets_only_the_environment_it_needs():
+    from massgen.backends.claude_code import child_env
+
+    massgen_env = {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C", "OPENAI_API_KEY": "sk-o"}
+    massgen_env["ANTHROPIC_API_KEY"] = "sk-env"
+    env = child_env(massgen_env, "sk-config", "http://127.0.0.1:9")
+    # The SDK lays these over massgen's environment: what is not needed is blanked.
+    assert {**massgen_env, **env}["OPENAI_API_KEY"] == ""
+    assert "PATH" not in env and "HOME" not in env and "LC_ALL" not in env
+    assert env["ANTHROPIC_API_KEY"] == "sk-config"
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+    # Without a key: Claude Code's own login, and no key of massgen's environment.
+    assert child_env(massgen_env, None, None)["ANTHROPIC_API_KEY"] == ""
