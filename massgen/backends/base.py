@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from massgen.core.effects import Effect
+from massgen.core.events import AnyEvent
+from massgen.core.toolbox import Toolbox
 from massgen.core.types import BackendEvent, Request
 
 if TYPE_CHECKING:
@@ -37,3 +42,30 @@ class FileSearchHost(Protocol):
     ) -> FileStore: ...
 
     async def close_file_store(self, store: FileStore, limits: Limits) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """What a member's equipment gives a backend that runs a whole agent (`AgentHost`):
+    who it is, where it works, the permission engine's verdict on each of its own tool
+    calls (None: allowed, else the refusal the agent reads), the member's guarded
+    toolbox (offered to the agent too) and the run's event sink."""
+
+    agent: str
+    workspace: Path
+    decide: Callable[[str, str, Mapping[str, Any]], Awaitable[str | None]]
+    toolbox: Toolbox
+    emit: Callable[[AnyEvent], None]
+    context_paths: tuple[Path, ...] = ()
+
+
+@runtime_checkable
+class AgentHost(Protocol):
+    """A backend that runs a whole agent turn with its own tools and tool loop (Claude
+    Code): each `stream` is one turn, reporting only the workflow action it took as a
+    `ToolCall`. Its tools' effects are told by `effects` so the run's engine decides each
+    call; it runs nothing before `bind`."""
+
+    def effects(self, tool: str, arguments: Mapping[str, Any], cwd: Path) -> tuple[Effect, ...]: ...
+
+    def bind(self, binding: Binding) -> None: ...

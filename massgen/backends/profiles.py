@@ -235,7 +235,6 @@ PROFILES: dict[str, Profile] = {
 # tools (the workspace's file tools, `execute_command` when enabled); the vendor CLI is not
 # used. No `title` or `models`: the wizard and the default team leave them out.
 AGENT_CLI_APIS = {
-    "claude_code": "claude",
     "codex": "openai",
     "gemini_cli": "gemini",
     "antigravity_cli": "gemini",  # Google's `agy` agent CLI, on Gemini models
@@ -244,6 +243,11 @@ PROFILES |= {
     cli: replace(PROFILES[api], name=cli, title="", models=())
     for cli, api in AGENT_CLI_APIS.items()
 }
+# Claude Code itself (`claude_code.py`): the config's or the environment's key, else the
+# user's own Claude Code login; the model is Claude Code's default unless set.
+PROFILES["claude_code"] = Profile(
+    "claude_code", None, ("ANTHROPIC_API_KEY",), None, False, wire=wires.CLAUDE_CODE
+)
 
 # Host suffix -> key env vars, for the generic `chatcompletion` type. Matched on the URL's
 # host at a dot boundary (the predecessor used raw substrings, and checked `nebius.com`

@@ -113,6 +113,26 @@ def _check_local(cfg: BackendConfig, profile: Profile) -> Problem | None:
     return local.check(cfg)
 
 
+def _check_claude_code(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    """Claude Code works in the agent's own workspace, and needs the SDK that bundles it."""
+    import importlib.util
+
+    if not cfg.cwd:
+        return (
+            "cwd",
+            "a claude_code agent works in its own workspace, and this one has none",
+            "set cwd to a workspace name, e.g. cwd: claude_workspace",
+        )
+    if importlib.util.find_spec("claude_agent_sdk") is None:
+        return (
+            "type",
+            "Claude Code is not installed (the claude-agent-sdk package bundles it)",
+            "pip install 'massgen[claude-code]', or use type: claude to run the same model "
+            "over Anthropic's API with massgen's own tools",
+        )
+    return None
+
+
 # --- the formats ----------------------------------------------------------------------------
 
 _CHAT_PARAMS = frozenset(
@@ -190,6 +210,8 @@ GEMINI = Wire(
 GROK = Wire(
     "grok", _entry("grok"), _check_grok, _CHAT_PARAMS, _SEARCH_AND_CODE | {"x_search"}, _IMAGES
 )
+# Claude Code's own agent loop (`claude_code.py`): no generation parameters of ours.
+CLAUDE_CODE = Wire("claude_code", _entry("claude_code"), _check_claude_code, frozenset())
 LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
 
 WIRES: tuple[Wire, ...] = (
@@ -200,4 +222,5 @@ WIRES: tuple[Wire, ...] = (
     GEMINI,
     GROK,
     LOCAL,
+    CLAUDE_CODE,
 )

@@ -88,6 +88,9 @@ async def equip(
     members, folders = _with_skills(setting, members)
     members, broadcasts = _with_broadcast(setting, members, stack)
     members, engine = _guarded(setting, members, folders)
+    from massgen.runs import agent_hosts
+
+    agent_hosts.bind(setting, members, engine, folders)
     if subagents is not None:  # after broadcast, which sets each member's inbox
         members = subagents.with_notes(members)
     members = await _uploaded(setting, engine, members, stack)

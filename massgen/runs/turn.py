@@ -100,7 +100,7 @@ class RunResult:
         return sum(firsts) / len(firsts) if firsts else None
 
     def worth(self) -> str:
-        """"3 of 3 first answers agree (numeric: 72); 2,808 tokens, 8.1x one call"."""
+        """ "3 of 3 first answers agree (numeric: 72); 2,808 tokens, 8.1x one call"."""
         parts = [self.agreement.describe()] if self.agreement else []
         tokens = self.total_usage.total_tokens
         one = self.one_call_tokens

@@ -148,6 +148,10 @@ class _Frames:
         self.model = str(body.get("model") or "fake")
         self.reply = reply
         self.usage = usage_of(view, reply)
+        # Tool-use ids are unique in a conversation, as Anthropic's are (Claude Code keys
+        # its tool results by them): a later turn's ids name the turn.
+        turn = sum(1 for m in view.get("messages", ()) if m.get("role") == "assistant")
+        self.id_prefix = "toolu_fake_" if turn == 0 else f"toolu_fake_t{turn}_"
 
     def start(self) -> Json:
         usage = self.usage
@@ -189,7 +193,7 @@ class _Frames:
         for index, (name, arguments) in enumerate(reply.tool_calls):
             text = json.dumps(arguments)
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(text)]
-            block = {"type": "tool_use", "id": f"toolu_fake_{index}", "name": name}
+            block = {"type": "tool_use", "id": f"{self.id_prefix}{index}", "name": name}
             yield {**block, "input": dict(arguments)}, deltas
 
     def all(self) -> Iterator[bytes]:

@@ -54,7 +54,6 @@ def test_check_names_predecessor_types_as_not_supported_yet(old_type):
 @pytest.mark.parametrize(
     ("old_type", "wire"),
     [
-        ("claude_code", "anthropic"),
         ("codex", "responses"),
         ("gemini_cli", "gemini"),
         ("antigravity_cli", "gemini"),
@@ -64,6 +63,13 @@ def test_agent_cli_types_are_their_model_over_its_api(old_type, wire):
     assert registry.check(cfg(type=old_type)) is None
     assert registry.PROFILES[old_type].wire.name == wire
     assert not registry.PROFILES[old_type].models  # never offered by the wizard
+
+
+def test_claude_code_is_claude_code_itself_in_its_own_workspace():
+    assert registry.PROFILES["claude_code"].wire.name == "claude_code"
+    assert registry.check(cfg(type="claude_code", cwd="cc")) is None
+    key, message, fix = registry.check(cfg(type="claude_code"))
+    assert key == "cwd" and "own workspace" in message and "cwd:" in fix
 
 
 def test_check_requires_a_model_without_a_profile_default():
