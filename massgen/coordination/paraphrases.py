@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 
 from massgen.coordination.generation import GenerationFailed, json_object
+from massgen.coordination.quoting import quoted
 
 # The predecessor's instruction for each strategy (its `_get_strategy_context`).
 STRATEGIES = {
@@ -104,5 +105,5 @@ def block(paraphrase: str) -> str:
     return (
         "<PARAPHRASED MESSAGE> (the same request in other words, given to you to approach "
         "it from; the original message above is what you answer)\n"
-        f"{paraphrase}\n<END OF PARAPHRASED MESSAGE>"
+        f"{quoted(paraphrase)}\n<END OF PARAPHRASED MESSAGE>"
     )

@@ -7,13 +7,13 @@ with the viewer's own answer last, to blunt position bias without hiding anythin
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from massgen.coordination import paraphrases
 from massgen.coordination.board import Answer
 from massgen.coordination.free_text import rules as free_text_rules
+from massgen.coordination.quoting import quoted
 
 _SENSITIVITY = {
     "lenient": (
@@ -30,23 +30,6 @@ _SENSITIVITY = {
 }
 
 
-# The opening of a marker the prompts are built from (`<agent2.1>`, `<end of agent2.1>`,
-# `<END OF CURRENT ANSWERS>`, `<ORIGINAL MESSAGE>`, `<SELECTED ANSWER …>`, …), any case.
-_MARKER = re.compile(
-    r"<(?=\s*/?\s*(?:end\s+of\b|agent\s*\d|original\s+message|current\s+answers|"
-    r"other\s+answers|selected\s+answer|conversation_history|paraphrased|short-term|"
-    r"long-term|previous\s+attempt))",
-    re.IGNORECASE,
-)
-# What stands in for their `<`: reads the same to a person, opens no block for a model.
-_QUOTED_BRACKET = "\u2039"  # ‹
-
-
-def quoted(text: str) -> str:
-    """`text` as it is pasted inside a prompt block. An answer, a tool result or a file can
-    hold `<end of agent2.1>`, `<END OF CURRENT ANSWERS>` or a second `<ORIGINAL MESSAGE>`:
-    their `<` becomes `‹`, so a forged label, end marker or task reads as text."""
-    return _MARKER.sub(_QUOTED_BRACKET, text)
 
 
 @dataclass(frozen=True, slots=True)

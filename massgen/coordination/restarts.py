@@ -29,6 +29,7 @@ from massgen.config.schema import OrchestratorConfig
 from massgen.coordination.agent import Emit, Member, hosted_event, member_tools, usage_event
 from massgen.coordination.budget import BudgetSpent
 from massgen.coordination.prompts import Turn, history_block
+from massgen.coordination.quoting import quoted
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
 from massgen.core.errors import BackendError
@@ -146,7 +147,7 @@ def evaluation_messages(member: Member, setup: Evaluation, *, tools: bool) -> li
     parts = [history_block(setup.history)] if setup.history else []
     parts += [
         f"<ORIGINAL MESSAGE>\n{setup.question}\n<END OF ORIGINAL MESSAGE>",
-        f"FINAL ANSWER TO EVALUATE:\n{setup.answer}",
+        f"FINAL ANSWER TO EVALUATE:\n{quoted(setup.answer)}",
         "Review this answer carefully and determine if it fully addresses the original "
         "task. Then call either submit(confirmed=True) if the answer is satisfactory, or "
         "restart_orchestration(reason, instructions) if improvements are needed.",
@@ -159,11 +160,13 @@ def feedback_block(feedback: Feedback, *, workspace: bool = False) -> str:
     """What opens every agent's message in the attempt after a restart."""
     parts = [
         "<PREVIOUS ATTEMPT FEEDBACK>",
-        f"The previous orchestration attempt was restarted because:\n{feedback.reason}",
-        f"**Instructions for this attempt:**\n{feedback.instructions or '(none given)'}",
+        f"The previous orchestration attempt was restarted because:\n{quoted(feedback.reason)}",
+        f"**Instructions for this attempt:**\n{quoted(feedback.instructions) or '(none given)'}",
     ]
     if feedback.answer:
-        parts.append(f"**Previous attempt's winning answer (for reference):**\n{feedback.answer}")
+        parts.append(
+            f"**Previous attempt's winning answer (for reference):**\n{quoted(feedback.answer)}"
+        )
     if workspace:
         parts.append("Your workspace still holds your files from the previous attempt.")
     parts.append(
