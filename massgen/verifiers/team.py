@@ -77,7 +77,7 @@ def for_config(
     config: VerifierConfig | None, source: str | None, workspaces: Workspaces | None
 ) -> TeamVerifier | None:
     """The run's verifier, or None without a `verifier:` block. `source`: the config
-    file, beside which a `function`'s module may lie."""
+    file, beside which a `function`'s module may lie (else in the working directory)."""
     if config is None:
         return None
     kind: Kind
@@ -85,7 +85,8 @@ def for_config(
         kind = CommandVerifier(config.command, config.timeout_seconds, config.max_output_chars)
     else:
         assert config.function is not None  # the config allows exactly one
-        base = Path(source).resolve().parent if source and not source.startswith("@") else None
+        # Beside the config file; a config given as data: the directory massgen runs in.
+        base = Path(source).resolve().parent if source and Path(source).is_file() else Path.cwd()
         kind = FunctionVerifier(
             config.function, config.timeout_seconds, config.max_output_chars, base
         )

@@ -67,6 +67,7 @@ async def test_a_commands_output_is_bounded():
 
 
 def _write_checks(directory: Path) -> None:
+    (directory / "team.yaml").write_text("# the config the checks lie beside\n")
     (directory / "mychecks.py").write_text(
         "import asyncio, time\n"
         "def has_72(answer, question, workspace):\n"
