@@ -175,7 +175,10 @@ def test_a_verifier_decides_the_winner_and_automation_says_what_the_checks_said(
     assert re.fullmatch(worth, lines["WORTH"])
     table = (Path(lines["LOG_DIR"]) / "coordination_table.txt").read_text()
     assert "✗ check of agent" in table and "✓ check of the final answer" in table
-    assert "tie-break: checked answers win: " in table
+    votes = json.loads((Path(lines["LOG_DIR"]) / "vote.json").read_text())
+    if votes["tally"][votes["winner_label"]] < max(votes["tally"].values()):
+        # The voters (who ignore verdicts here) preferred a failing answer: overruled.
+        assert votes["tie_break"].startswith("checked answers win: ")
 
 
 def test_agreeing_first_answers_end_the_run_and_automation_says_so(tmp_path, capsys):

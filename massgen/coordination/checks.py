@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -119,6 +119,14 @@ class Checking:
 
 def failed_labels(verdicts: dict[str, Check]) -> frozenset[str]:
     return frozenset(label for label, check in verdicts.items() if check.verdict == "failed")
+
+
+def best_checked(answers: Sequence[Answer], verdicts: Mapping[str, Check] | None) -> list[Answer]:
+    """The answers whose check ranks best, in order (all of them without a verifier)."""
+    if verdicts is None or not answers:
+        return list(answers)
+    best = min(rank(verdicts.get(a.label)) for a in answers)
+    return [a for a in answers if rank(verdicts.get(a.label)) == best]
 
 
 def keeps_presented(selected: Check | None, presented: Check) -> bool:

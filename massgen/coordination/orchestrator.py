@@ -28,7 +28,7 @@ from massgen.coordination.agent import (
 from massgen.coordination.aids import Aids
 from massgen.coordination.board import Answer, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
-from massgen.coordination.checks import Checking, Verifier, failed_labels
+from massgen.coordination.checks import Checking, Verifier, best_checked, failed_labels
 from massgen.coordination.presentation import present
 from massgen.coordination.restarts import (
     Evaluation,
@@ -52,7 +52,7 @@ from massgen.coordination.runaway import Guards
 from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
-from massgen.core.checks import Check, rank
+from massgen.core.checks import Check
 from massgen.core.errors import BackendError
 from massgen.core.status import Status
 from massgen.log import logger
@@ -690,12 +690,8 @@ class Orchestrator:
         decision = decide(self.state.board, self.settings.self_votes, verdicts)
         if not self.state.board.standing_votes() and self.state.board.total_answers:
             # The newest saw the most of the team's work; checked answers first.
-            answers = self.state.board.all_answers()
-            best = min(rank(verdicts.get(a.label)) for a in answers) if verdicts is not None else 0
-            eligible = [
-                a for a in answers if verdicts is None or rank(verdicts.get(a.label)) == best
-            ]
-            decision = Decision(eligible[-1], decision.tally, None, ())
+            newest = best_checked(self.state.board.all_answers(), verdicts)[-1]
+            decision = Decision(newest, decision.tally, None, ())
         self._announce(decision, reason)
         answer = decision.winner.content if decision.winner else ""
         return self._outcome(decision, answer, status, reason)

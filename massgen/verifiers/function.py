@@ -13,6 +13,7 @@ imported are `unchecked` too, with why; never a pass.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -93,9 +94,11 @@ async def _in_thread(function: Function, *args: Any) -> Any:
         try:
             value = function(*args)
         except BaseException as error:  # handed to the awaiting task, raised there
-            loop.call_soon_threadsafe(settle, functools.partial(done.set_exception, error))
-            return
-        loop.call_soon_threadsafe(settle, functools.partial(done.set_result, value))
+            outcome = functools.partial(done.set_exception, error)
+        else:
+            outcome = functools.partial(done.set_result, value)
+        with contextlib.suppress(RuntimeError):  # the loop closed while it ran (timed out)
+            loop.call_soon_threadsafe(settle, outcome)
 
     threading.Thread(target=work, name="massgen-verifier", daemon=True).start()
     return await done

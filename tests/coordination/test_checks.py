@@ -15,6 +15,7 @@ from massgen.config.verifier import VerifierConfig
 from massgen.coordination.agent import Member
 from massgen.coordination.orchestrator import Orchestrator
 from massgen.coordination.prompts import CHECKS_NOTE
+from massgen.coordination.resume import from_journal
 from massgen.core import events as ev
 from massgen.core.checks import Verdict
 from massgen.verifiers.team import for_config
@@ -178,3 +179,31 @@ async def test_a_presenters_rewrite_that_passes_is_kept(checks_dir):
     outcome, _ = await run(members, verifier(checks_dir, "says_72"), agreement="none")
     assert outcome.answer == "Final answer: 48 + 24 = 72."
     assert outcome.final_check.verdict is Verdict.PASSED
+
+
+async def test_a_resumed_run_keeps_the_journals_verdicts_and_checks_what_had_none(checks_dir):
+    members, _ = team(
+        [answer("It is 72."), vote_for("72.")],
+        [answer("48 + 24 = 70"), vote_for("72.")],
+    )
+    check = verifier(checks_dir, "says_72")
+    _, events = await run(members, check, agreement="none", final_answer_strategy="winner_reuse")
+    checked = [e for e in events if isinstance(e, ev.AnswerChecked)]
+    # Killed after both answers were published and one was checked, before any vote.
+    first_vote = next(i for i, e in enumerate(events) if isinstance(e, ev.VoteCast))
+    journal = [e for e in events[:first_vote] if e is not checked[1]]
+    resumed = from_journal(journal)
+    assert list(resumed.checks) == [checked[0].label]
+
+    members, _ = team([vote_for("72.")], [vote_for("72.")])
+    again: list = []
+    config = OrchestratorConfig(seed=5, agreement="none", final_answer_strategy="winner_reuse")
+    orchestrator = Orchestrator(members, config, emit=again.append, verifier=check)
+    outcome = await orchestrator.run("48 + 24?", resumed=resumed)
+    rechecked = [e.label for e in again if isinstance(e, ev.AnswerChecked)]
+    assert rechecked == [checked[1].label]  # only the answer the journal had no verdict for
+    assert outcome.answer == "It is 72."
+    assert {label: c.verdict for label, c in outcome.checks.items()} == {
+        checked[0].label: Verdict(checked[0].verdict),
+        checked[1].label: Verdict(checked[1].verdict),
+    }

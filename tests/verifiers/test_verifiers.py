@@ -16,6 +16,7 @@ from massgen.verifiers import examples as examples_module
 from massgen.verifiers.examples import examples_of, python_examples
 from massgen.verifiers.sandboxed import sandbox
 from massgen.verifiers.team import for_config
+from massgen.workspace.team import Workspaces
 
 needs_sandbox = pytest.mark.skipif(
     isinstance(sandbox(), NoSandbox), reason="this machine has no OS sandbox"
@@ -191,3 +192,17 @@ async def test_no_check_outlives_its_timeout_even_if_its_kind_ignores_it():
     check = await TeamVerifier(Sleeper(), config).check("a", "q")
     assert check.verdict is Verdict.UNCHECKED
     assert time.monotonic() - started < GRACE_SECONDS + 1
+
+
+@needs_sandbox
+async def test_a_check_reads_the_snapshot_of_the_answer_it_checks(tmp_path: Path):
+    workspaces = Workspaces(tmp_path / ".massgen", "run", {"a": "ws"})
+    (workspaces.path("a") / "main.py").write_text("print('as published')\n")
+    workspaces.published("a", "agent1.1")
+    (workspaces.path("a") / "main.py").write_text("print('changed since')\n")
+    check = for_config(VerifierConfig(command="cat main.py; pwd"), None, workspaces)
+    result = await check.check("answer", "question", label="agent1.1")
+    assert result.verdict is Verdict.PASSED
+    printed, where = result.excerpt.splitlines()
+    assert printed == "print('as published')"
+    assert not Path(where).exists()  # the copy is gone after the check
