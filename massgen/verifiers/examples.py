@@ -121,4 +121,16 @@ def _parsed(text: str) -> list[tuple[str, str]]:
         examples = doctest.DocTestParser().get_examples(text)
     except ValueError:  # inconsistent indentation in a hand-written example
         return []
-    return [(example.source, example.want) for example in examples]
+    return [(_shown(example.source, example.want), example.want) for example in examples]
+
+
+def _shown(source: str, want: str) -> str:
+    """A task that writes `None` under an expression means the value None, which a real
+    doctest shows as nothing: print its repr so that the example checks what it says."""
+    if want.strip() != "None":
+        return source
+    try:
+        ast.parse(source, mode="eval")
+    except SyntaxError:
+        return source
+    return f"print(repr({source.strip()}))\n"

@@ -206,3 +206,15 @@ async def test_a_check_reads_the_snapshot_of_the_answer_it_checks(tmp_path: Path
     printed, where = result.excerpt.splitlines()
     assert printed == "print('as published')"
     assert not Path(where).exists()  # the copy is gone after the check
+
+
+@needs_sandbox
+async def test_an_example_that_expects_none_checks_the_value_none():
+    question = (
+        "```python\ndef second(xs: list[int]) -> int | None:\n"
+        '    """\n    >>> second([7, 7])\n    None\n    >>> second([1, 2])\n    1\n    """\n```'
+    )
+    right = "```python\ndef second(xs):\n    d = sorted(set(xs))\n    return d[-2] if len(d) > 1 else None\n```"
+    assert (await python_examples(right, question, None))[0]
+    wrong = "```python\ndef second(xs):\n    return 1\n```"
+    assert not (await python_examples(wrong, question, None))[0]
