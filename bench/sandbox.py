@@ -27,7 +27,6 @@ from bench import report
 from bench.proc import ROOT
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.core.toolbox import ToolContext
 from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, Wrapped, select_sandbox
 from massgen.workspace.commands import CommandToolbox
 from massgen.workspace.runner import Limits

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from massgen.cli import main
+from massgen.permissions.sandbox import NoSandbox, select_sandbox
 from massgen.testing.fake_provider import FakeProvider, Fault, Reply, cooperative_agent
 
 pytestmark = pytest.mark.usefixtures("in_tmp")
@@ -144,6 +145,40 @@ def test_automation_run_prints_parseable_lines_and_leaves_the_log(tmp_path, fake
     assert votes["agreement"] == "the 3 first answers all differ (exact)"
     worth = r"the 3 first answers all differ \(exact\); [\d,]+ tokens, \d+\.\dx one call"
     assert re.fullmatch(worth, lines["WORTH"])
+
+
+@pytest.mark.skipif(
+    isinstance(select_sandbox("auto"), NoSandbox), reason="this machine has no OS sandbox"
+)
+def test_a_verifier_decides_the_winner_and_automation_says_what_the_checks_said(
+    tmp_path, fake, capsys
+):
+    config = team_file(tmp_path, fake.base_url)
+    data = yaml.safe_load(config.read_text())
+    data["verifier"] = {"command": "grep -q 'm-c answer'"}  # only agent_m-c's answers pass
+    config.write_text(yaml.safe_dump(data))
+    assert main(["--config", str(config), "--automation", "What is 2+2?"]) == 0
+    out = capsys.readouterr().out
+    lines = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    status = json.loads((Path(lines["LOG_DIR"]) / "status.json").read_text())
+    assert status["results"]["winner"] == "agent_m-c"
+    assert sorted(status["results"]["checks"].values()) == [
+        "failed (exit 1)",
+        "failed (exit 1)",
+        "passed (exit 0)",
+    ]
+    assert status["results"]["final_check"] == "passed (exit 0)"
+    worth = (
+        r"the 3 first answers all differ \(exact\); checks: 1 passed, 2 failed, the selected "
+        r"answer passed, the final text passed; [\d,]+ tokens, \d+\.\dx one call"
+    )
+    assert re.fullmatch(worth, lines["WORTH"])
+    table = (Path(lines["LOG_DIR"]) / "coordination_table.txt").read_text()
+    assert "✗ check of agent" in table and "✓ check of the final answer" in table
+    votes = json.loads((Path(lines["LOG_DIR"]) / "vote.json").read_text())
+    if votes["tally"][votes["winner_label"]] < max(votes["tally"].values()):
+        # The voters (who ignore verdicts here) preferred a failing answer: overruled.
+        assert votes["tie_break"].startswith("checked answers win: ")
 
 
 def test_agreeing_first_answers_end_the_run_and_automation_says_so(tmp_path, capsys):

@@ -14,7 +14,9 @@ The stages, each an accuracy over the same questions:
   no extra call;
 - selected: the answer the team chose; final: the answer after presentation;
 - the oracle gap: questions where a right candidate existed and the final answer was
-  wrong, by id.
+  wrong, by id;
+- with a `verifier:`, each candidate's `check` (passed, failed, unchecked) and the
+  final text's (`final_check`), and how often a candidate that passed its check was right.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from massgen.batch.work import SINGLE, TEAM, run_dir
 STAGES = "stages.jsonl"
 Record = dict[str, Any]
 
-_KINDS = {"answer_published", "vote_cast", "coordination_finished"}
+_KINDS = {"answer_published", "answer_checked", "vote_cast", "coordination_finished"}
 
 
 def record(
@@ -45,7 +47,7 @@ def record(
     """One question's stages from its team run's events."""
     candidates: list[Record] = []
     votes: list[Record] = []
-    selected_label = agreement = reason = None
+    selected_label = agreement = reason = final_check = None
     answered: set[str] = set()
     for event in events:
         kind = event.get("type")
@@ -61,6 +63,13 @@ def record(
                 }
             )
             answered.add(agent)
+        elif kind == "answer_checked" and event.get("phase") == "presentation":
+            final_check = event.get("verdict")
+        elif kind == "answer_checked":
+            label = event.get("label")
+            checked = next((c for c in reversed(candidates) if c["label"] == label), None)
+            if checked is not None:
+                checked["check"] = event.get("verdict")
         elif kind == "vote_cast":
             votes.append({"voter": event.get("agent"), "label": event.get("target_label")})
         elif kind == "coordination_finished":
@@ -80,6 +89,7 @@ def record(
         "oracle": any((c["score"] or 0) >= 1 for c in candidates),
         "agreement": agreement,
         "ended_by_agreement": bool(reason and str(reason).startswith("agreement")),
+        "final_check": final_check,
     }
 
 
@@ -161,6 +171,10 @@ def summarise(records: Sequence[Record], rows: Mapping[tuple[str, str], store.Ro
             "ids": gap,
         },
         "agreement": _agreement_tokens(ended, records, rows),
+        # With a verifier: of the candidates that passed their check, how many were right.
+        "checked_passed": _rate(
+            [c["score"] for r in records for c in r["candidates"] if c.get("check") == "passed"]
+        ),
     }
 
 

@@ -144,6 +144,9 @@ def stage_table(summary: Mapping[str, Any]) -> Any:
         ("final", "final (after presentation)"),
     ):
         grid.add_row(*_stage_cells(name, found[key]))
+    passed = found.get("checked_passed")
+    if passed and passed["n"]:  # a batch with a verifier; n counts candidates here
+        grid.add_row(*_stage_cells("checked: passed among candidates (right)", passed))
     return grid
 
 

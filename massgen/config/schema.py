@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from massgen.config.backend import BackendConfig, FinalStrategy, Novelty, Strict, VotingSensitivity
 from massgen.config.coordination import CoordinationConfig
 from massgen.config.permissions import PermissionsConfig, permissions_block
+from massgen.config.verifier import VerifierConfig
 
 
 class AgentConfig(Strict):
@@ -132,6 +133,8 @@ class MassgenConfig(Strict):
     timeout_settings: TimeoutSettings = TimeoutSettings()
     # The permission engine (`config/permissions.py`); on when absent.
     permissions: PermissionsConfig | None = None
+    # How every candidate answer is checked as it is published (`config/verifier.py`).
+    verifier: VerifierConfig | None = None
 
     @field_validator("permissions", mode="before")
     @classmethod

@@ -15,7 +15,7 @@ not it ended the run, so a user can tell a unanimous answer from a contested one
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from massgen.coordination.board import Answer
@@ -74,17 +74,22 @@ def measure(answers: Sequence[Answer], rule: str) -> Agreement | None:
     return Agreement(rule, value, agreeing, len(firsts))
 
 
-def ends_run(answers: Sequence[Answer], live: Sequence[str], rule: str) -> Agreement | None:
+def ends_run(
+    answers: Sequence[Answer],
+    live: Sequence[str],
+    rule: str,
+    failed: Collection[str] = frozenset(),
+) -> Agreement | None:
     """The agreement that ends the run now, or None: `rule` is not `none`, at least two
-    live agents, every one has its first answer in and nothing newer exists yet, and all
-    of those answers agree."""
+    live agents, every one has its first answer in and nothing newer exists yet, all of
+    those answers agree, and none of them failed its check (`failed`: labels)."""
     if rule not in EQUIVALENCES or len(live) < 2:
         return None
     mine = [a for a in answers if a.agent in live]
     if sorted(a.agent for a in mine) != sorted(live) or any(a.version != 1 for a in mine):
         return None
     found = measure(mine, rule)
-    if found is None or not found.unanimous:
+    if found is None or not found.unanimous or any(a in failed for a in found.agreeing):
         return None
     return Agreement(found.rule, found.value, found.agreeing, found.first_answers, True)
 

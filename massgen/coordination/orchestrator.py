@@ -28,6 +28,7 @@ from massgen.coordination.agent import (
 from massgen.coordination.aids import Aids
 from massgen.coordination.board import Answer, Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
+from massgen.coordination.checks import Checking, Verifier, best_checked, failed_labels
 from massgen.coordination.presentation import present
 from massgen.coordination.restarts import (
     Evaluation,
@@ -51,6 +52,7 @@ from massgen.coordination.runaway import Guards
 from massgen.coordination.tool_round import ToolBounds, held_back
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
+from massgen.core.checks import Check
 from massgen.core.errors import BackendError
 from massgen.core.status import Status
 from massgen.log import logger
@@ -68,8 +70,10 @@ class Orchestrator:
         memories: Memories | None = None,
         aids: Aids | None = None,
         broadcasts: Broadcasting | None = None,
+        verifier: Verifier | None = None,
     ) -> None:
-        """`aids`: personas, criteria and the changedoc (`aids.py`), when configured."""
+        """`aids`: personas, criteria and the changedoc (`aids.py`), when configured.
+        `verifier`: checks every answer as it is published (`checks.py`)."""
         if not members:
             raise ValueError("a team needs at least one member")
         self.settings = settings or OrchestratorConfig()
@@ -81,11 +85,14 @@ class Orchestrator:
         self.memories = memories
         self.aids = aids
         self.broadcasts = broadcasts
+        self.verifier = verifier
+        self.checking: Checking | None = None  # this attempt's checks, with a verifier
         self.state: RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
         self._presented: TeamOutcome | None = None  # this attempt's, while it is evaluated
         self._presented_in: Path | None = None  # the presenter's workspace
         self._agreed: agreement.Agreement | None = None  # first answers ended this attempt
+        self._final_check: Check | None = None  # the presented text's check
 
     def _budgeted(self, member: Member) -> Member:
         spent = lambda: self.state.ledger.total()  # noqa: E731 (the state of the run then)
@@ -137,6 +144,7 @@ class Orchestrator:
         self.state = RunState.begin(self.members, self.settings, question, history, resumed)
         labels = self.state.labels
         ids = tuple(m.id for m in self.members)
+        self.checking = self._new_checking()
         if resumed is not None:
             self._restore(resumed)
         if self.broadcasts is not None:
@@ -165,6 +173,24 @@ class Orchestrator:
             self.state.ledger(event)
         self.state.failed.update(resumed.failed)
         self.state.runs.update({a: n for a, n in resumed.runs.items() if a in self.state.runs})
+        if self.checking is not None:
+            self.checking.verdicts.update(resumed.checks)
+
+    def _new_checking(self) -> Checking | None:
+        if self.verifier is None:
+            return None
+        return Checking(self.verifier, self.state.question, self.emit, self._checked)
+
+    def _checked(self) -> None:
+        """A check ended: agents waiting for it may start, the team may be done."""
+        self._wake_all()
+        self._check_done()
+
+    def _checks_pending(self) -> bool:
+        return self.checking is not None and self.checking.pending
+
+    def _verdicts(self) -> dict[str, Check] | None:
+        return self.checking.verdicts if self.checking is not None else None
 
     async def _run_until(self, deadline: float) -> TeamOutcome:
         if self.settings.skip_coordination_rounds:
@@ -181,7 +207,7 @@ class Orchestrator:
             return self._fallback(Status.TIMEOUT, f"deadline of {self.deadline_seconds:g}s reached")
         except BudgetSpent as spent:
             return self._fallback(Status.BUDGET, spent.reason)
-        decision = decide(self.state.board, self.settings.self_votes)
+        decision = decide(self.state.board, self.settings.self_votes, self._verdicts())
         if decision.winner is None:
             self._announce(decision, "all agents failed")
             return self._outcome(decision, "", Status.FAILED, "all agents failed")
@@ -202,7 +228,20 @@ class Orchestrator:
             reason = f"the final presentation failed ({error}); the selected answer is shown as is"
             return self._outcome(decision, decision.winner.content, Status.DEGRADED, reason)
         status = Status.DEGRADED if self.state.failed else Status.OK
-        return self._outcome(decision, answer, status, self._consensus_reason())
+        reason = self._consensus_reason()
+        if self.checking is not None and answer != decision.winner.content:
+            answer, self._final_check, replaced = await self._recheck(decision.winner, answer)
+            reason = f"{reason}; {replaced}" if replaced else reason
+        return self._outcome(decision, answer, status, reason)
+
+    async def _recheck(self, winner: Answer, answer: str) -> tuple[str, Check, str | None]:
+        """The presented text, checked; the selected answer's text (and files) instead
+        when it does not pass as well as the selected answer did (`checks.py`)."""
+        assert self.checking is not None
+        answer, check, replaced = await self.checking.presented(winner, answer, self._presented_in)
+        if replaced and self.workspaces is not None and self._presented_in is not None:
+            self.workspaces.presenting(winner.agent, winner.label)  # its files as checked
+        return answer, check, replaced
 
     def _finish(self, outcome: TeamOutcome) -> TeamOutcome:
         self.outcome = outcome
@@ -227,6 +266,8 @@ class Orchestrator:
     # --- coordination -----------------------------------------------------------------
 
     async def _coordinate(self) -> None:
+        if self.checking is not None:  # a resumed run's answers the journal has no verdict for
+            self.checking.catch_up(self.state.board.all_answers())
         try:
             async with asyncio.TaskGroup() as group:
                 for member in self.members:
@@ -235,11 +276,16 @@ class Orchestrator:
             raise spent.exceptions[0] from None
         finally:
             self.state.done.set()
+            if self.checking is not None:  # the deadline or the budget ended the attempt
+                await self.checking.stop()
 
     async def _agent_loop(self, member: Member) -> None:
         while not self.state.done.is_set():
             if self._holds_vote(member.id):
                 await self._wait_while(member.id, lambda: self._holds_vote(member.id))
+                continue
+            if self._checks_pending():  # its next prompt shows every answer's verdict
+                await self._wait_while(member.id, self._checks_pending)
                 continue
             if self._peers_on_first_answer(member.id):
                 # Anything it decided now would be outdated by those first answers.
@@ -326,6 +372,8 @@ class Orchestrator:
             system = f"{system}\n\n{note}"
         if member.workspace is not None:
             system = f"{system}\n\n{prompts.WORKSPACE_NOTE}"
+        if self.checking is not None and shown:
+            system = f"{system}\n\n{prompts.CHECKS_NOTE}"
         memory = self._memory_note(member, shown)
         answered = self.state.board.answer_count(member.id) > 0
         aids = self.aids.notes(member, answered, shown) if self.aids is not None else ()
@@ -339,6 +387,7 @@ class Orchestrator:
             history=self.state.history,
             paraphrase=paraphrase,
             bare=free,
+            checks=self._verdicts(),
         )
         if self.state.restarts:
             block = feedback_block(self.state.restarts[-1], workspace=member.workspace is not None)
@@ -434,6 +483,8 @@ class Orchestrator:
         if self.workspaces is not None:  # before peers hear of it, so they can read it
             self.workspaces.published(agent, answer.label)
         self.emit(ev.AnswerPublished(agent=agent, label=answer.label, content=content))
+        if self.checking is not None:
+            self.checking.start(answer)
         for vote in retired:
             self.emit(
                 ev.VoteInvalidated(
@@ -483,6 +534,8 @@ class Orchestrator:
         self._check_done()
 
     def _check_done(self) -> None:
+        if self._checks_pending():  # a verdict may change the winner or the agreement
+            return
         live = [m.id for m in self.members if m.id not in self.state.failed]
         if self._agreement_ends(live):
             self.state.done.set()
@@ -504,7 +557,8 @@ class Orchestrator:
         if any(m.workspace is not None for m in self.members):
             return False
         answers = self.state.board.all_answers()
-        self._agreed = agreement.ends_run(answers, live, self.settings.agreement)
+        failed = failed_labels(self._verdicts() or {})
+        self._agreed = agreement.ends_run(answers, live, self.settings.agreement, failed)
         return self._agreed is not None
 
     def _agreed_outcome(self, found: agreement.Agreement) -> TeamOutcome:
@@ -628,15 +682,18 @@ class Orchestrator:
         """Emitted before the reset, so the journal has it before the next attempt."""
         self.emit(restarted_event(feedback, max_attempts(self.settings), outcome.winner or ""))
         self.state = self.state.restarted(self.members, feedback)
-        self._presented = self._presented_in = self._agreed = None
+        self._presented = self._presented_in = self._agreed = self._final_check = None
+        self.checking = self._new_checking()
         if self.workspaces is not None:
             self.workspaces.new_attempt()
 
     def _fallback(self, status: Status, reason: str) -> TeamOutcome:
         """The best available answer when the run cannot finish normally."""
-        decision = decide(self.state.board, self.settings.self_votes)
+        verdicts = self._verdicts()
+        decision = decide(self.state.board, self.settings.self_votes, verdicts)
         if not self.state.board.standing_votes() and self.state.board.total_answers:
-            newest = self.state.board.all_answers()[-1]  # it saw the most of the team's work
+            # The newest saw the most of the team's work; checked answers first.
+            newest = best_checked(self.state.board.all_answers(), verdicts)[-1]
             decision = Decision(newest, decision.tally, None, ())
         self._announce(decision, reason)
         answer = decision.winner.content if decision.winner else ""
@@ -664,6 +721,8 @@ class Orchestrator:
             attempts=self.state.attempt,
             restarts=self.state.restarts,
             agreement=self._agreement(),
+            checks=dict(self._verdicts() or {}),
+            final_check=self._final_check,
         )
 
 

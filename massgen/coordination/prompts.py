@@ -7,13 +7,14 @@ with the viewer's own answer last, to blunt position bias without hiding anythin
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from massgen.coordination import paraphrases
 from massgen.coordination.board import Answer
 from massgen.coordination.free_text import rules as free_text_rules
 from massgen.coordination.quoting import quoted
+from massgen.core.checks import Check
 
 _SENSITIVITY = {
     "lenient": (
@@ -88,11 +89,13 @@ def user_message(
     history: Sequence[Turn] = (),
     paraphrase: str | None = None,
     bare: bool = False,
+    checks: Mapping[str, Check] | None = None,
 ) -> str:
     """The task and the current answers, in the order given (see `order_for_viewer`);
     `paraphrase`: the task in other words, after it (`paraphrases.py`). `bare`, with no
     answers to show, no history and no paraphrase: the question alone, as a single call
-    gets it (free-text first answers)."""
+    gets it (free-text first answers). `checks`: each answer's verdict by label, shown
+    after it (`coordination/checks.py`)."""
     if bare and not shown and not history and not paraphrase:
         return question
     parts = []
@@ -101,7 +104,7 @@ def user_message(
     parts.append(f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>")
     if paraphrase:
         parts.append(paraphrases.block(paraphrase))
-    parts.append(_answers_block(shown))
+    parts.append(_answers_block(shown, checks))
     return "\n\n".join(parts)
 
 
@@ -113,12 +116,37 @@ def order_for_viewer(answers: Sequence[Answer], own_agent: str, seed: int) -> li
     return peers + own
 
 
-def _answers_block(answers: Sequence[Answer]) -> str:
+def _answers_block(answers: Sequence[Answer], checks: Mapping[str, Check] | None = None) -> str:
     if not answers:
         body = "(no answers available yet)"
     else:
-        body = "\n".join(f"<{a.label}>\n{quoted(a.content)}\n<end of {a.label}>" for a in answers)
+        body = "\n".join(
+            f"<{a.label}>\n{quoted(a.content)}\n<end of {a.label}>" + _check_block(a, checks)
+            for a in answers
+        )
     return f"<CURRENT ANSWERS from the agents>\n{body}\n<END OF CURRENT ANSWERS>"
+
+
+def _check_block(answer: Answer, checks: Mapping[str, Check] | None) -> str:
+    """The answer's check, after it: the verdict and the verifier's output, quoted like
+    an answer (it can print whatever the answer made it print)."""
+    if checks is None:
+        return ""
+    check = checks.get(answer.label)
+    said = check.verdict.upper() + (f" ({check.note})" if check.note else "") if check else ""
+    verdict = quoted(" ".join(said.split())) if check else "UNCHECKED (no verdict yet)"
+    output = quoted(check.excerpt) if check and check.excerpt else "(no output)"
+    label = answer.label
+    return f"\n<check of {label}: {verdict}>\n{output}\n<end of check of {label}>"
+
+
+CHECKS_NOTE = (
+    "CHECKS: every answer was checked automatically when it was published. After each "
+    "answer you see its check: PASSED, FAILED, or UNCHECKED (the check could not be made), "
+    "with the checker's output. An answer that failed its check never wins over one that "
+    "passed, whatever the votes: do not vote for a failing answer; fix what its check "
+    "reports in a new answer instead."
+)
 
 
 def history_block(history: Sequence[Turn]) -> str:

@@ -11,7 +11,7 @@ import re
 _MARKER = re.compile(
     r"<(?=\s*/?\s*(?:end\s+of\b|agent\s*\d|original\s+message|current\s+answers|"
     r"other\s+answers|selected\s+answer|conversation_history|paraphrased|short-term|"
-    r"long-term|previous\s+attempt))",
+    r"long-term|previous\s+attempt|check\s+of\b))",
     re.IGNORECASE,
 )
 # What stands in for their `<`: reads the same to a person, opens no block for a model.

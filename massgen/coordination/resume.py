@@ -24,6 +24,7 @@ from massgen.coordination.board import Board, Vote
 from massgen.coordination.labels import Labels
 from massgen.coordination.restarts import Feedback
 from massgen.core import events as ev
+from massgen.core.checks import Check, Verdict
 from massgen.core.status import Status
 
 Spending = ev.AgentStarted | ev.UsageReported | ev.OrchestrationRestarted
@@ -55,6 +56,7 @@ class Resumed:
     # What the attempts before spent (for a UsageLedger): a resumed run's cost includes them.
     spending: tuple[Spending, ...] = ()
     restarts: tuple[Feedback, ...] = ()  # the evaluations that restarted the coordination
+    checks: dict[str, Check] = field(default_factory=dict)  # the verifier's, by answer label
 
     @property
     def answer_labels(self) -> list[str]:
@@ -116,6 +118,7 @@ class _Fold:
         self.open: set[str] = set()  # agents whose last run had not decided anything
         self.spending: list[Spending] = []
         self.restarts: list[Feedback] = []
+        self.checks: dict[str, Check] = {}
 
     def apply(self, event: ev.AnyEvent) -> None:
         if isinstance(event, Spending):
@@ -134,6 +137,11 @@ class _Fold:
             case ev.AnswerPublished():
                 self.decisions.append(Decision(event.agent, event.label, content=event.content))
                 self.open.discard(event.agent)
+            case ev.AnswerChecked(phase="coordination"):
+                verdict = Verdict(event.verdict)
+                self.checks[event.label] = Check(
+                    verdict, event.note, event.excerpt, event.duration_s
+                )
             case ev.VoteCast():
                 step = Decision(event.agent, event.target_label, reason=event.reason)
                 self.decisions.append(step)
@@ -157,6 +165,7 @@ class _Fold:
         )
         self.restarts.append(feedback)
         self.decisions.clear()
+        self.checks.clear()
         self.failed.clear()
         self.started_runs.clear()
         self.open.clear()
@@ -183,6 +192,7 @@ class _Fold:
             runs=runs,
             spending=tuple(self.spending),
             restarts=tuple(self.restarts),
+            checks=dict(self.checks),
         )
 
 

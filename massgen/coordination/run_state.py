@@ -18,6 +18,7 @@ from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.labels import Labels
 from massgen.coordination.restarts import Feedback
 from massgen.coordination.resume import Resumed
+from massgen.core.checks import Check
 from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
@@ -74,6 +75,9 @@ class TeamOutcome:
     restarts: tuple[Feedback, ...] = ()
     # How the first answers agreed, and whether that ended the run (`agreement.py`).
     agreement: Agreement | None = None
+    # The verifier's verdicts by answer label, and the final presentation's (`checks.py`).
+    checks: dict[str, Check] = field(default_factory=dict)
+    final_check: Check | None = None
 
 
 @dataclass(frozen=True, slots=True)

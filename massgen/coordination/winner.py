@@ -2,14 +2,20 @@
 
 Self-preference is a measured judge bias (models rate their own output higher), so by
 default a vote for one's own answer only breaks ties between peer votes.
+
+With a `verifier:`, checked answers win: answers are ranked by their check first (passed,
+then unchecked, then failed; `core/checks.py`), then by votes. A failing answer never
+beats a passing one, whatever the votes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from massgen.coordination.board import Answer, Board
+from massgen.core.checks import Check, rank
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +26,11 @@ class Decision:
     reasons: tuple[str, ...]  # the reasons given by the winner's voters
 
 
-def decide(board: Board, self_votes: str = "tiebreak") -> Decision:
+def decide(
+    board: Board, self_votes: str = "tiebreak", checks: Mapping[str, Check] | None = None
+) -> Decision:
+    """`checks`: the verdicts by answer label when the run has a verifier (an answer
+    without one ranks as unchecked); None: votes alone decide."""
     latest = board.latest()
     if not latest:
         return Decision(None, {}, None, ())
@@ -32,15 +42,50 @@ def decide(board: Board, self_votes: str = "tiebreak") -> Decision:
     elif self_votes == "exclude":
         own = Counter()
 
-    def rank(answer: Answer) -> tuple[int, int, int]:
-        # More peer votes, then more self votes, then the answer published earliest.
-        return (-peer[answer.agent], -own[answer.agent], answer.seq)
+    def checked(answer: Answer) -> int:
+        return 0 if checks is None else rank(checks.get(answer.label))
 
-    ordered = sorted(latest.values(), key=rank)
+    def order(answer: Answer) -> tuple[int, int, int, int]:
+        # Its check, more peer votes, then more self votes, then the earliest published.
+        return (checked(answer), -peer[answer.agent], -own[answer.agent], answer.seq)
+
+    ordered = sorted(latest.values(), key=order)
     winner = ordered[0]
     tally = {a.label: peer[a.agent] + own[a.agent] for a in ordered}
     reasons = tuple(v.reason for v in votes if v.target == winner.agent and v.reason)
-    return Decision(winner, tally, _tie_break(ordered, peer, own), reasons)
+    same_check = [a for a in ordered if checked(a) == checked(winner)]
+    rule = _tie_break(same_check, peer, own)
+    outvoted = _checks_rule(ordered, tally, checks)
+    tie_break = "; ".join(part for part in (outvoted, rule) if part) or None
+    return Decision(winner, tally, tie_break, reasons)
+
+
+def _checks_rule(
+    ordered: list[Answer], tally: dict[str, int], checks: Mapping[str, Check] | None
+) -> str | None:
+    """Why the winner won over answers with votes, as many as it has or more: their
+    checks ranked lower."""
+    if checks is None:
+        return None
+    best = ordered[0]
+    beaten = [
+        a
+        for a in ordered[1:]
+        if tally[a.label] >= max(tally[best.label], 1)
+        and rank(checks.get(a.label)) > rank(checks.get(best.label))
+    ]
+    if not beaten:
+        return None
+    verdict = checks[best.label].verdict if best.label in checks else "unchecked"
+    others = ", ".join(
+        f"{a.label} ({tally[a.label]} vote(s), "
+        f"{checks[a.label].verdict if a.label in checks else 'unchecked'})"
+        for a in beaten
+    )
+    return (
+        f"checked answers win: {best.label} ({verdict}) chosen over {others}; a failing "
+        "answer never beats a passing one, whatever the votes"
+    )
 
 
 def _tie_break(ordered: list[Answer], peer: Counter, own: Counter) -> str | None:

@@ -270,6 +270,22 @@ class AnswerPublished(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerChecked(Event):
+    """The run's `verifier:` checked an answer as it was published (`label`), or the
+    final presentation's text (`phase="presentation"`, `label` the selected answer's).
+    `verdict`: passed, failed or unchecked (`core/checks.py`); `excerpt`: its output, bounded."""
+
+    kind: ClassVar[str] = "answer_checked"
+    agent: str
+    label: str
+    verdict: str
+    note: str = ""
+    excerpt: str = ""
+    duration_s: float = 0.0
+    phase: str = "coordination"  # or "presentation"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VoteCast(Event):
     kind: ClassVar[str] = "vote_cast"
     agent: str
@@ -427,6 +443,7 @@ AnyEvent = (
     | BroadcastAsked
     | BroadcastAnswered
     | AnswerPublished
+    | AnswerChecked
     | VoteCast
     | VoteInvalidated
     | ActionRejected

@@ -110,6 +110,9 @@ class Confinement:
     hidden: tuple[Path, ...] = field(default_factory=lambda: default_hidden())
     max_processes: int = DEFAULT_MAX_PROCESSES
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_MB * 1024 * 1024
+    # Where the command starts (the runner's `cwd` too); None: the workspace. A verifier
+    # starts in a read-only copy of the answer's files (`massgen/verifiers/`).
+    cwd: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +331,8 @@ def bwrap_arguments(c: Confinement) -> list[str]:
     for hidden in masked:
         if hidden.is_dir():
             args += ["--remount-ro", str(hidden)]
-    args += ["--remount-ro", "/", "--chdir", workspace]
+    start = str(_real(c.cwd)) if c.cwd is not None else workspace
+    args += ["--remount-ro", "/", "--chdir", start]
     return args
 
 

@@ -23,6 +23,7 @@ from massgen.core import events as ev
 DECIDED = (
     ev.RunStarted,
     ev.AnswerPublished,
+    ev.AnswerChecked,  # a verdict the resumed run's ranking and prompts depend on
     ev.VoteCast,
     ev.VoteInvalidated,
     ev.AgentFailed,

@@ -22,6 +22,7 @@ _DECISIONS = (
     ev.RunStarted,
     ev.AgentStarted,
     ev.AnswerPublished,
+    ev.AnswerChecked,
     ev.VoteCast,
     ev.VoteInvalidated,
     ev.ActionRejected,
@@ -126,6 +127,9 @@ class RunState:
         self.max_attempts = 1
         self.restarts: list[ev.OrchestrationRestarted] = []
         self.verdict: ev.EvaluationFinished | None = None  # this attempt's evaluation
+        # The verifier's verdicts: each answer's by label, and the presented text's.
+        self.checks: dict[str, ev.AnswerChecked] = {}
+        self.final_check: ev.AnswerChecked | None = None
 
     def agent(self, agent_id: str) -> AgentState:
         """The agent's state, created on first sight (an event may precede RunStarted)."""
@@ -206,6 +210,10 @@ class RunState:
                 self._agent_started(event)
             case ev.AnswerPublished():
                 self._answer_published(event)
+            case ev.AnswerChecked(phase="presentation"):
+                self.final_check = event
+            case ev.AnswerChecked():
+                self.checks[event.label] = event
             case ev.VoteCast():
                 self._vote_cast(event)
             case ev.VoteInvalidated():
@@ -307,6 +315,7 @@ class RunState:
         self.presenter = self.strategy = None
         self.final_parts = []
         self.votes = []
+        self.checks, self.final_check = {}, None
         for agent_id, state in self.agents.items():
             self.agents[agent_id] = AgentState(label=state.label)
 

@@ -84,12 +84,23 @@ def _agent(state: RunState, agent_id: str) -> dict[str, Any]:
         "runs": a.runs,
         "answer_count": len(a.answers),
         "latest_answer_label": a.answers[-1].label if a.answers else None,
+        "latest_answer_check": _check(state, a.answers[-1].label) if a.answers else None,
         "vote": vote,
         "restarts": a.restarts,
         "rejected_actions": a.rejected_actions,
         "error": a.error,
         "usage": state.spend(agent_id).to_dict(),
     }
+
+
+def _check(state: RunState, label: str) -> str | None:
+    """The verifier's verdict on an answer: "failed (exit 1)"; None: not checked (yet)."""
+    check = state.checks.get(label)
+    return None if check is None else _check_text(check.verdict, check.note)
+
+
+def _check_text(verdict: str, note: str) -> str:
+    return f"{verdict} ({note})" if note else verdict
 
 
 def _results(state: RunState) -> dict[str, Any]:
@@ -99,6 +110,12 @@ def _results(state: RunState) -> dict[str, Any]:
         "winner_label": state.winner_label,
         "tally": outcome.tally if outcome else state.standing_tally(),
         "final_answer_preview": preview(finished.answer, ANSWER_PREVIEW) if finished else None,
+        "checks": {label: _check(state, label) for label in state.checks},
+        "final_check": (
+            None
+            if state.final_check is None
+            else _check_text(state.final_check.verdict, state.final_check.note)
+        ),
     }
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import assert_never
 
 from massgen.core import events as ev
-from massgen.record.text import preview, seconds_text, tool_outcome
+from massgen.record.text import check_line, preview, seconds_text, tool_outcome
 
 WIDTH = 120
 MIN_COL = 10
@@ -92,6 +92,8 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"run {event.run} · sees {seen}{only}"
         case ev.AnswerPublished():
             return event.agent, f"answer {event.label}"
+        case ev.AnswerChecked():
+            return event.agent, check_line(event, 60)
         case ev.VoteCast():
             return event.agent, f"vote → {event.target_label}"
         case ev.VoteInvalidated():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from massgen.core import events as ev
@@ -15,6 +15,31 @@ def preview(text: str | None, limit: int = 200) -> str | None:
         return None
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def check_line(event: ev.AnswerChecked, limit: int = 160) -> str:
+    """ "✓ check of agent1.2: passed", "✗ check of the final answer: failed (exit 1) ·
+    <the last line of its output>"."""
+    mark = {"passed": "✓", "failed": "✗"}.get(event.verdict, "?")
+    what = "the final answer" if event.phase == "presentation" else event.label
+    said = f"{event.verdict} ({event.note})" if event.note else event.verdict
+    lines = [line for line in event.excerpt.splitlines() if line.strip()]
+    tail = f" · {lines[-1]}" if lines and event.verdict != "passed" else ""
+    return preview(f"{mark} check of {what}: {said}{tail}", limit) or ""
+
+
+def checks_text(
+    checks: Mapping[str, ev.AnswerChecked], final: ev.AnswerChecked | None = None
+) -> str:
+    """ "checks: agent1.1 passed, agent2.1 failed (exit 1); final answer passed"."""
+    said = ", ".join(f"{label} {_verdict(check)}" for label, check in checks.items())
+    if final is not None:
+        said += f"; final answer {_verdict(final)}"
+    return f"checks: {said}"
+
+
+def _verdict(check: ev.AnswerChecked) -> str:
+    return f"{check.verdict} ({preview(check.note, 60)})" if check.note else check.verdict
 
 
 def iso(at: float) -> str:

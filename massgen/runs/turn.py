@@ -23,6 +23,7 @@ from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
 from massgen.coordination.restarts import Feedback
 from massgen.core import events as ev
+from massgen.core.checks import Check, tally
 from massgen.core.status import Status
 from massgen.core.toolbox import Toolbox
 from massgen.core.types import Usage
@@ -31,6 +32,7 @@ from massgen.runs import equipment
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
 from massgen.runs.members import build as build_members
 from massgen.runs.setting import Setting
+from massgen.verifiers.team import for_config as verifier_for
 from massgen.workspace.context import ContextChanges, save_changes
 from massgen.workspace.team import Workspaces, run_name
 
@@ -87,6 +89,9 @@ class RunResult:
     restarts: tuple[Feedback, ...] = ()
     # How the independent first answers agreed, and whether that ended the run.
     agreement: Agreement | None = None
+    # The `verifier:`'s verdict on each answer (by label), and on the presented text.
+    checks: dict[str, Check] = field(default_factory=dict)
+    final_check: Check | None = None
 
     @property
     def one_call_tokens(self) -> float | None:
@@ -100,13 +105,28 @@ class RunResult:
         return sum(firsts) / len(firsts) if firsts else None
 
     def worth(self) -> str:
-        """ "3 of 3 first answers agree (numeric: 72); 2,808 tokens, 8.1x one call"."""
+        """ "3 of 3 first answers agree (numeric: 72); checks: 2 passed, 1 failed, the
+        selected answer passed; 2,808 tokens, 8.1x one call"."""
         parts = [self.agreement.describe()] if self.agreement else []
+        if self.checks:
+            parts.append(self.checks_said())
         tokens = self.total_usage.total_tokens
         one = self.one_call_tokens
         ratio = f", {tokens / one:.1f}x one call" if one else ""
         parts.append(f"{tokens:,} tokens{ratio}")
         return "; ".join(parts)
+
+    def checks_said(self) -> str:
+        """ "checks: 2 passed, 1 failed, the selected answer passed" ("" without any)."""
+        if not self.checks:
+            return ""
+        text = f"checks: {tally(self.checks.values())}"
+        selected = self.checks.get(self.winner_label or "")
+        if selected is not None:
+            text += f", the selected answer {selected.verdict}"
+        if self.final_check is not None and self.final_check is not selected:
+            text += f", the final text {self.final_check.verdict}"
+        return text
 
     @property
     def total_cost_usd(self) -> float | None:
@@ -254,6 +274,7 @@ class TeamRun:
                     memories=equipment.memories_for(setting),
                     aids=aids,
                     broadcasts=equipped.broadcasts,
+                    verifier=verifier_for(loaded.config.verifier, loaded.source, self.workspaces),
                 )
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
@@ -362,6 +383,8 @@ class TeamRun:
             attempts=outcome.attempts,
             restarts=outcome.restarts,
             agreement=outcome.agreement,
+            checks=dict(outcome.checks),
+            final_check=outcome.final_check,
         )
 
 

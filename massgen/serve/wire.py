@@ -171,6 +171,8 @@ def progress_line(event: ev.AnyEvent) -> str | None:
             return f"[{agent}] asks {', '.join(to)}\n"
         case ev.AnswerPublished(agent=agent, label=label):
             return f"[{agent}] answers {label}\n"
+        case ev.AnswerChecked(agent=agent, label=label, verdict=verdict, note=note):
+            return f"[{agent}] check of {label}: {verdict}{f' ({note})' if note else ''}\n"
         case ev.VoteCast(agent=agent, target=target, target_label=label, reason=reason):
             return f"[{agent}] votes for {target} ({label}): {reason.strip()}\n"
         case ev.AgentRestarted(agent=agent, reason=reason):

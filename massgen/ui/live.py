@@ -25,6 +25,7 @@ from rich.text import Text
 
 from massgen.core import events as ev
 from massgen.core.status import Status
+from massgen.record.text import checks_text
 from massgen.ui.model import (
     Pane,
     ViewModel,
@@ -323,6 +324,8 @@ def result_block(model: ViewModel, elapsed: float) -> RenderableType:
         lines.append(f"tie-break: {outcome.tie_break}")
     if outcome and outcome.agreement:
         lines.append(f"agreement: {outcome.agreement}")
+    if state.checks:
+        lines.append(checks_text(state.checks, state.final_check))
     question = Text(f"massgen · {state.question}", style="bold", no_wrap=True, overflow="ellipsis")
     parts: list[RenderableType] = [question, summary]
     parts.append(Rule(winner, style="green" if state.winner else "red"))

@@ -15,6 +15,7 @@ from typing import Literal, assert_never
 from massgen.core import events as ev
 from massgen.record.state import RunState
 from massgen.record.text import (
+    check_line,
     hosted_lines,
     preview,
     seconds_text,
@@ -36,6 +37,7 @@ Kind = Literal["text", "reasoning", "tool", "answer", "vote", "restart", "failed
 # Events that put a line (or the final text) into an agent's pane.
 _Marker = (
     ev.AnswerPublished
+    | ev.AnswerChecked
     | ev.ToolSourceFailed
     | ev.PermissionDecided
     | ev.BroadcastAsked
@@ -139,6 +141,7 @@ class ViewModel:
                 self.pane(event.agent).line("tool" if ok else "failed", subagent_line(event))
             case (
                 ev.AnswerPublished()
+                | ev.AnswerChecked()
                 | ev.VoteCast()
                 | ev.VoteInvalidated()
                 | ev.AgentRestarted()
@@ -208,6 +211,11 @@ class ViewModel:
                 if unshown:  # it came as a tool call's argument
                     self.pane(agent).line("text", unshown)
                 self._settle(agent, "answer", f"✓ new answer {label}")
+            case ev.AnswerChecked(agent=agent, verdict=verdict):
+                kind: Kind = "answer" if verdict == "passed" else "failed"
+                if verdict == "unchecked":
+                    kind = "note"
+                self.pane(agent).line(kind, check_line(event, 200))
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
                 text = f"✓ vote for {label}" + (f": {preview(reason, 120)}" if reason else "")
                 self._settle(agent, "vote", text)

@@ -14,6 +14,7 @@ from massgen.core import events as ev
 from massgen.core.status import Status
 from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import (
+    check_line,
     hosted_lines,
     preview,
     seconds_text,
@@ -90,6 +91,8 @@ class PlainView:
                 if unshown:  # it came as a tool call's argument
                     self._stream(agent, f"\n{unshown}\n")
                 return f"[{agent}] ✓ new answer {label}"
+            case ev.AnswerChecked(agent=agent):
+                return f"[{agent}] {check_line(event, 200)}"
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
                 return f"[{agent}] ✓ vote for {label}" + (f": {reason}" if reason else "")
             case ev.VoteInvalidated(agent=agent, target_label=old, newer_label=new):

@@ -59,9 +59,14 @@ class Finished:
 
 
 async def run_command(
-    argv: Sequence[str], cwd: Path, limits: Limits, env: Mapping[str, str]
+    argv: Sequence[str],
+    cwd: Path,
+    limits: Limits,
+    env: Mapping[str, str],
+    stdin: bytes | None = None,
 ) -> Finished:
-    """Run `argv` in `cwd` until it exits or `limits.timeout_seconds` pass.
+    """Run `argv` in `cwd` until it exits or `limits.timeout_seconds` pass. `stdin`: what
+    the command reads on its standard input (default: nothing, /dev/null).
 
     Raises:
         OSError: the command could not be started (no such program, no such directory).
@@ -69,10 +74,11 @@ async def run_command(
             and reaped first.
     """
     started = time.monotonic()
-    process = await _start(argv, cwd, env, limits.kill_grace_seconds)
+    process = await _start(argv, cwd, env, limits.kill_grace_seconds, stdin is not None)
     capture = _Capture(limits.max_output_bytes)
     assert process.stdout is not None
     reader = asyncio.create_task(capture.read(process.stdout))
+    feeder = asyncio.create_task(_feed(process.stdin, stdin)) if stdin is not None else None
     timed_out = False
     try:
         try:
@@ -83,6 +89,10 @@ async def run_command(
     finally:
         await _stop_group(process, limits.kill_grace_seconds)
         await _drain(reader)
+        if feeder is not None:
+            feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await feeder
     assert process.returncode is not None
     return Finished(
         exit_code=process.returncode,
@@ -94,7 +104,7 @@ async def run_command(
 
 
 async def _start(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], grace: float
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], grace: float, piped: bool = False
 ) -> asyncio.subprocess.Process:
     """The started command. A cancel while asyncio connects its pipes would kill only the
     leader (asyncio's own cleanup) and leave what it had already started running: the
@@ -106,7 +116,7 @@ async def _start(
             *argv,
             cwd=cwd,
             env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE if piped else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
@@ -120,6 +130,17 @@ async def _start(
             process = await starting
             await _stop_group(process, grace)
         raise
+
+
+async def _feed(pipe: asyncio.StreamWriter | None, data: bytes) -> None:
+    """Write `data` to the command's stdin and close it; a command that stops reading
+    (exits, or never reads) ends the writing, not the call."""
+    if pipe is None:
+        return
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        pipe.write(data)
+        await pipe.drain()
+        pipe.close()
 
 
 def _register(started: asyncio.Future[asyncio.subprocess.Process]) -> None:

@@ -84,3 +84,45 @@ def test_mcnemar_is_the_exact_two_sided_binomial_on_the_discordant_pairs():
     assert mcnemar(6, 0) == pytest.approx(2 / 64)
     assert mcnemar(3, 3) == 1.0
     assert mcnemar(1, 9) == pytest.approx(2 * 11 / 1024)
+
+
+PLUS_ONE = '''\
+import re
+
+def plus_one(answer, question, workspace):
+    """Checks the answer by the question alone: the last number is the sum."""
+    wanted = int(re.search(r"what is (\\d+) plus one", question).group(1)) + 1
+    numbers = re.findall(r"-?\\d+", answer)
+    return bool(numbers) and int(numbers[-1]) == wanted, f"wanted {wanted}"
+'''
+
+
+def test_a_verifier_wins_back_what_the_vote_lost_and_the_stages_say_so(tmp_path, capsys):
+    """The same misled team with a verifier: every voter still picks the wrong answer, and
+    the checked right answer wins; the manifest records which verifier the batch used."""
+    tasks = write_tasks(tmp_path / "tasks.jsonl", 2)
+    team = write_team(tmp_path / "team.json", "", agents=3)
+    (tmp_path / "qchecks.py").write_text(PLUS_ONE)
+    with FakeProvider(misled_team) as fake:
+        config = json.loads(
+            team.read_text().replace('"base_url": ""', f'"base_url": "{fake.base_url}"')
+        )
+        config["verifier"] = {"function": "qchecks:plus_one"}
+        team.write_text(json.dumps(config))
+        out = tmp_path / "out"
+        assert main(["batch", str(tasks), "--config", str(team), "--out", str(out)]) == 0
+
+    records = [json.loads(line) for line in (out / "stages.jsonl").read_text().splitlines()]
+    first = records[0]
+    assert sorted((c["agent"], c["check"], c["score"]) for c in first["candidates"]) == [
+        ("a0", "passed", 1.0),
+        ("a1", "passed", 1.0),
+        ("a2", "failed", 0.0),
+    ]
+    assert (first["selected_score"], first["final_score"]) == (1.0, 1.0)
+    stages = json.loads((out / "summary.json").read_text())["stages"]
+    assert stages["oracle_gap"]["count"] == 0
+    assert stages["checked_passed"]["n"] == 4 and stages["checked_passed"]["accuracy"] == 1
+    assert "checked: passed among candidates (right)" in capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "qchecks:plus_one" in json.dumps(manifest)

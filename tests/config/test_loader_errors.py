@@ -387,3 +387,25 @@ def test_context_paths_need_an_agent_with_file_tools(dirs):
         "orchestrator.context_paths: context paths are read with the file tools, and no agent "
         "has them. Give the agents a workspace with `cwd:` in their `backend:`"
     )
+
+
+# ---------------------------------------------------------------- verifier
+
+
+def test_a_verifier_needs_exactly_one_of_command_or_function(dirs):
+    text = f"agents:\n{GOOD_AGENT}verifier:\n  timeout_seconds: 5\n"
+    assert error_for(dirs, text) == (
+        "verifier: set exactly one of `command` (a shell command that gets the answer on "
+        "stdin) or `function` (`module:function`)"
+    )
+
+
+def test_a_verifier_function_must_name_module_and_function(dirs):
+    text = f"agents:\n{GOOD_AGENT}verifier:\n  function: mychecks.verify\n"
+    assert error_for(dirs, text) == (
+        "verifier.function: must be `module:function`, got 'mychecks.verify'; for example "
+        "`massgen.verifiers:python_examples`, or `mychecks:verify` for a function `verify` "
+        "in mychecks.py beside the config"
+    )
+    text = f"agents:\n{GOOD_AGENT}verifier:\n  command: pytest\n  timeout: 5\n"
+    assert error_for(dirs, text) == "verifier.timeout: unknown key. Did you mean `timeout_seconds`?"

@@ -325,6 +325,14 @@
         setAgentState(agent, "answered " + e.label, "answered");
         break;
       }
+      case "answer_checked": {
+        var what = e.phase === "presentation" ? "the final answer" : e.label;
+        var verdict = e.verdict + (e.note ? " (" + e.note + ")" : "");
+        var check = el("li", e.verdict === "passed" ? "tool" : "tool failed", "check of " + what + ": " + verdict);
+        check.title = e.excerpt;
+        agent.card.tools.appendChild(check);
+        break;
+      }
       case "vote_cast": {
         var vote = el("li", "vote", "voted " + e.target + " (" + e.target_label + "): " + e.reason);
         vote.dataset.target = e.target_label;
