@@ -30,10 +30,10 @@ from starlette.routing import Route
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
 from massgen.permissions.approval import Choice
-from massgen.serve import history, shaping, wire
+from massgen.serve import history, responses, shaping, wire
 from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
-from massgen.serve.completions import answer_once, answer_stream
+from massgen.serve.completions import Failed, answer_once, answer_stream, wait_answer
 from massgen.serve.hosts import HostCheck, allowed_names
 from massgen.serve.questions import AnswerTooLong, QuestionClosed, UnknownQuestion
 from massgen.serve.runs import Busy, LiveRun, OpenAsks, Questions, Runs
@@ -159,6 +159,7 @@ class _Routes:
     def __init__(self, settings: Settings, runs: Runs) -> None:
         self.settings, self.runs, self.teams = settings, runs, settings.teams
         self.stopping: anyio.Event | None = None  # set by the lifespan
+        self.conversations = responses.Conversations()  # for `previous_response_id`
 
     def _sse(self, events: AsyncIterator[dict[str, str]]) -> EventSourceResponse:
         # `sep="\n"`: frames end with a blank line, as OpenAI's (not `\r\n\r\n`).
@@ -179,6 +180,7 @@ class _Routes:
             Route("/v1/models", guard(self.models)),
             Route("/v1/models/{name:path}", guard(self.model)),
             Route("/v1/chat/completions", guard(self.chat), methods=["POST"]),
+            Route("/v1/responses", guard(self.respond), methods=["POST"]),
             Route("/api/login", guard(self.login), methods=["POST"]),
             Route("/api/runs", guard(self.list_runs)),
             Route("/api/runs", guard(self.start_run), methods=["POST"]),
@@ -268,6 +270,30 @@ class _Routes:
         if req.stream:
             return self._sse(answer_stream(run, req, completion_id))
         return await answer_once(request, run, req, completion_id)
+
+    # --- /v1/responses -----------------------------------------------------------------
+
+    async def respond(self, request: Request) -> Response:
+        try:
+            req = responses.parse(await _json_body(request), self.conversations)
+            loaded = shaping.shape(load_runnable(self.teams, req.model), req.ask)
+            run = await self.runs.start(
+                req.model, loaded, req.question, req.history, attachments=req.ask.images
+            )
+        except REFUSALS as error:
+            return _refused(error)
+        reply = responses.Reply(req)
+        if req.stream:
+            return self._sse(responses.stream(run, reply, self.conversations))
+        try:
+            answer = await wait_answer(request, run, req.ask)
+        except Failed as failed:
+            return failed.response()
+        if isinstance(answer, Response):
+            return answer
+        lines = (wire.progress_line(e) for e in run.events)
+        reasoning = "".join(line for line in lines if line)
+        return JSONResponse(reply.finished(answer, reasoning, self.conversations))
 
     # --- the web page's API ------------------------------------------------------------
 
