@@ -27,7 +27,7 @@ from massgen.serve.completions import Answer, Failed, Progress, Text, follow
 from massgen.serve.options import Ask, RequestError
 from massgen.serve.runs import LiveRun
 from massgen.serve.wire import INSTRUCTION_ROLES, MAX_MESSAGES, Said, conversation, model_of
-from massgen.serve.wire import _content as content_of
+from massgen.serve.wire import message_content as content_of
 
 Json = dict[str, Any]
 MAX_STORED = 1000  # conversations `previous_response_id` can continue, newest kept

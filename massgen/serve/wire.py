@@ -117,7 +117,7 @@ def _said(message: Any, index: int) -> Said:
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
         raise RequestError(f"messages[{index}] needs a `role`", param=f"messages[{index}]")
     role = str(message["role"])
-    return role, *_content(message.get("content"), f"messages[{index}]")
+    return role, *message_content(message.get("content"), f"messages[{index}]")
 
 
 # Content part types: text, and images (Chat Completions' and Responses' names).
@@ -125,7 +125,7 @@ TEXT_PARTS = ("text", "input_text", "output_text")
 IMAGE_PARTS = ("image_url", "input_image")
 
 
-def _content(content: Any, at: str) -> tuple[str, tuple[Attachment, ...]]:
+def message_content(content: Any, at: str) -> tuple[str, tuple[Attachment, ...]]:
     """A message's text (a string, or the text parts of a content list) and its images."""
     if content is None:
         return "", ()
