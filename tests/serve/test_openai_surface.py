@@ -5,6 +5,7 @@ on unknown routes, and the SSE framing a hand-written parser reads."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import urllib.request
@@ -376,3 +377,32 @@ def _post_raw(url: str, body: dict) -> bytes:
     request.add_header("Content-Type", "application/json")
     with urllib.request.urlopen(request, timeout=60) as response:
         return response.read()
+
+
+# --- openai-agents, with its default model (the Responses API) ----------------------------
+
+
+def test_openai_agents_runs_the_team_as_its_model(server, fakes):
+    agents = pytest.importorskip("agents")
+    agents.set_tracing_disabled(True)  # no network: traces would go to OpenAI
+
+    def asker():  # one client per event loop
+        client = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key=TOKEN, max_retries=0)
+        model = agents.OpenAIResponsesModel(model="massgen", openai_client=client)
+        return agents.Agent(name="asker", instructions="Reply only BANANA", model=model)
+
+    sent = len(fakes["shaped"].requests)
+    result = agents.Runner.run_sync(asker(), "What is 2+2?")
+    assert result.final_output == FINAL_MARKDOWN.strip()
+    calls = fakes["shaped"].requests[sent:]
+    assert len(calls) == 7 and all(
+        "Reply only BANANA" in c["messages"][0]["content"] for c in calls
+    )
+
+    async def streamed() -> tuple[str, list[str]]:
+        run = agents.Runner.run_streamed(asker(), "What is 2+2?")
+        kinds = [event.type async for event in run.stream_events()]
+        return str(run.final_output), kinds
+
+    output, kinds = asyncio.run(streamed())
+    assert output == FINAL_MARKDOWN and "raw_response_event" in kinds
