@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,7 @@ from massgen.core import events as ev
 from massgen.core.checks import Check, tally
 from massgen.core.status import Status
 from massgen.core.toolbox import Toolbox
-from massgen.core.types import Usage
+from massgen.core.types import Attachment, Usage
 from massgen.core.usage import UsageLedger
 from massgen.runs import equipment
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
@@ -167,6 +167,7 @@ class TeamRun:
         resumed: Resumed | None = None,
         session_grants: set[str] | None = None,
         workspaces: Workspaces | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
@@ -183,7 +184,9 @@ class TeamRun:
         `session_grants`: the approvals given "for this session", kept by the caller so
         they outlast this run (a chat's turns share one set); this run adds to it.
         `workspaces`: the run's workspaces, made by the caller (a subagent's lie inside
-        its parent agent's workspace); without them, under `.massgen/` as usual."""
+        its parent agent's workspace); without them, under `.massgen/` as usual.
+        `attachments`: media that came with the question (an image in a `massgen serve`
+        request), on every agent's task message, after its own `upload_files`."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -205,6 +208,7 @@ class TeamRun:
         self.equipment: equipment.Equipment | None = None  # once equipped
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
+        self.attachments = tuple(attachments)
         # Events emitted before `RunStarted`, sent right after it (None once it was sent).
         self._held: list[ev.AnyEvent] | None = []
 
@@ -250,6 +254,8 @@ class TeamRun:
             loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
         _warn_unpriced(loaded.config, members)
+        if self.attachments:
+            members = [replace(m, attachments=(*m.attachments, *self.attachments)) for m in members]
         self.open_log()
         self.workspaces = self.workspaces or Workspaces.for_config(
             loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -29,14 +30,14 @@ from starlette.routing import Route
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
 from massgen.permissions.approval import Choice
-from massgen.serve import history, wire
+from massgen.serve import history, responses, shaping, wire
 from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
-from massgen.serve.completions import answer_once, answer_stream
+from massgen.serve.completions import Failed, answer_once, answer_stream, wait_answer
 from massgen.serve.hosts import HostCheck, allowed_names
 from massgen.serve.questions import AnswerTooLong, QuestionClosed, UnknownQuestion
 from massgen.serve.runs import Busy, LiveRun, OpenAsks, Questions, Runs
-from massgen.serve.teams import Teams, UnknownTeam
+from massgen.serve.teams import Teams, UnknownTeam, load_runnable, runnable
 
 STATIC = Path(__file__).parent / "static"
 PAGE_FILES = {
@@ -94,7 +95,13 @@ def build_app(settings: Settings) -> Starlette:
                 allow_headers=["authorization", "content-type", "last-event-id"],
             )
         )
-    app = Starlette(routes=routes.table(), middleware=middleware, lifespan=lifespan)
+    handlers = {404: _not_found, 405: _not_allowed}
+    app = Starlette(
+        routes=routes.table(),
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers=handlers,  # type: ignore[arg-type]
+    )
     app.state.runs = runs
     return app
 
@@ -103,6 +110,23 @@ def _error(
     status: int, message: str, kind: str, code: str | None = None, **headers: str
 ) -> Response:
     return JSONResponse(wire.error_body(message, kind, code), status_code=status, headers=headers)
+
+
+async def _not_found(request: Request, exc: HTTPException) -> Response:
+    """Every unknown route answers in OpenAI's error shape, so an SDK shows why."""
+    message = f"no route {request.method} {request.url.path} on massgen serve"
+    if request.url.path.startswith("/v1/"):
+        message += " (it serves /v1/chat/completions, /v1/responses and /v1/models)"
+    return _error(404, message, "invalid_request_error", "unknown_route")
+
+
+async def _not_allowed(request: Request, exc: HTTPException) -> Response:
+    allow = (exc.headers or {}).get("Allow", "")
+    message = f"{request.method} is not allowed on {request.url.path}" + (
+        f"; use {allow}" if allow else ""
+    )
+    headers = {"allow": allow} if allow else {}
+    return _error(405, message, "invalid_request_error", "method_not_allowed", **headers)
 
 
 # What starting a run can refuse, each an OpenAI-shaped error (`_refused`).
@@ -135,10 +159,16 @@ class _Routes:
     def __init__(self, settings: Settings, runs: Runs) -> None:
         self.settings, self.runs, self.teams = settings, runs, settings.teams
         self.stopping: anyio.Event | None = None  # set by the lifespan
+        self.conversations = responses.Conversations()  # for `previous_response_id`
 
     def _sse(self, events: AsyncIterator[dict[str, str]]) -> EventSourceResponse:
+        # `sep="\n"`: frames end with a blank line, as OpenAI's (not `\r\n\r\n`).
         return EventSourceResponse(
-            events, ping=15, shutdown_event=self.stopping, shutdown_grace_period=STOP_GRACE_S
+            events,
+            ping=15,
+            sep="\n",
+            shutdown_event=self.stopping,
+            shutdown_grace_period=STOP_GRACE_S,
         )
 
     def table(self) -> list[Route]:
@@ -148,7 +178,9 @@ class _Routes:
             Route("/", self.page),
             Route("/static/{name}", self.static),
             Route("/v1/models", guard(self.models)),
+            Route("/v1/models/{name:path}", guard(self.model)),
             Route("/v1/chat/completions", guard(self.chat), methods=["POST"]),
+            Route("/v1/responses", guard(self.respond), methods=["POST"]),
             Route("/api/login", guard(self.login), methods=["POST"]),
             Route("/api/runs", guard(self.list_runs)),
             Route("/api/runs", guard(self.start_run), methods=["POST"]),
@@ -210,31 +242,58 @@ class _Routes:
         return FileResponse(STATIC / name, media_type=PAGE_FILES[name], headers=PAGE_HEADERS)
 
     async def models(self, request: Request) -> Response:
-        data = [
-            {
-                "id": t.name,
-                "object": "model",
-                "created": 0,
-                "owned_by": "massgen",
-                "description": t.description,
-            }
-            for t in self.teams.listed()
-        ]
+        """The teams that can run here (`teams.runnable`): a key or model missing
+        here leaves a team out."""
+        data = [_model_entry(t.name, t.description) for t in runnable(self.teams)]
         return JSONResponse({"object": "list", "data": data})
+
+    async def model(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        try:
+            loaded = load_runnable(self.teams, name)
+        except (UnknownTeam, ConfigError) as error:
+            return _refused(error)
+        return JSONResponse(_model_entry(name, loaded.source or ""))
 
     # --- /v1/chat/completions ----------------------------------------------------------
 
     async def chat(self, request: Request) -> Response:
         try:
             req = wire.parse_request(await _json_body(request))
-            loaded = self.teams.load(req.model)
-            run = await self.runs.start(req.model, loaded, req.question, req.history)
+            loaded = shaping.shape(load_runnable(self.teams, req.model), req.ask)
+            run = await self.runs.start(
+                req.model, loaded, req.question, req.history, attachments=req.ask.images
+            )
         except REFUSALS as error:
             return _refused(error)
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
         if req.stream:
             return self._sse(answer_stream(run, req, completion_id))
         return await answer_once(request, run, req, completion_id)
+
+    # --- /v1/responses -----------------------------------------------------------------
+
+    async def respond(self, request: Request) -> Response:
+        try:
+            req = responses.parse(await _json_body(request), self.conversations)
+            loaded = shaping.shape(load_runnable(self.teams, req.model), req.ask)
+            run = await self.runs.start(
+                req.model, loaded, req.question, req.history, attachments=req.ask.images
+            )
+        except REFUSALS as error:
+            return _refused(error)
+        reply = responses.Reply(req)
+        if req.stream:
+            return self._sse(responses.stream(run, reply, self.conversations))
+        try:
+            answer = await wait_answer(request, run, req.ask)
+        except Failed as failed:
+            return failed.response()
+        if isinstance(answer, Response):
+            return answer
+        lines = (wire.progress_line(e) for e in run.events)
+        reasoning = "".join(line for line in lines if line)
+        return JSONResponse(reply.finished(answer, reasoning, self.conversations))
 
     # --- the web page's API ------------------------------------------------------------
 
@@ -334,6 +393,16 @@ async def _json_body(request: Request) -> Any:
         return json.loads(body)
     except ValueError:
         raise wire.RequestError("the request body is not valid JSON") from None
+
+
+def _model_entry(name: str, description: str) -> dict[str, Any]:
+    return {
+        "id": name,
+        "object": "model",
+        "created": 0,
+        "owned_by": "massgen",
+        "description": description,
+    }
 
 
 def _answer_of(body: Any) -> str | None:

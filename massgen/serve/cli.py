@@ -31,7 +31,8 @@ MIN_NETWORK_TOKEN = 16  # characters: a token that guards a network port must no
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="massgen serve",
-        description="An OpenAI-compatible /v1/chat/completions over a team, and a live web view.",
+        description="OpenAI-compatible /v1/chat/completions and /v1/responses over a team, "
+        "and a live web view.",
         epilog="Example:\n"
         "  massgen serve --config @examples/three_agents\n"
         "  then: OpenAI(base_url='http://127.0.0.1:8642/v1', api_key=TOKEN)",

@@ -21,6 +21,7 @@ from pathlib import Path
 from massgen.api import RunResult, TeamRun
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
+from massgen.core.types import Attachment
 from massgen.runs.loading import LoadedConfig
 from massgen.serve.approvals import ANSWER_SECONDS, OpenAsk, WebApprover
 from massgen.serve.history import run_id_of
@@ -83,9 +84,11 @@ class LiveRun:
         history: Sequence[Turn] = (),
         *,
         ask_timeout_s: float | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> None:
         """`ask_timeout_s`: a person on the web page answers the permission asks, each
-        within that time; None keeps the config's headless policy (API runs)."""
+        within that time; None keeps the config's headless policy (API runs).
+        `attachments`: the request's images, on every agent's task message."""
         self.team, self.question = team, question
         self.events: list[ev.AnyEvent] = []
         self._changed = asyncio.Event()
@@ -93,7 +96,12 @@ class LiveRun:
             WebApprover(self._wake, timeout_s=ask_timeout_s) if ask_timeout_s is not None else None
         )
         self.turn = TeamRun(
-            loaded, question, history=history, sinks=[self._on_event], approver=self.approver
+            loaded,
+            question,
+            history=history,
+            sinks=[self._on_event],
+            approver=self.approver,
+            attachments=attachments,
         )
         self.turn.cli_args = ["serve", "--team", team]
         log_dir = self.turn.open_log()
@@ -206,13 +214,16 @@ class Runs:
         history: Sequence[Turn] = (),
         *,
         person: bool = False,
+        attachments: Sequence[Attachment] = (),
     ) -> LiveRun:
         """A started run; with `person`, its permission asks wait for the web page.
         Raises Busy when no slot frees up in time."""
         await self.slots.acquire()
         try:
             timeout = self.ask_timeout_s if person else None
-            run = LiveRun(team, loaded, question, history, ask_timeout_s=timeout)
+            run = LiveRun(
+                team, loaded, question, history, ask_timeout_s=timeout, attachments=attachments
+            )
         except BaseException:
             self.slots.release()
             raise

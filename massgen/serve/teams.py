@@ -5,14 +5,20 @@
 - `NAME`: a config file `NAME.yaml|.yml|.json` directly inside `--teams-dir`.
 
 A name is looked up in what is listed; it is never turned into a path, so `../x` or an
-absolute path names nothing.
+absolute path names nothing. A team can run here when its config loads (which also checks
+that local models are installed) and every agent has its API key (`runnable`): a listed
+team that then fails for a missing key would only waste the caller's turn, so
+`/v1/models` and `massgen mcp`'s `list_teams` show only those, and picking another one is
+a `ConfigError` that says which key is missing.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from massgen.backends import registry
 from massgen.core.errors import ConfigError
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
 
@@ -86,3 +92,51 @@ class Teams:
             if path.suffix in CONFIG_SUFFIXES and path.is_file() and path.stem != SERVED:
                 found.setdefault(path.stem, path)
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class Runnable:
+    name: str
+    description: str
+    agents: tuple[str, ...]  # "id (type model)" per agent
+
+
+def missing(loaded: LoadedConfig) -> str | None:
+    """Why `loaded` cannot run here (a missing API key), or None."""
+    env = os.environ if loaded.env is None else loaded.env
+    for agent in loaded.config.agents:
+        try:
+            registry.resolve_api_key(agent.backend, env)
+        except ConfigError as error:
+            return f"agent {agent.id}: {error.message}"
+    return None
+
+
+def load_runnable(teams: Teams, name: str) -> LoadedConfig:
+    """The team `name`, loaded, when it can run here.
+
+    Raises:
+        UnknownTeam: nothing is listed under `name`.
+        ConfigError: its config is invalid, or it needs a key or model this machine lacks.
+    """
+    loaded = teams.load(name)
+    problem = missing(loaded)
+    if problem is not None:
+        raise ConfigError(f"team {name!r} cannot run here: {problem}", file=loaded.source)
+    return loaded
+
+
+def runnable(teams: Teams) -> list[Runnable]:
+    """The listed teams that load and have every key they need, in listing order."""
+    found = []
+    for team in teams.listed():
+        try:
+            loaded = load_runnable(teams, team.name)
+        except (ConfigError, UnknownTeam, OSError):
+            continue
+        agents = tuple(
+            f"{a.id} ({a.backend.type} {a.backend.model or 'default model'})"
+            for a in loaded.config.agents
+        )
+        found.append(Runnable(team.name, team.description, agents))
+    return found

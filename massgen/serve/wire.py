@@ -1,36 +1,33 @@
 """The Chat Completions wire: what an OpenAI client sends and what it expects back.
 
 A request's last user message is the question; earlier user/assistant pairs are the
-history (`Turn`s), as in a chat session. System messages are not forwarded: each agent
-keeps the system message of its team config. Sampling options (`temperature`, ...) are the
-team's too, and are ignored; `tools` and `n > 1` are refused, since a team cannot honour
-them. The team's progress streams as
-`reasoning_content` (one line per thing an agent did), the final answer as `content`.
+history (`Turn`s), as in a chat session. System and developer messages are the user's
+instructions, which every agent reads in its system message (`serve/shaping.py`);
+images in user messages reach every agent (a team with an agent that cannot read them
+refuses the request). Sampling options, `max_tokens`, `stop` and `response_format`
+become an `options.Ask`; `tools` and `n > 1` are refused, since a team cannot honour
+them. The team's progress streams as `reasoning_content` (one line per thing an agent
+did), the final answer as `content`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from massgen.coordination.prompts import Turn
 from massgen.core import events as ev
-from massgen.core.types import Usage
+from massgen.core.types import Attachment, Usage
+from massgen.serve import options
+from massgen.serve.options import Ask, RequestError
+
+__all__ = ["Ask", "ChatRequest", "RequestError", "error_body", "parse_request"]
 
 Json = dict[str, Any]
 MAX_MESSAGES = 1000
 MAX_CONTENT_CHARS = 1_000_000
-
-
-class RequestError(ValueError):
-    """The request is not one we can answer; `status` and `code` go into the error."""
-
-    def __init__(
-        self, message: str, *, status: int = 400, code: str | None = None, param: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.message, self.status, self.code, self.param = message, status, code, param
+INSTRUCTION_ROLES = ("system", "developer")
 
 
 def error_body(message: str, kind: str, code: str | None = None, param: str | None = None) -> Json:
@@ -45,15 +42,14 @@ class ChatRequest:
     history: tuple[Turn, ...]
     stream: bool
     include_usage: bool
+    ask: Ask = field(default_factory=Ask)
 
 
 def parse_request(body: Any) -> ChatRequest:
     """Raises RequestError for anything but a usable chat request."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("`model` must name a team (GET /v1/models lists them)", param="model")
+    model = model_of(body)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise RequestError("`messages` must be a non-empty list", param="messages")
@@ -63,41 +59,98 @@ def parse_request(body: Any) -> ChatRequest:
         raise RequestError("a team answers in text: `tools` are not supported", param="tools")
     if body.get("n") not in (None, 1):
         raise RequestError("a team gives one answer: `n` must be 1", param="n")
-    pairs = [(_role(m, i), _text(m, i)) for i, m in enumerate(messages)]
-    chat = [(role, text) for role, text in pairs if role in ("user", "assistant")]
-    if not chat or chat[-1][0] != "user" or not chat[-1][1].strip():
-        raise RequestError("the last message must be a user message with text", param="messages")
-    options = body.get("stream_options") or {}
+    said = [_said(m, i) for i, m in enumerate(messages)]
+    question, history, images = conversation([(role, text, imgs) for role, text, imgs in said])
+    stream_options = body.get("stream_options") or {}
+    ask = Ask(
+        instructions=options.instructions([t for r, t, _ in said if r in INSTRUCTION_ROLES]),
+        sampling=options.sampling(body),
+        max_tokens=options.max_tokens(body, "max_completion_tokens", "max_tokens"),
+        stop=options.stop(body),
+        output=options.chat_format(body),
+        images=images,
+    )
     return ChatRequest(
         model=model,
-        question=chat[-1][1],
-        history=_history(chat[:-1]),
+        question=question,
+        history=history,
         stream=bool(body.get("stream")),
-        include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
+        include_usage=bool(
+            isinstance(stream_options, dict) and stream_options.get("include_usage")
+        ),
+        ask=ask,
     )
 
 
-def _role(message: Any, index: int) -> str:
+def model_of(body: Json) -> str:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError("`model` must name a team (GET /v1/models lists them)", param="model")
+    return model
+
+
+Said = tuple[str, str, tuple[Attachment, ...]]  # role, text, images
+
+
+def conversation(said: list[Said]) -> tuple[str, tuple[Turn, ...], tuple[Attachment, ...]]:
+    """The question (the last user message), the history before it, and every user
+    message's images. Raises RequestError without a final user question in words."""
+    chat = [(role, text) for role, text, _ in said if role in ("user", "assistant")]
+    images = tuple(image for role, _, imgs in said if role == "user" for image in imgs)
+    if len(images) > options.MAX_IMAGES:
+        raise RequestError(f"at most {options.MAX_IMAGES} images", param="messages")
+    if not chat or chat[-1][0] != "user":
+        raise RequestError("the last message must be a user message with text", param="messages")
+    if not chat[-1][1].strip():
+        last = next(imgs for role, _, imgs in reversed(said) if role == "user")
+        message = (
+            "the last user message has an image but no text: add a question in words (what "
+            "should the team do with the image?)"
+            if last
+            else "the last message must be a user message with text"
+        )
+        raise RequestError(message, param="messages")
+    return chat[-1][1], _history(chat[:-1]), images
+
+
+def _said(message: Any, index: int) -> Said:
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
         raise RequestError(f"messages[{index}] needs a `role`", param=f"messages[{index}]")
-    return str(message["role"])
+    role = str(message["role"])
+    return role, *message_content(message.get("content"), f"messages[{index}]")
 
 
-def _text(message: dict[str, Any], index: int) -> str:
-    """A message's text: a string, or the text parts of a content list."""
-    content = message.get("content")
+# Content part types: text, and images (Chat Completions' and Responses' names).
+TEXT_PARTS = ("text", "input_text", "output_text")
+IMAGE_PARTS = ("image_url", "input_image")
+
+
+def message_content(content: Any, at: str) -> tuple[str, tuple[Attachment, ...]]:
+    """A message's text (a string, or the text parts of a content list) and its images."""
     if content is None:
-        return ""
+        return "", ()
+    images: list[Attachment] = []
     if isinstance(content, list):
-        parts = [
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
-        ]
-        content = "\n".join(str(p) for p in parts)
+        texts = []
+        for i, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind in TEXT_PARTS:
+                texts.append(str(part.get("text", "")))
+            elif kind in IMAGE_PARTS:
+                url = part.get("image_url")
+                url = url.get("url") if isinstance(url, dict) else url
+                images.append(options.image(url, f"{at}.content[{i}]"))
+            elif kind != "refusal":
+                raise RequestError(
+                    f"{at}.content[{i}]: a {kind!r} part is not supported (text and images are)",
+                    param=at,
+                )
+        content = "\n".join(texts)
     if not isinstance(content, str):
-        raise RequestError(f"messages[{index}].content must be text", param=f"messages[{index}]")
+        raise RequestError(f"{at}.content must be text", param=at)
     if len(content) > MAX_CONTENT_CHARS:
-        raise RequestError(f"messages[{index}] is too long", param=f"messages[{index}]")
-    return content
+        raise RequestError(f"{at} is too long", param=at)
+    return content, tuple(images)
 
 
 def _history(chat: list[tuple[str, str]]) -> tuple[Turn, ...]:
@@ -126,7 +179,14 @@ def usage_body(usage: Usage) -> Json:
     }
 
 
-def completion(completion_id: str, model: str, answer: str, reasoning: str, usage: Usage) -> Json:
+def completion(
+    completion_id: str,
+    model: str,
+    answer: str,
+    reasoning: str,
+    usage: Usage,
+    finish: str = "stop",
+) -> Json:
     message: Json = {"role": "assistant", "content": answer}
     if reasoning:
         message["reasoning_content"] = reasoning
@@ -135,7 +195,7 @@ def completion(completion_id: str, model: str, answer: str, reasoning: str, usag
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": usage_body(usage),
     }
 

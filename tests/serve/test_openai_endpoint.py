@@ -63,7 +63,6 @@ def test_a_stream_sends_progress_as_reasoning_then_the_answer_then_usage(client)
 def test_earlier_messages_reach_the_agents_as_history(client, fakes):
     sent = len(fakes["fast"].requests)
     messages = [
-        {"role": "system", "content": "ignored: the team keeps its own system messages"},
         {"role": "user", "content": "Name a prime number."},
         {"role": "assistant", "content": "Seven is prime."},
         {"role": "user", "content": [{"type": "text", "text": "And one bigger than that?"}]},
@@ -71,7 +70,25 @@ def test_earlier_messages_reach_the_agents_as_history(client, fakes):
     client.chat.completions.create(model="massgen", messages=messages)
     first = json.dumps(fakes["fast"].requests[sent]["messages"])
     assert "Seven is prime." in first and "And one bigger than that?" in first
-    assert "ignored: the team keeps" not in first
+
+
+def test_system_and_developer_messages_reach_every_agent_as_instructions(client, fakes):
+    sent = len(fakes["fast"].requests)
+    messages = [
+        {"role": "system", "content": "Reply only BANANA"},
+        {"role": "developer", "content": "Keep it short."},
+        {"role": "user", "content": "What is 2+2?"},
+    ]
+    client.chat.completions.create(model="massgen", messages=messages)
+    calls = fakes["fast"].requests[sent:]
+    assert len(calls) == 7 and {c["model"] for c in calls} == {"m0", "m1", "m2"}
+    for call in calls:  # answers, votes and the presentation alike
+        system = call["messages"][0]
+        assert system["role"] == "system"
+        instructions = system["content"].split("# Instructions from the person asking", 1)[1]
+        assert "Reply only BANANA" in instructions and "Keep it short." in instructions
+        asked = json.dumps(call["messages"][1:])
+        assert "BANANA" not in asked  # apart from the question
 
 
 def test_models_lists_the_served_team_the_presets_and_the_teams_dir(client):

@@ -1,0 +1,288 @@
+"""The Responses wire (`POST /v1/responses`): what the openai SDK's `responses.create` /
+`responses.stream`, openai-agents and other Responses clients send and read.
+
+`input` is a string or a list of messages (`{"role", "content"}`, typed `message` items;
+`reasoning` items a client hands back are skipped); `instructions` and system/developer
+messages are the user's instructions; `previous_response_id` continues a conversation
+this server answered (kept in memory, the newest `MAX_STORED`); `text.format`,
+`max_output_tokens`, `temperature` and `top_p` are honoured as in Chat Completions. A
+stream sends the team's progress as a reasoning item's summary text, then one message
+item, with the event types OpenAI sends; a failure is an `error` event, then `[DONE]`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from massgen.coordination.prompts import Turn
+from massgen.core.types import Usage
+from massgen.serve import options
+from massgen.serve.completions import Answer, Failed, Progress, Text, follow
+from massgen.serve.options import Ask, RequestError
+from massgen.serve.runs import LiveRun
+from massgen.serve.wire import INSTRUCTION_ROLES, MAX_MESSAGES, Said, conversation, model_of
+from massgen.serve.wire import message_content as content_of
+
+Json = dict[str, Any]
+MAX_STORED = 1000  # conversations `previous_response_id` can continue, newest kept
+SKIPPED_ITEMS = ("reasoning", "item_reference")
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsesRequest:
+    model: str
+    question: str
+    history: tuple[Turn, ...]
+    stream: bool
+    ask: Ask
+    instructions: str | None
+    previous: str | None
+    echo: Json = field(default_factory=dict)  # request fields the response repeats
+
+
+class Conversations:
+    """Each answered response's whole conversation, by response id (newest `MAX_STORED`)."""
+
+    def __init__(self, limit: int = MAX_STORED) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, tuple[Turn, ...]] = OrderedDict()
+
+    def get(self, response_id: str) -> tuple[Turn, ...] | None:
+        return self._kept.get(response_id)
+
+    def keep(self, response_id: str, turns: tuple[Turn, ...]) -> None:
+        self._kept[response_id] = turns
+        while len(self._kept) > self.limit:
+            self._kept.popitem(last=False)
+
+
+def parse(body: Any, conversations: Conversations) -> ResponsesRequest:
+    """Raises RequestError for anything but a usable Responses request."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    model = model_of(body)
+    if body.get("tools"):
+        raise RequestError("a team answers in text: `tools` are not supported", param="tools")
+    said = _input(body.get("input"))
+    given = body.get("instructions")
+    if given is not None and not isinstance(given, str):
+        raise RequestError("`instructions` must be text", param="instructions")
+    previous = body.get("previous_response_id")
+    earlier: tuple[Turn, ...] = ()
+    if previous is not None:
+        found = conversations.get(previous) if isinstance(previous, str) else None
+        if found is None:
+            raise RequestError(
+                f"previous_response_id {previous!r} is unknown here: this server keeps the "
+                f"newest {MAX_STORED} responses it gave, until it restarts",
+                status=404,
+                code="previous_response_not_found",
+                param="previous_response_id",
+            )
+        earlier = found
+    question, history, images = conversation(said)
+    texts = [given or ""] + [t for r, t, _ in said if r in INSTRUCTION_ROLES]
+    ask = Ask(
+        instructions=options.instructions(texts),
+        sampling=options.sampling(body, ("temperature", "top_p")),
+        max_tokens=options.max_tokens(body, "max_output_tokens"),
+        output=options.responses_format(body),
+        images=images,
+    )
+    echo = {
+        "instructions": given,
+        "temperature": body.get("temperature"),
+        "top_p": body.get("top_p"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "text": body.get("text") or {"format": {"type": "text"}},
+        "metadata": body.get("metadata") or {},
+        "previous_response_id": previous,
+    }
+    return ResponsesRequest(
+        model, question, earlier + history, bool(body.get("stream")), ask, given, previous, echo
+    )
+
+
+def _input(given: Any) -> list[Said]:
+    if isinstance(given, str):
+        return [("user", given, ())]
+    if not isinstance(given, list) or not given:
+        raise RequestError("`input` must be text or a non-empty list of messages", param="input")
+    if len(given) > MAX_MESSAGES:
+        raise RequestError(f"at most {MAX_MESSAGES} input items", param="input")
+    said: list[Said] = []
+    for index, item in enumerate(given):
+        at = f"input[{index}]"
+        kind = item.get("type", "message") if isinstance(item, dict) else None
+        if kind in SKIPPED_ITEMS:
+            continue
+        if kind != "message" or not isinstance(item.get("role"), str):
+            raise RequestError(
+                f"{at}: only messages are supported (a team calls no client tools), got {kind!r}",
+                param=at,
+            )
+        said.append((item["role"], *content_of(item.get("content"), at)))
+    return said
+
+
+# --- what goes back ----------------------------------------------------------------------
+
+
+def usage_body(usage: Usage) -> Json:
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def message_item(item_id: str, text: str | None) -> Json:
+    """The answer's message item: in progress (`text` None) or done."""
+    done = text is not None
+    return {
+        "type": "message",
+        "id": item_id,
+        "status": "completed" if done else "in_progress",
+        "role": "assistant",
+        "content": [text_part(text)] if done else [],
+    }
+
+
+def text_part(text: str | None) -> Json:
+    return {"type": "output_text", "text": text or "", "annotations": [], "logprobs": []}
+
+
+def reasoning_item(item_id: str, summary: str | None) -> Json:
+    parts = [] if summary is None else [{"type": "summary_text", "text": summary}]
+    status = "in_progress" if summary is None else "completed"
+    return {"type": "reasoning", "id": item_id, "status": status, "summary": parts}
+
+
+@dataclass
+class Reply:
+    """One response as it is built, by a plain request or a stream."""
+
+    req: ResponsesRequest
+    id: str = field(default_factory=lambda: f"resp_{secrets.token_hex(16)}")
+    message_id: str = field(default_factory=lambda: f"msg_{secrets.token_hex(16)}")
+    reasoning_id: str = field(default_factory=lambda: f"rs_{secrets.token_hex(16)}")
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    def body(
+        self,
+        status: str,
+        output: list[Json],
+        usage: Usage | None = None,
+        finish: str = "stop",
+        error: Json | None = None,
+    ) -> Json:
+        incomplete = {"reason": "max_output_tokens"} if finish == "length" else None
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created,
+            "status": "incomplete" if incomplete and status == "completed" else status,
+            "model": self.req.model,
+            "output": output,
+            "usage": usage_body(usage) if usage is not None else None,
+            "error": error,
+            "incomplete_details": incomplete,
+            "parallel_tool_calls": False,
+            "tool_choice": "none",
+            "tools": [],
+            **self.req.echo,
+        }
+
+    def finished(self, answer: Answer, reasoning: str, conversations: Conversations) -> Json:
+        """The whole response, its conversation kept for `previous_response_id`."""
+        conversations.keep(self.id, (*self.req.history, Turn(self.req.question, answer.text)))
+        output = [reasoning_item(self.reasoning_id, reasoning)] if reasoning else []
+        output.append(message_item(self.message_id, answer.text))
+        return self.body("completed", output, answer.usage, answer.finish)
+
+
+async def stream(
+    run: LiveRun, reply: Reply, conversations: Conversations
+) -> AsyncIterator[dict[str, str]]:
+    """The Responses event stream over a run; every event carries `sequence_number`."""
+    counter = iter(range(1_000_000_000))
+
+    def event(kind: str, **fields: Any) -> dict[str, str]:
+        data = {"type": kind, "sequence_number": next(counter), **fields}
+        return {"event": kind, "data": json.dumps(data, ensure_ascii=False)}
+
+    yield event("response.created", response=reply.body("in_progress", []))
+    yield event("response.in_progress", response=reply.body("in_progress", []))
+    progress: list[str] = []
+    text: list[str] = []
+    msg = {"item_id": reply.message_id, "content_index": 0}
+    rs = {"item_id": reply.reasoning_id, "summary_index": 0, "output_index": 0}
+    async for item in follow(run, reply.req.ask):
+        if isinstance(item, Progress):
+            if text:  # the reasoning item is closed once the answer began
+                continue
+            if not progress:
+                yield event("response.output_item.added", output_index=0,
+                            item=reasoning_item(reply.reasoning_id, None))  # fmt: skip
+                yield event("response.reasoning_summary_part.added", **rs,
+                            part={"type": "summary_text", "text": ""})  # fmt: skip
+            progress.append(item.line)
+            yield event("response.reasoning_summary_text.delta", **rs, delta=item.line)
+        elif isinstance(item, Text):
+            if not text:
+                for frame in _open_message(event, reply, "".join(progress), msg):
+                    yield frame
+            text.append(item.delta)
+            yield event("response.output_text.delta", **msg, output_index=1 if progress else 0,
+                        delta=item.delta, logprobs=[])  # fmt: skip
+        elif isinstance(item, Failed):
+            error = item.body()["error"]
+            yield event("error", code=error["code"], message=error["message"], param=None,
+                        error=error)  # fmt: skip
+            failed = reply.body(
+                "failed", [], error={"code": error["code"], "message": error["message"]}
+            )
+            yield event("response.failed", response=failed)
+        else:
+            if not text:
+                for frame in _open_message(event, reply, "".join(progress), msg):
+                    yield frame
+            index = 1 if progress else 0
+            whole = "".join(text)
+            part = text_part(whole)
+            yield event("response.output_text.done", **msg, output_index=index, text=whole,
+                        logprobs=[])  # fmt: skip
+            yield event("response.content_part.done", **msg, output_index=index, part=part)
+            yield event("response.output_item.done", output_index=index,
+                        item=message_item(reply.message_id, whole))  # fmt: skip
+            done = reply.finished(Answer(whole, item.finish, item.usage), "".join(progress),
+                                  conversations)  # fmt: skip
+            kind = "response.incomplete" if done["status"] == "incomplete" else "response.completed"
+            yield event(kind, response=done)
+    yield {"data": "[DONE]"}
+
+
+def _open_message(event: Any, reply: Reply, reasoning: str, msg: Json) -> list[dict[str, str]]:
+    """Close the reasoning item (if any), then open the message item and its text part."""
+    frames = []
+    if reasoning:
+        rs = {"item_id": reply.reasoning_id, "summary_index": 0, "output_index": 0}
+        part = {"type": "summary_text", "text": reasoning}
+        frames.append(event("response.reasoning_summary_text.done", **rs, text=reasoning))
+        frames.append(event("response.reasoning_summary_part.done", **rs, part=part))
+        frames.append(event("response.output_item.done", output_index=0,
+                            item=reasoning_item(reply.reasoning_id, reasoning)))  # fmt: skip
+    index = 1 if reasoning else 0
+    frames.append(event("response.output_item.added", output_index=index,
+                        item=message_item(reply.message_id, None)))  # fmt: skip
+    frames.append(event("response.content_part.added", **msg, output_index=index,
+                        part=text_part("")))  # fmt: skip
+    return frames
