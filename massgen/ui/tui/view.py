@@ -43,9 +43,10 @@ class TuiView:
         self.model.apply(event)
         self.app.note(event)
 
-    async def drive(self, main: Coroutine[Any, Any, T]) -> T:
-        """Run `main` (the team's turn) under the app; its result once the user quits."""
-        app_task = asyncio.create_task(self.app.run_async())
+    async def drive(self, main: Coroutine[Any, Any, T], **options: Any) -> T:
+        """Run `main` (the team's turn) under the app; its result once the user quits.
+        `options` go to `App.run_async` (a test runs it headless, with a pilot)."""
+        app_task = asyncio.create_task(self.app.run_async(**options))
         turn = asyncio.create_task(run_turn(self.app, main))
         try:
             await asyncio.wait({app_task, turn}, return_when=asyncio.FIRST_COMPLETED)
