@@ -21,6 +21,8 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
 from massgen.core import events as ev
@@ -115,10 +117,15 @@ class TeamApp(App[None]):
         yield Static(id="status")
         yield Footer()
 
+    @property
+    def main(self) -> Screen[None]:
+        """The screen the widgets are on (`self.screen` is a dialog while one shows)."""
+        return self.screen_stack[0] if self.screen_stack else self.screen
+
     def on_mount(self) -> None:
         self.set_interval(1 / REFRESH_HZ, self.redraw)
         self.redraw(force=True)
-        self.query_one(AgentList).focus()
+        self.main.query_one(AgentList).focus()
         self.ready.set()
 
     # --- what the sink calls ------------------------------------------------------------
@@ -139,7 +146,7 @@ class TeamApp(App[None]):
         self.call_later(self._show_final)
 
     def _show_final(self) -> None:
-        self.query_one(TabbedContent).active = "final"
+        self.main.query_one(TabbedContent).active = "final"
         self.redraw(force=True)
 
     @property
@@ -151,23 +158,27 @@ class TeamApp(App[None]):
     @property
     def selected(self) -> str | None:
         agents = self.model.agents
-        index = self.query_one(AgentList).highlighted
+        index = self.main.query_one(AgentList).highlighted
         return agents[index] if index is not None and index < len(agents) else None
 
     # --- drawing ------------------------------------------------------------------------
 
     def redraw(self, force: bool = False) -> None:
-        self.query_one("#status", Static).update(self._status())
+        try:
+            status = self.main.query_one("#status", Static)
+        except NoMatches:  # closing: the widgets are gone before the timer
+            return
+        status.update(self._status())
         if not (self.changed or force):
             return
         self.changed = False
         model = self.model
         question = model.state.question.split("\n", 1)[0]
-        self.query_one("#question", Static).update(Text(f"massgen · {question}"))
-        self.query_one(AgentList).sync(model, self.models)
+        self.main.query_one("#question", Static).update(Text(f"massgen · {question}"))
+        self.main.query_one(AgentList).sync(model, self.models)
         self._draw_selected()
-        self.query_one(AnswerBoard).show(model)
-        self.query_one(FinalView).show(model)
+        self.main.query_one(AnswerBoard).show(model)
+        self.main.query_one(FinalView).show(model)
 
     def _draw_selected(self) -> None:
         agent = self.selected
@@ -176,13 +187,13 @@ class TeamApp(App[None]):
         key, state = state_text(self.model, agent)
         title = Text(display_name(self.model, agent), style="bold")
         title.append(f" · {state}", style=STATE_STYLES[key] or "default")
-        self.query_one("#agent-title", Static).update(title)
+        self.main.query_one("#agent-title", Static).update(title)
         pane = self.model.pane(agent)
-        active = self.query_one(TabbedContent).active
+        active = self.main.query_one(TabbedContent).active
         if active == "stream":
-            self.query_one(StreamView).show(agent, pane)
+            self.main.query_one(StreamView).show(agent, pane)
         elif active == "tools":
-            self.query_one(ToolCards).show(agent, pane)
+            self.main.query_one(ToolCards).show(agent, pane)
 
     def _status(self) -> Text:
         line = f"⏱ {elapsed_text(self.elapsed)} · {phase_text(self.model)} · "
@@ -206,16 +217,16 @@ class TeamApp(App[None]):
 
     def action_pick(self, index: int) -> None:
         if index < len(self.model.agents):
-            self.query_one(AgentList).highlighted = index
+            self.main.query_one(AgentList).highlighted = index
 
     def action_step(self, delta: int) -> None:
         count = len(self.model.agents)
         if count:
-            current = self.query_one(AgentList).highlighted or 0
-            self.query_one(AgentList).highlighted = (current + delta) % count
+            current = self.main.query_one(AgentList).highlighted or 0
+            self.main.query_one(AgentList).highlighted = (current + delta) % count
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        self.main.query_one(TabbedContent).active = tab
 
     def action_quit_app(self) -> None:
         if self.over:

@@ -158,7 +158,7 @@ class AppApprover:
             try:
                 async with asyncio.timeout(timeout):
                     await app.ready.wait()
-                    if not app.call_later(app.push_screen, dialog, callback=answered):
+                    if not app.call_later(lambda: app.push_screen(dialog, answered)):
                         return dialog.safe  # the app has closed
                     return await future
             except TimeoutError:
@@ -166,7 +166,8 @@ class AppApprover:
                 app.call_later(app.notify, note, severity="warning")
                 return dialog.safe
             finally:
-                if not future.done():
+                # Unanswered (a timeout or a cancelled run cancels the future itself).
+                if not future.done() or future.cancelled():
                     app.call_later(_close, dialog)
 
     def _agent_name(self, agent: str) -> str:

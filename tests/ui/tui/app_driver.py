@@ -4,11 +4,13 @@ share. What a widget shows is read from the widget (its text, its Markdown, its 
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
+from rich.console import Console
 from rich.text import Text
 from textual.widgets import Collapsible, Markdown, Static
 
@@ -46,6 +48,13 @@ def text_of(app: TeamApp, selector: str) -> str:
     assert isinstance(widget, Static)
     content = widget.content
     return content.plain if isinstance(content, Text) else str(content)
+
+
+def plain(content: object, width: int = SIZE[0]) -> str:
+    """A widget's content as the terminal would show it, without styles."""
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console.print(content)
+    return console.file.getvalue()  # type: ignore[attr-defined]
 
 
 def agent_entries(app: TeamApp) -> list[str]:
