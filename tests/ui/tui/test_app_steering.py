@@ -27,7 +27,7 @@ from massgen.core.status import Status
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.testing.fake_provider import FakeProvider
 from massgen.testing.policy import Fault, Reply, cooperative_agent
-from massgen.ui.tui.approval import ApprovalDialog, AppApprover
+from massgen.ui.tui.approval import AppApprover, ApprovalDialog
 from massgen.ui.tui.view import TuiView
 
 pytestmark = pytest.mark.usefixtures("in_tmp")
