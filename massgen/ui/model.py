@@ -166,7 +166,9 @@ class ViewModel:
                     pane.calls[call_id] = f"{name} · {preview(message, 80)}"
                     card = pane.card(call_id)
                     if card is not None:
-                        card.progress = [*card.progress, preview(message, 200)][-CARD_PROGRESS:]
+                        card.progress = [*card.progress, preview(message, 200) or ""][
+                            -CARD_PROGRESS:
+                        ]
             case ev.HostedToolUsed():
                 self._hosted(event)
             case ev.SubagentStarted() | ev.SubagentFinished():
@@ -274,10 +276,10 @@ class ViewModel:
                 card = self.pane(agent).card(call_id)
                 if card is not None:
                     word = "allowed" if allowed else "denied"
-                    card.decision = f"{word} by {decided.operator}: {preview(decided.reason, 200)}"
+                    card.decision = f"{word} by {decided.operator}: {decided.reason[:200]}"
                 if not allowed:  # an allowed call's own line shows it ran
-                    why = preview(decided.reason, 120)
-                    self.pane(agent).line("failed", f"✗ refused {decided.tool}: {why}")
+                    said = preview(decided.reason, 120)
+                    self.pane(agent).line("failed", f"✗ refused {decided.tool}: {said}")
             case ev.BroadcastAsked(agent=agent, question=question, to=to):
                 self.pane(agent).line("tool", f"? asks {', '.join(to)}: {preview(question, 120)}")
             case ev.BroadcastAnswered(agent=agent, responder=who, answer=answer, ok=ok):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -118,7 +118,7 @@ class TeamApp(App[None]):
         yield Footer()
 
     @property
-    def main(self) -> Screen[None]:
+    def main(self) -> Screen[Any]:
         """The screen the widgets are on (`self.screen` is a dialog while one shows)."""
         return self.screen_stack[0] if self.screen_stack else self.screen
 

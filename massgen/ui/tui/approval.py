@@ -93,7 +93,7 @@ class ApprovalDialog(Dialog):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(Choice(event.option.id))
+        self.dismiss(Choice(event.option.id or Choice.DENY))
 
 
 class QuestionDialog(Dialog):

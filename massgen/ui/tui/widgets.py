@@ -12,6 +12,7 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, OptionList, Static
@@ -32,7 +33,7 @@ def agent_prompt(model: ViewModel, agent: str, model_name: str) -> Text:
     if spend.cost_usd is not None:
         facts.append(format_cost(spend.cost_usd))
     text = Text(display_name(model, agent), style="bold", no_wrap=True, overflow="ellipsis")
-    text.append("\n" + preview(state, 60), style=STATE_STYLES[key] or "default")
+    text.append("\n" + (preview(state, 60) or ""), style=STATE_STYLES[key] or "default")
     text.append("\n" + " · ".join(facts) + "\n", style="dim")  # the blank line parts agents
     return text
 
@@ -50,6 +51,13 @@ class AgentList(OptionList):
                 self.add_option(prompt)
         if self.highlighted is None and agents:
             self.highlighted = 0
+
+
+def _follow(view: VerticalScroll) -> None:
+    """At the end now: stay at the end once what is drawn next is laid out. Scrolled up:
+    stay put, the user is reading. (Not `anchor()`: it draws a short stream at the bottom.)"""
+    if view.is_vertical_scroll_end:
+        view.call_after_refresh(view.scroll_end, animate=False)
 
 
 # --- the selected agent's stream -----------------------------------------------------------
@@ -84,15 +92,13 @@ def _update(widget: Widget, kind: Kind, text: str) -> None:
 class StreamView(VerticalScroll):
     """The selected agent's stream: text as Markdown, reasoning folded, markers as lines."""
 
-    def __init__(self, **options: str) -> None:
-        super().__init__(**options)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.agent: str | None = None
         self.shown: list[tuple[Kind, str]] = []
 
-    def on_mount(self) -> None:
-        self.anchor()  # follow the end until the user scrolls up
-
     def show(self, agent: str, pane: Pane) -> None:
+        _follow(self)
         runs = pane.runs
         last = len(self.shown) - 1
         same = agent == self.agent and len(runs) >= len(self.shown)
@@ -140,15 +146,13 @@ def card_body(card: ToolCard) -> RenderableType:
 class ToolCards(VerticalScroll):
     """The selected agent's tool calls, newest last, each a card that opens."""
 
-    def __init__(self, **options: str) -> None:
-        super().__init__(**options)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.agent: str | None = None
         self.cards: dict[str, tuple[Collapsible, Static, str]] = {}
 
-    def on_mount(self) -> None:
-        self.anchor()
-
     def show(self, agent: str, pane: Pane) -> None:
+        _follow(self)
         if agent != self.agent:
             self.agent, self.cards = agent, {}
             self.remove_children()
@@ -177,13 +181,13 @@ class ToolCards(VerticalScroll):
 class AnswerBoard(VerticalScroll):
     """Every answer version (open it to read) and every vote (open it for the reason)."""
 
-    def __init__(self, **options: str) -> None:
-        super().__init__(**options)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.answers: dict[str, Collapsible] = {}
         self.votes: list[Collapsible] = []
         self.votes_heading = Static(Text("Votes", style="bold"))
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(Text("Answers", style="bold"))
         yield self.votes_heading
 
@@ -245,13 +249,13 @@ def outcome_text(model: ViewModel) -> Text:
 class FinalView(VerticalScroll):
     """How the team got there, then the final answer as Markdown (streamed as presented)."""
 
-    def __init__(self, **options: str) -> None:
-        super().__init__(**options)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.summary = Static(Text("The team is still working.", style="dim"), id="outcome")
         self.answer = Markdown("", id="final-answer")
         self.shown = ("", "")
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield self.summary
         yield self.answer
 
