@@ -59,12 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--model", metavar="NAME", help="model for a one-agent run without a config file")
     add("--base-url", metavar="URL", help="OpenAI-compatible endpoint for --model")
     add("--system-message", metavar="TEXT", help="system message for --model")
-    add(
-        "--display",
-        choices=("tui", "live", "plain"),
-        help="tui: the interactive app (the default on a terminal); live: streaming panels;"
-        " plain: text",
-    )
+    display = "tui: the app (the default on a terminal); live: streaming panels; plain: text"
+    add("--display", choices=("tui", "live", "plain"), help=display)
     add("--no-display", action="store_true", help="plain streaming text (--display plain)")
     add("--no-logs", action="store_true", help="do not write the run's log directory")
     add("--debug", action="store_true", help="write a debug log into the run's log directory")
@@ -405,28 +401,15 @@ def _view(args: argparse.Namespace, loaded: LoadedConfig) -> Any:
     display = _display(args, loaded)
     if display == "silent":
         return _print_final_answer
-    if display == "tui":
-        from massgen.ui.tui.view import TuiView
+    from massgen.ui.choice import view_for
 
-        models = {agent.id: agent.backend.model or "" for agent in loaded.config.agents}
-        return TuiView(models=models)
-    if display == "live":
-        from massgen.ui.live import LiveView
-
-        return LiveView()
-    from massgen.ui.plain import PlainView
-
-    return PlainView(show_cost=True)
+    return view_for(display, loaded.config)
 
 
 def _display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
-    """tui, live, plain or silent (`ui/choice.py: display_for`). The config's
-    `ui.display_type` counts only when the file sets it: its default names no choice."""
     from massgen.ui.choice import display_for
 
-    ui = loaded.config.ui
-    configured = ui.display_type if "display_type" in ui.model_fields_set else None
-    return display_for(args.display, configured=configured, no_display=args.no_display)
+    return display_for(args.display, ui=loaded.config.ui, no_display=args.no_display)
 
 
 def _print_final_answer(event: Any) -> None:

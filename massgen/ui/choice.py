@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from massgen.config.schema import MassgenConfig, UIConfig
     from massgen.permissions.approval import Approver
 
 
@@ -38,6 +39,7 @@ CONFIGURED = {
 def display_for(
     requested: str | None,
     *,
+    ui: UIConfig | None = None,
     configured: str | None = None,
     no_display: bool = False,
     stdin: TextIO | None = None,
@@ -49,8 +51,11 @@ def display_for(
     the live view when only stdout is (keys cannot reach an app), plain text otherwise.
 
     A display that needs a terminal falls back to plain text without one, so a pipe never
-    gets escape codes. `--no-display` means plain whatever else asks.
+    gets escape codes. `--no-display` means plain whatever else asks. The config's
+    `ui.display_type` counts only when the file sets it: its default names no choice.
     """
+    if ui is not None and "display_type" in ui.model_fields_set:
+        configured = ui.display_type
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if no_display:
@@ -63,6 +68,22 @@ def display_for(
     if chosen is not None:
         return chosen if chosen == "live" or _is_terminal(stdin) else "live"
     return "tui" if _is_terminal(stdin) else "live"
+
+
+def view_for(display: str, config: MassgenConfig) -> Any:
+    """The terminal view for a display `display_for` chose: the app, the live view or
+    plain text. Each imports its UI stack only here."""
+    if display == "tui":
+        from massgen.ui.tui.view import TuiView
+
+        return TuiView(models={agent.id: agent.backend.model or "" for agent in config.agents})
+    if display == "live":
+        from massgen.ui.live import LiveView
+
+        return LiveView()
+    from massgen.ui.plain import PlainView
+
+    return PlainView(show_cost=True)
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -88,3 +88,11 @@ def test_streamed_events_never_load_the_app(tmp_path):
                 env={**os.environ, "HOME": str(tmp_path)},
             )
             assert json.loads(done.stdout.splitlines()[-1]) == [0, []], done.stderr
+
+
+def test_the_configs_default_display_type_names_no_choice():
+    from massgen.config.schema import UIConfig
+
+    terminal = {"stdin": TTY(), "stdout": TTY(), "env": {}}
+    assert display_for(None, ui=UIConfig(), **terminal) == "tui"
+    assert display_for(None, ui=UIConfig(display_type="rich_terminal"), **terminal) == "live"
