@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--model", metavar="NAME", help="model for a one-agent run without a config file")
     add("--base-url", metavar="URL", help="OpenAI-compatible endpoint for --model")
     add("--system-message", metavar="TEXT", help="system message for --model")
-    add("--no-display", action="store_true", help="plain streaming text instead of the live view")
+    display = "tui: the app (the default on a terminal); live: streaming panels; plain: text"
+    add("--display", choices=("tui", "live", "plain"), help=display)
+    add("--no-display", action="store_true", help="plain streaming text (--display plain)")
     add("--no-logs", action="store_true", help="do not write the run's log directory")
     add("--debug", action="store_true", help="write a debug log into the run's log directory")
     add("--orchestrator-timeout", type=float, metavar="SECONDS", help="deadline for the whole run")
@@ -347,7 +349,7 @@ def _drive(
 
     for note in _predecessor_notes(loaded.raw, loaded.source):
         print(f"massgen: note: {note}", file=sys.stderr)
-    view = _view(args, loaded.config.ui.display_type)
+    view = _view(args, loaded)
     events: list[AnyEvent] = []
     turn = TeamRun(
         loaded,
@@ -367,8 +369,10 @@ def _drive(
     if args.automation and log_dir:
         print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
     interrupts.farewell = _resume_hint(log_dir)
+    # The app runs the turn under it (`TuiView.drive`); the other views are sinks only.
+    drive = getattr(view, "drive", None)
     try:
-        result = interrupts.run_interruptible(turn.execute())
+        result = interrupts.run_interruptible(drive(turn.execute()) if drive else turn.execute())
     except KeyboardInterrupt:
         return _interrupted(turn)
     finally:
@@ -389,32 +393,23 @@ def _print_table(events: list[AnyEvent]) -> None:
     print("\n" + coordination_table(events, width=width), end="", flush=True)
 
 
-def _view(args: argparse.Namespace, display_type: str = "rich_terminal") -> Any:
+def _view(args: argparse.Namespace, loaded: LoadedConfig) -> Any:
     if args.stream_events:
         return _print_event_json
     if args.automation:
         return lambda event: None
-    if display_type == "silent":
+    display = _display(args, loaded)
+    if display == "silent":
         return _print_final_answer
-    if _live(args, display_type):
-        from massgen.ui.live import LiveView
+    from massgen.ui.choice import view_for
 
-        return LiveView()
-    from massgen.ui.plain import PlainView
-
-    return PlainView(show_cost=True)
+    return view_for(display, loaded.config)
 
 
-# The config's `ui.display_type` values that ask for plain text, not the live view.
-_PLAIN_DISPLAYS = frozenset({"simple", "terminal", "plain", "silent"})
+def _display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
+    from massgen.ui.choice import display_for
 
-
-def _live(args: argparse.Namespace, display_type: str = "rich_terminal") -> bool:
-    from massgen.ui.choice import wants_live
-
-    if display_type in _PLAIN_DISPLAYS:
-        return False
-    return wants_live(no_display=args.no_display, stream=sys.stdout)
+    return display_for(args.display, ui=loaded.config.ui, no_display=args.no_display)
 
 
 def _print_final_answer(event: Any) -> None:
@@ -432,7 +427,8 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
     loaded = _load(args)
     return run_chat(
         loaded,
-        live=_live(args, loaded.config.ui.display_type),
+        # Chat is not in the app yet: it keeps the live view where the app would open.
+        live=_display(args, loaded) in ("tui", "live"),
         resume=args.continue_session,
         session_id=args.session_id,
         question=args.question or None,

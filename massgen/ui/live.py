@@ -31,6 +31,7 @@ from massgen.ui.model import (
     ViewModel,
     display_name,
     elapsed_text,
+    phase_text,
     state_text,
     tally_text,
     totals_text,
@@ -197,24 +198,12 @@ def render_live(model: ViewModel, *, width: int, height: int, elapsed: float) ->
     question = model.state.question.split("\n", 1)[0] if model.state.question else ""
     header = Text(f"massgen · {question}", style="bold", no_wrap=True, overflow="ellipsis")
     status = Text(
-        f"⏱ {elapsed_text(elapsed)} · {_phase(model)} · {totals_text(model)}",
+        f"⏱ {elapsed_text(elapsed)} · {phase_text(model)} · {totals_text(model)}",
         style="dim",
         no_wrap=True,
         overflow="ellipsis",
     )
     return Group(header, _agents(model, width, max(1, height - 2)), status)
-
-
-def _phase(model: ViewModel) -> str:
-    state = model.state
-    attempt = f"attempt {state.attempt}/{state.max_attempts} · " if state.attempt > 1 else ""
-    if state.phase == "presenting":
-        phase = f"presenting ({state.presenter})" if state.presenter else "selecting"
-    elif state.phase == "evaluating":
-        phase = f"evaluating ({state.presenter})" if state.presenter else "evaluating"
-    else:
-        phase = state.phase
-    return attempt + phase
 
 
 def _agents(model: ViewModel, width: int, height: int) -> RenderableType:

@@ -26,6 +26,10 @@ from massgen.ui.action_text import RunText
 
 # A panel shows only the tail; keep a little more than any screen can hold.
 TAIL_CHARS = 6000
+# Tool calls kept per agent as cards (the app's timeline), and what each card holds.
+TOOL_CARDS = 200
+CARD_CHARS = 4000
+CARD_PROGRESS = 20
 
 # Model output may carry carriage returns or escape codes; on a live screen they would
 # move the cursor. Tabs become spaces so wrapping can count columns.
@@ -59,11 +63,29 @@ _Marker = (
 
 
 @dataclass(slots=True)
+class ToolCard:
+    """One tool call as the app's card shows it: what was asked, how it went, what came
+    back. Each text is cut to `CARD_CHARS`; the full call is in the log."""
+
+    call_id: str
+    name: str
+    arguments: str
+    result: str | None = None  # None while it runs
+    ok: bool = True
+    held: bool = False
+    duration_s: float = 0.0
+    decision: str = ""  # the permission engine's word, when it gave one
+    progress: list[str] = field(default_factory=list)  # the latest `CARD_PROGRESS` lines
+
+
+@dataclass(slots=True)
 class Pane:
     """One agent's recent output as (kind, text) runs, oldest first."""
 
     runs: list[tuple[Kind, str]] = field(default_factory=list)
     chars: int = 0
+    limit: int = TAIL_CHARS  # how many characters of the stream are kept
+    cards: list[ToolCard] = field(default_factory=list)  # the latest `TOOL_CARDS` calls
     # Tool calls in flight: id -> name, with its latest progress line once it reports.
     calls: dict[str, str] = field(default_factory=dict)
     note: str | None = None  # why the current run started over, until it ends
@@ -81,7 +103,7 @@ class Pane:
                 text = "\n" + text  # reasoning, text and markers each start a line
             self.runs.append((kind, text))
         self.chars += len(text)
-        if self.chars > 2 * TAIL_CHARS:
+        if self.chars > 2 * self.limit:
             self._trim()
 
     def line(self, kind: Kind, text: str) -> None:
@@ -91,7 +113,7 @@ class Pane:
         self.add(kind, text + "\n")
 
     def _trim(self) -> None:
-        drop = self.chars - TAIL_CHARS
+        drop = self.chars - self.limit
         while drop > 0 and self.runs:
             kind, text = self.runs[0]
             if len(text) <= drop:
@@ -103,17 +125,27 @@ class Pane:
                 self.chars -= drop
                 drop = 0
 
+    def card(self, call_id: str) -> ToolCard | None:
+        for card in reversed(self.cards):
+            if card.call_id == call_id:
+                return card
+        return None
+
 
 class ViewModel:
-    """Apply every event in order; read `state` and `panes` to draw."""
+    """Apply every event in order; read `state` and `panes` to draw.
 
-    def __init__(self, question: str = "") -> None:
+    `tail_chars`: how much of each agent's stream is kept (a scrollable view keeps more
+    than a fixed panel)."""
+
+    def __init__(self, question: str = "", *, tail_chars: int = TAIL_CHARS) -> None:
         self.state = RunState(question)
         self.panes: dict[str, Pane] = {}
+        self.tail_chars = tail_chars
 
     def pane(self, agent: str) -> Pane:
         if agent not in self.panes:
-            self.panes[agent] = Pane()
+            self.panes[agent] = Pane(limit=self.tail_chars)
         return self.panes[agent]
 
     @property
@@ -131,9 +163,14 @@ class ViewModel:
             case ev.ToolCallStarted() | ev.ToolCallFinished():
                 self._tool(event)
             case ev.ToolCallProgress(agent=agent, call_id=call_id, name=name, message=message):
-                calls = self.pane(agent).calls
-                if call_id in calls:  # a line after the finish (or a restart) is stale
-                    calls[call_id] = f"{name} · {preview(message, 80)}"
+                pane = self.pane(agent)
+                if call_id in pane.calls:  # a line after the finish (or a restart) is stale
+                    pane.calls[call_id] = f"{name} · {preview(message, 80)}"
+                    card = pane.card(call_id)
+                    if card is not None:
+                        card.progress = [*card.progress, preview(message, 200) or ""][
+                            -CARD_PROGRESS:
+                        ]
             case ev.HostedToolUsed():
                 self._hosted(event)
             case ev.SubagentStarted() | ev.SubagentFinished():
@@ -186,8 +223,15 @@ class ViewModel:
         if isinstance(event, ev.ToolCallStarted):
             pane.calls[event.call_id] = event.name
             pane.line("tool", f"⚙ {event.name}({preview(event.arguments, 60)})")
+            arguments = event.arguments[:CARD_CHARS]
+            pane.cards = [*pane.cards, ToolCard(event.call_id, event.name, arguments)]
+            del pane.cards[:-TOOL_CARDS]
         else:
             pane.calls.pop(event.call_id, None)
+            card = pane.card(event.call_id)
+            if card is not None:
+                card.result, card.ok = event.result[:CARD_CHARS], event.ok
+                card.held, card.duration_s = event.held, event.duration_s
             mark, _ = tool_outcome(event.ok, event.held)
             if event.held:
                 text = f"{mark} {event.name} held for the final presentation"
@@ -236,10 +280,14 @@ class ViewModel:
             case ev.ToolSourceFailed(agent=agent, source=source, error=error):
                 why = error.splitlines()[0] if error else source
                 self.pane(agent).line("failed", f"✗ tools unavailable: {preview(why, 120)}")
-            case ev.PermissionDecided(allowed=True):
-                pass  # the tool call's own line shows it ran
-            case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
-                self.pane(agent).line("failed", f"✗ refused {tool}: {preview(reason, 120)}")
+            case ev.PermissionDecided(agent=agent, call_id=call_id, allowed=allowed) as decided:
+                card = self.pane(agent).card(call_id)
+                if card is not None:
+                    word = "allowed" if allowed else "denied"
+                    card.decision = f"{word} by {decided.operator}: {decided.reason[:200]}"
+                if not allowed:  # an allowed call's own line shows it ran
+                    said = preview(decided.reason, 120)
+                    self.pane(agent).line("failed", f"✗ refused {decided.tool}: {said}")
             case ev.BroadcastAsked(agent=agent, question=question, to=to):
                 self.pane(agent).line("tool", f"? asks {', '.join(to)}: {preview(question, 120)}")
             case ev.BroadcastAnswered(agent=agent, responder=who, answer=answer, ok=ok):
@@ -363,6 +411,19 @@ def totals_text(model: ViewModel) -> str:
         cost = f"est. ${spent.cost_usd or 0.0:.4f}"
         parts.append(cost if state.max_cost is None else f"{cost}/${state.max_cost:.2f}")
     return " · ".join(parts)
+
+
+def phase_text(model: ViewModel) -> str:
+    """coordinating, presenting (agent), attempt 2/3 · evaluating (agent), finished."""
+    state = model.state
+    attempt = f"attempt {state.attempt}/{state.max_attempts} · " if state.attempt > 1 else ""
+    if state.phase == "presenting":
+        phase = f"presenting ({state.presenter})" if state.presenter else "selecting"
+    elif state.phase == "evaluating":
+        phase = f"evaluating ({state.presenter})" if state.presenter else "evaluating"
+    else:
+        phase = state.phase
+    return attempt + phase
 
 
 def _count(n: int) -> str:

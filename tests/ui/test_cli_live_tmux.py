@@ -26,7 +26,8 @@ def test_a_live_run_in_a_real_terminal(tmp_path):
     require_tmux()
     with FakeProvider(cooperative_agent) as fake:
         write_team(tmp_path, fake.base_url)
-        with start_massgen(tmp_path, "--config", "team.yaml", "What is 6 times 7?") as term:
+        argv = ("--display", "live", "--config", "team.yaml", "What is 6 times 7?")
+        with start_massgen(tmp_path, *argv) as term:
             term.wait_for("winner:", scrollback=True)
             assert term.exit_status(timeout=60) == 0
             assert term.settings_restored()

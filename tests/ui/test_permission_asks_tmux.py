@@ -107,7 +107,8 @@ def run_to_the_end(term: TmuxTerminal) -> str:
 
 
 def start(folder: Path) -> TmuxTerminal:
-    return start_massgen(folder, "--config", "team.yaml", QUESTION)
+    # The live view's prompt (the app's dialogs are tests/ui/tui/).
+    return start_massgen(folder, "--display", "live", "--config", "team.yaml", QUESTION)
 
 
 @pytest.fixture

@@ -1,0 +1,117 @@
+"""The app as a view: a sink for the run's events that also runs the turn under the app.
+
+    view = TuiView(models={"careful": "gpt-5"})
+    turn = TeamRun(loaded, question, sinks=[view], approver=view.approver)
+    result = interrupts.run_interruptible(view.drive(turn.execute()))
+
+`drive` opens the app, runs the turn beside it and, once the turn is over, keeps the final
+answer on screen until the user quits; then it prints the same result block as the live
+view to the normal screen, so the answer stays in the scrollback. Ctrl-C keeps today's
+meaning (`runs/interrupts.py`): the app's first Ctrl-C cancels the turn, which ends with
+what was decided, and `drive` raises `KeyboardInterrupt` after the user has read it, as
+`run_interruptible` does; a second exits at once, the terminal given back first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from massgen.core import events as ev
+from massgen.runs import interrupts
+from massgen.ui.model import ViewModel
+from massgen.ui.tui.app import TeamApp
+from massgen.ui.tui.approval import AppApprover
+
+T = TypeVar("T")
+
+# The app's streams scroll: keep more of each than a fixed panel does (bounded still).
+TAIL_CHARS = 200_000
+
+
+class TuiView:
+    def __init__(self, *, models: dict[str, str] | None = None) -> None:
+        self.model = ViewModel(tail_chars=TAIL_CHARS)
+        self.app = TeamApp(self.model, models)
+        self.approver = AppApprover(self.app)
+        self.printed = False
+
+    def __call__(self, event: ev.AnyEvent) -> None:
+        self.model.apply(event)
+        self.app.note(event)
+
+    async def drive(self, main: Coroutine[Any, Any, T], **options: Any) -> T:
+        """Run `main` (the team's turn) under the app; its result once the user quits.
+        `options` go to `App.run_async` (a test runs it headless, with a pilot)."""
+        app_task = asyncio.create_task(self.app.run_async(**options))
+        turn = asyncio.create_task(run_turn(self.app, main))
+        try:
+            await asyncio.wait({app_task, turn}, return_when=asyncio.FIRST_COMPLETED)
+            if app_task.done() and not turn.done():
+                # The app closed under a running turn: a second Ctrl-C, Ctrl-Q or a crash.
+                if self.app.hard_exit:
+                    interrupts.exit_now()
+                self.app.interrupts += 1
+                if self.app.stop_run is not None:
+                    self.app.stop_run()
+            try:
+                result = await turn
+            except Stopped:
+                await app_task  # what was kept stays on screen until the user quits
+                raise KeyboardInterrupt from None
+            await app_task  # the final answer stays until the user quits
+            return result
+        finally:
+            await _settle(turn)
+            if not app_task.done():
+                self.app.exit()
+            await _settle(app_task)
+            self.print_result()
+
+    def print_result(self) -> None:
+        """The live view's result block on the normal screen, once."""
+        if self.printed or self.model.state.finished is None:
+            return
+        self.printed = True
+        from rich.console import Console
+
+        from massgen.ui.live import result_block
+
+        Console(file=sys.stdout).print(result_block(self.model, self.app.elapsed))
+
+    def close(self) -> None:
+        """The CLI's end of a view: `drive` has printed the answer already."""
+        self.print_result()
+
+
+class Stopped(Exception):
+    """The user stopped the turn from the app (not a KeyboardInterrupt: raised in a task,
+    that one would stop the event loop itself)."""
+
+
+async def run_turn(app: TeamApp, main: Coroutine[Any, Any, T]) -> T:
+    """`main` with the app's first Ctrl-C wired to cancel it; `Stopped` when that is how
+    it ended (the turn's own RunFinished has said what was kept)."""
+    turn = asyncio.ensure_future(main)
+    app.stop_run = turn.cancel
+    try:
+        return await turn
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if app.interrupts and task is not None and not task.cancelling():
+            raise Stopped from None
+        raise
+    finally:
+        app.stop_run = None
+        app.run_over()
+
+
+async def _settle(task: asyncio.Task[Any]) -> None:
+    """Let a task finish what it is doing; its outcome is reported elsewhere."""
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(BaseException):
+        await task

@@ -1,0 +1,99 @@
+"""A team on the loopback fake, watched by the app headless: the helpers the app's tests
+share. What a widget shows is read from the widget (its text, its Markdown, its title)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.text import Text
+from textual.widgets import Collapsible, Markdown, Static
+
+from massgen.api import TeamRun, load
+from massgen.ui.tui.app import TeamApp
+from massgen.ui.tui.view import TuiView
+
+AGENTS = ("careful", "balanced", "creative")
+QUESTION = "What is 6 times 7?"
+SIZE = (120, 36)
+
+
+def team_file(folder: Path, base_url: str, models: tuple[str, ...] = AGENTS) -> Path:
+    agents = [
+        {"id": name, "backend": {"type": "chatcompletion", "model": name, "base_url": base_url}}
+        for name in models
+    ]
+    path = folder / "team.yaml"
+    path.write_text(yaml.safe_dump({"agents": agents}))
+    return path
+
+
+def team_run(config: Path, view: TuiView) -> TeamRun:
+    return TeamRun(load(str(config)), QUESTION, sinks=[view], approver=view.approver, logs=False)
+
+
+def new_view(models: tuple[str, ...] = AGENTS) -> TuiView:
+    return TuiView(models={name: f"model-{name}" for name in models})
+
+
+def text_of(app: TeamApp, selector: str) -> str:
+    widget = app.query_one(selector)
+    if isinstance(widget, Markdown):
+        return widget.source
+    assert isinstance(widget, Static)
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def plain(content: object, width: int = SIZE[0]) -> str:
+    """A widget's content as the terminal would show it, without styles."""
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console.print(content)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def agent_entries(app: TeamApp) -> list[str]:
+    options = app.query_one("#agents").options  # type: ignore[attr-defined]
+    return [o.prompt.plain for o in options]
+
+
+def shown_in(app: TeamApp, selector: str) -> str:
+    """The text of every block under a container, in order (folded ones too)."""
+    parts = []
+    for widget in app.query_one(selector).query("Static, Markdown"):
+        if isinstance(widget, Markdown):
+            parts.append(widget.source)
+        elif isinstance(widget, Static):
+            content = widget.content
+            parts.append(content.plain if isinstance(content, Text) else str(content))
+    return "\n".join(parts)
+
+
+def folds(app: TeamApp, selector: str) -> list[Collapsible]:
+    return list(app.query_one(selector).query(Collapsible))
+
+
+def fold_text(fold: Collapsible) -> str:
+    """What opening the card shows (not its title)."""
+    parts = []
+    for widget in fold.query("Contents > Static, Contents > Markdown"):
+        if isinstance(widget, Markdown):
+            parts.append(widget.source)
+        elif isinstance(widget, Static):
+            content = widget.content
+            parts.append(content.plain if isinstance(content, Text) else str(content))
+    return "\n".join(parts)
+
+
+async def until(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    """Poll `check` on the running loop until it holds; fail with `what`."""
+    async with asyncio.timeout(timeout):
+        while not (found := check()):
+            await asyncio.sleep(0.05)
+    assert found, what
+    return found

@@ -1,0 +1,52 @@
+"""Tool calls as cards: the title says how the call went, opening it shows the arguments,
+the permission decision, progress lines and the result; reasoning is folded."""
+
+from __future__ import annotations
+
+from app_driver import SIZE, fold_text, folds, plain, until
+from textual.widgets import Collapsible
+
+from massgen.core import events as ev
+from massgen.ui.tui.view import TuiView
+
+START = [
+    ev.RunStarted(question="q", agents=("careful",), labels={"careful": "agent1"}),
+    ev.AgentStarted(agent="careful", run=1, answers_in_view=()),
+    ev.ReasoningDelta(agent="careful", text="Search first, then answer."),
+    ev.ToolCallStarted(agent="careful", call_id="c1", name="search", arguments='{"q": "France"}'),
+    ev.PermissionDecided(
+        agent="careful", call_id="c1", tool="search", allowed=True, operator="rule", reason="reads"
+    ),
+    ev.ToolCallProgress(agent="careful", call_id="c1", name="search", message="3 pages read"),
+]
+DONE = ev.ToolCallFinished(
+    agent="careful", call_id="c1", name="search", result="Paris is the capital.", ok=True,
+    duration_s=0.42,
+)  # fmt: skip
+
+
+async def test_a_tool_call_is_a_card_that_opens():
+    view = TuiView()
+    app = view.app
+    async with app.run_test(size=SIZE) as pilot:
+        for event in START:
+            view(event)
+        await pilot.press("t")
+        card = await until(lambda: folds(app, "#tool-cards"), "the card")
+        assert card[0].title == "⚙ search · running · 3 pages read" and card[0].collapsed
+        view(DONE)
+        await until(lambda: card[0].title.startswith("✓ search"), "the finished title")
+        card[0].query_one("CollapsibleTitle").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not card[0].collapsed
+        body = plain(card[0].query_one("Contents > Static").content)
+        for shown in ('{"q": "France"}', "allowed by rule: reads", "3 pages read", "Paris is"):
+            assert shown in body
+
+        # The stream folds the reasoning; a key opens it.
+        await pilot.press("s")
+        await pilot.pause()
+        reasoning = app.query_one("#stream-view").query_one(Collapsible)
+        assert reasoning.collapsed and reasoning.title == "reasoning · 26 chars"
+        assert fold_text(reasoning) == "Search first, then answer."
