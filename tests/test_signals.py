@@ -3,6 +3,7 @@ exit 4, the journal intact, how to resume printed, no child process left behind.
 
 from __future__ import annotations
 
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -49,14 +50,42 @@ def run_a_command(pid_file: Path, command: str):
 
 
 def sleeper(pid_file: Path, trap: bool = False) -> str:
+    """A command that backgrounds a `sleep` whose duration is unique to this test (so the
+    test finds it among the host's processes: inside the command's pid namespace, `$!` is
+    not a host pid) and writes that duration once it started."""
     ignore = "trap '' TERM; " if trap else ""
-    return f"{ignore}sleep 60 & echo $! > {pid_file}; wait"
+    token = f"60.{secrets.randbelow(10**6):06d}"
+    return f"{ignore}sleep {token} & echo {token} > {pid_file}; wait"
+
+
+def host_pid(pid_file: Path) -> int | None:
+    """The host pid of the sleep the command started (see `sleeper`)."""
+    token = pid_file.read_text().strip() if pid_file.exists() else ""
+    if not token:
+        return None
+    wanted = f"sleep\0{token}\0".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() == wanted:
+                    return int(entry.name)
+            except OSError:
+                continue
+    return None
 
 
 def team(tmp_path: Path, base_url: str, commands: bool = False) -> Path:
-    # Unsandboxed, on purpose: the command writes its host pid where the test reads it;
-    # what a sandbox lets a command do is tests/permissions/test_sandbox.py's business.
-    tools = {"enable_mcp_command_line": True, "command_line_sandbox": "none"} if commands else {}
+    # Unsandboxed, on purpose (acknowledged, as a headless run requires): what a sandbox
+    # lets a command do is tests/permissions/test_sandbox.py's business.
+    tools = (
+        {
+            "enable_mcp_command_line": True,
+            "command_line_sandbox": "none",
+            "command_line_sandbox_acknowledge_unconfined": True,
+        }
+        if commands
+        else {}
+    )
     agents = [
         {
             "id": f"agent_{m}",
@@ -75,11 +104,6 @@ def team(tmp_path: Path, base_url: str, commands: bool = False) -> Path:
     path = tmp_path / "team.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
-
-
-def pid_in(pid_file: Path) -> int | None:
-    text = pid_file.read_text().strip() if pid_file.exists() else ""
-    return int(text) if text else None
 
 
 PHASES = {
@@ -121,8 +145,8 @@ def test_a_signal_during_a_tool_call_leaves_no_child_behind(tmp_path, sig):
     with FakeProvider(run_a_command(pid_file, sleeper(pid_file))) as fake:
         config = team(tmp_path, fake.base_url, commands=True)
         proc, log_dir = start(tmp_path, config)
-        wait_for(lambda: pid_in(pid_file) is not None)
-        child = pid_in(pid_file)
+        wait_for(lambda: host_pid(pid_file) is not None)
+        child = host_pid(pid_file)
         assert child is not None and alive(child)
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=30)
@@ -136,8 +160,8 @@ def test_a_second_ctrl_c_exits_at_once_and_kills_the_command(tmp_path):
     with FakeProvider(run_a_command(pid_file, sleeper(pid_file, trap=True))) as fake:
         config = team(tmp_path, fake.base_url, commands=True)
         proc, log_dir = start(tmp_path, config)
-        wait_for(lambda: pid_in(pid_file) is not None)
-        child = pid_in(pid_file)
+        wait_for(lambda: host_pid(pid_file) is not None)
+        child = host_pid(pid_file)
         proc.send_signal(signal.SIGINT)
         time.sleep(0.2)
         sent = time.monotonic()
