@@ -52,7 +52,8 @@ def team(agents: int = 2, files: tuple[str, ...] = ("report.md",), **fake_option
             stack.enter_context(FakeResponses(searching, **fake_options)) for _ in range(agents)
         ]
         members = [{"id": f"a{i}", "backend": backend(f, list(files))} for i, f in enumerate(fakes)]
-        yield {"agents": members, "orchestrator": {"seed": 7}}, fakes
+        # The fakes answer alike; agreement would end the run before the votes these tests read.
+        yield {"agents": members, "orchestrator": {"seed": 7, "agreement": "none"}}, fakes
 
 
 @pytest.fixture
