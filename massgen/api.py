@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from massgen import equipment, team
+from massgen import equipment, replaying, team
 from massgen.config import loader
 from massgen.config.schema import MassgenConfig
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
@@ -82,6 +82,9 @@ class RunResult:
     # Coordinations run (`max_orchestration_restarts`), and why each restart was asked for.
     attempts: int = 1
     restarts: tuple[Feedback, ...] = ()
+    # Model calls answered from a recorded run (`replay=`) and calls made to the model.
+    replayed_calls: int = 0
+    live_calls: int = 0
 
     @property
     def total_cost_usd(self) -> float | None:
@@ -122,6 +125,7 @@ class TeamRun:
         resumed: Resumed | None = None,
         session_grants: set[str] | None = None,
         workspaces: Workspaces | None = None,
+        replay: Path | None = None,
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
@@ -138,7 +142,9 @@ class TeamRun:
         `session_grants`: the approvals given "for this session", kept by the caller so
         they outlast this run (a chat's turns share one set); this run adds to it.
         `workspaces`: the run's workspaces, made by the caller (a subagent's lie inside
-        its parent agent's workspace); without them, under `.massgen/` as usual."""
+        its parent agent's workspace); without them, under `.massgen/` as usual.
+        `replay`: a recorded run's log directory; requests it has are answered from its
+        `responses.jsonl` (`replaying.py`), the others go to the model."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -162,6 +168,8 @@ class TeamRun:
         self.skill_folders: tuple[Path, ...] = ()  # readable for the engine (`use_skills`)
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
+        self.replay = replay
+        self.tape: Any = None  # the run's journal of responses, once it executes
         # Events emitted before `RunStarted`, sent right after it (None once it was sent).
         self._held: list[ev.AnyEvent] | None = []
 
@@ -203,11 +211,15 @@ class TeamRun:
 
     async def execute(self) -> RunResult:
         loaded = self.loaded
+        record = replaying.read(self.replay)  # a missing record fails before the log opens
         members = team.build(
             loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
         _warn_unpriced(loaded.config, members)
         self.open_log()
+        self.tape = replaying.open_tape(self.log_dir, record, fresh=self.resumed is None)
+        self.sinks.append(self.tape)
+        members = replaying.attach(members, loaded.config.agents, self.tape)
         self.workspaces = self.workspaces or Workspaces.for_config(
             loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace
         )
@@ -222,7 +234,7 @@ class TeamRun:
                 aids = equipment.aids_for(self)
                 self.orchestrator = Orchestrator(
                     members,
-                    self.loaded.config.orchestrator,
+                    replaying.seeded(self.loaded.config.orchestrator, self.tape),
                     deadline_seconds=self.deadline,
                     emit=self._emit,
                     workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
@@ -233,6 +245,7 @@ class TeamRun:
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
             await _close_all(members)
+            self.tape.close()
             self._save_final_workspace()
             self._list_context_changes()
             if self.recorder is not None:
@@ -310,6 +323,8 @@ class TeamRun:
             context_changes=self.context_changes,
             attempts=outcome.attempts,
             restarts=outcome.restarts,
+            replayed_calls=self.tape.replayed if self.tape else 0,
+            live_calls=self.tape.live if self.tape else 0,
         )
 
 

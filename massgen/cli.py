@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LOG_DIR",
         help="continue an interrupted run from its journal (default: the newest one here)",
     )
+    add("--replay", metavar="LOG_DIR", help="answer from a recorded run; new requests go live")
     add("--session-id", metavar="ID", help="continue the chat session ID (see --list-sessions)")
     add("--list-sessions", action="store_true", help="list the saved chat sessions and exit")
     add("--validate", metavar="FILE", help="check a config file and exit")
@@ -123,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         stop = _unconfigured(args)
         if stop is not None:
             return stop
-        if not args.question and (args.automation or args.stream_events):
-            _fail("--automation and --stream-events need a question; chat is interactive")
+        if not args.question and (args.automation or args.stream_events or args.replay):
+            _fail("--automation, --stream-events and --replay need a question; chat is interactive")
             return ExitCode.CONFIG
         if not args.question or args.continue_session or args.session_id:
             return _chat(args, argv if argv is not None else sys.argv[1:])
@@ -339,6 +340,8 @@ def _drive(
     history: Sequence[Turn] = (),
 ) -> int:
     """Run one team turn with the view the arguments ask for; the exit code."""
+    from pathlib import Path
+
     from massgen import interrupts
     from massgen.api import TeamRun
     from massgen.ui.choice import approver_for
@@ -358,6 +361,7 @@ def _drive(
         approver=approver_for(view),
         resumed=resumed,
         history=history,
+        replay=Path(args.replay) if getattr(args, "replay", None) else None,
     )
     log_dir = turn.open_log()
     if args.debug and log_dir:
@@ -469,6 +473,7 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
         print(f"STATUS_RESULT: {result.status}")
         print(f"WINNER: {result.winner or '-'}")
         print(f"COST: {_cost(result)}")
+        print(f"CALLS: {result.live_calls} live, {result.replayed_calls} replayed")
         print(f"ANSWER: {result.answer}")
         if args.output_file:
             print(f"OUTPUT_FILE: {args.output_file}")

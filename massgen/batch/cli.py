@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--executor", choices=EXECUTORS, default="local", help="where jobs run (local)")
     add("--ray-actors", type=_positive, default=2, metavar="N", help="Ray actors (2)")
     add("--force", action="store_true", help="reuse --out even though the settings changed")
+    add(
+        "--replay",
+        metavar="DIR",
+        help="answer from the recorded batch in DIR (its --out); call the model for the rest",
+    )
     return parser
 
 
@@ -93,7 +98,7 @@ def main(argv: list[str]) -> int:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     import asyncio
 
-    from massgen.batch import runner, scoring, store, summary
+    from massgen.batch import replay, runner, scoring, store, summary
     from massgen.batch.progress import BatchProgress
     from massgen.batch.tasks import load_tasks, parse_fields
     from massgen.loading import load
@@ -104,6 +109,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     tasks = load_tasks(args.tasks, fields, limit=args.limit, shuffle=args.shuffle, seed=args.seed)
     loaded = load(args.config)
     out = Path(args.out) if args.out else default_out(args.tasks)
+    replay_dir = Path(args.replay) if args.replay else None
+    if replay_dir is not None:
+        replay.check_source(replay_dir, out)
     store.check_manifest(out, _manifest(args, loaded, baselines, fields), force=args.force)
     plan = runner.Plan(
         tasks=tasks,
@@ -115,8 +123,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         concurrency=args.concurrency,
         provider_concurrency=args.provider_concurrency,
         providers=runner.providers_of(loaded.config),
+        replay=replay_dir,
     )
-    executor = _executor(args, loaded, out)
+    executor = _executor(args, loaded, out, replay_dir)
     with BatchProgress() as progress:
         driver = runner.Driver(plan, executor, progress.update)
         try:
@@ -129,7 +138,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return ExitCode.INTERRUPTED
-    result = summary.summarise(rows, [task.id for task in tasks])
+    ids = [task.id for task in tasks]
+    result = replay.add_calls(summary.summarise(rows, ids), out, ids)
     summary.write(out, result)
     _print_table(result)
     print(f"results: {out / store.RESULTS}\nsummary: {out / store.SUMMARY}", file=sys.stderr)
@@ -177,14 +187,19 @@ def _manifest(
     }
 
 
-def _executor(args: argparse.Namespace, loaded: Any, out: Path) -> Any:
+def _executor(args: argparse.Namespace, loaded: Any, out: Path, replay: Path | None) -> Any:
     from massgen.batch import executors
 
     if args.executor == "ray":
         return executors.RayExecutor(
-            loaded, out, args.scorer, actors=args.ray_actors, concurrency=args.concurrency
+            loaded,
+            out,
+            args.scorer,
+            actors=args.ray_actors,
+            concurrency=args.concurrency,
+            replay=replay,
         )
-    return executors.LocalExecutor(loaded, out, args.scorer)
+    return executors.LocalExecutor(loaded, out, args.scorer, replay)
 
 
 def _any_failed(rows: dict, tasks: list) -> bool:
@@ -199,22 +214,25 @@ def _any_failed(rows: dict, tasks: list) -> bool:
 def _print_table(result: dict[str, Any]) -> None:
     from rich.console import Console
 
-    from massgen.batch import summary
+    from massgen.batch import replay, summary
 
     Console(width=120).print(summary.table(result))
+    calls = replay.calls_line(result)
+    if calls:
+        print(calls, file=sys.stderr)
 
 
 # --- report ----------------------------------------------------------------------------------
 
 
 def report(args: argparse.Namespace) -> int:
-    from massgen.batch import store, summary
+    from massgen.batch import replay, store, summary
 
     out = Path(args.out)
     store.read_manifest(out)  # a clear error when DIR holds no batch
     rows = store.read_rows(out)
     ids = list(dict.fromkeys(tid for tid, _ in rows))
-    result = summary.summarise(rows, ids)
+    result = replay.add_calls(summary.summarise(rows, ids), out, ids)
     summary.write(out, result)
     _print_table(result)
     drawn = summary.chart(out, result)
