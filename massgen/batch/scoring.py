@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from massgen.batch import code_scoring
 from massgen.core.errors import ConfigError
 
-BUILT_IN = ("exact", "numeric", "choice")
+BUILT_IN = ("exact", "numeric", "choice", "code")
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _GSM8K = re.compile(r"####\s*(-?[\d,]*\.?\d+)")
@@ -100,6 +101,8 @@ _SCORERS = {
     "exact": Scorer("exact", normalise, _exact),
     "numeric": Scorer("numeric", last_number, _numeric),
     "choice": Scorer("choice", choice_letter, _choice),
+    # Runs the answer's code against hidden tests in the sandbox (`code_scoring.py`).
+    "code": Scorer("code", code_scoring.normalised, code_scoring.score),
 }
 
 
