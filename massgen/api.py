@@ -217,7 +217,7 @@ class TeamRun:
         )
         _warn_unpriced(loaded.config, members)
         self.open_log()
-        self.tape = replaying.open_tape(self.log_dir, record, fresh=self.resumed is None)
+        self.tape = replaying.open_tape(self.log_dir, record)
         self.sinks.append(self.tape)
         members = replaying.attach(members, loaded.config.agents, self.tape)
         self.workspaces = self.workspaces or Workspaces.for_config(

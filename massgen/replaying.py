@@ -22,10 +22,10 @@ def read(replay: Path | None) -> Record | None:
     return read_record(Path(replay)) if replay is not None else None
 
 
-def open_tape(log_dir: Path | None, record: Record | None, *, fresh: bool = True) -> Tape:
+def open_tape(log_dir: Path | None, record: Record | None) -> Tape:
     """The run's tape: journalled into `log_dir` (nowhere without one), answering from
     `record` when there is one."""
-    return Tape(log_dir / JOURNAL if log_dir is not None else None, record, fresh=fresh)
+    return Tape(log_dir / JOURNAL if log_dir is not None else None, record)
 
 
 def attach(members: Sequence[Member], agents: Sequence[AgentConfig], tape: Tape) -> list[Member]:

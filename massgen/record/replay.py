@@ -193,14 +193,13 @@ def _entry(data: Mapping[str, Any]) -> Entry:
 class Tape:
     """One run's (or one batch job's) journal of responses and, when replaying, its record.
 
-    `path`: where to journal (None: nowhere, e.g. a run without logs). `fresh`: a new run
-    starts a new session in the file; a resumed one goes on with its own. Also an event
-    sink: it keeps the run's coordination seed beside the responses.
+    `path`: where to journal (None: nowhere, e.g. a run without logs); each process that
+    journals into it starts a new session there, and a record is the last session (a
+    resumed run's record holds its last attempt's calls). Also an event sink: it keeps the
+    run's coordination seed beside the responses.
     """
 
-    def __init__(
-        self, path: Path | None, record: Record | None = None, *, fresh: bool = True
-    ) -> None:
+    def __init__(self, path: Path | None, record: Record | None = None) -> None:
         self.record = record
         self.gating = bool(record and record.entries)
         self.live = self.replayed = 0
@@ -219,15 +218,14 @@ class Tape:
             path.parent.mkdir(parents=True, exist_ok=True)
             _cut_torn_tail(path)
             self._file = path.open("a", encoding="utf-8")
-            if fresh:
-                self._write({"session": 1})
+            self._write({"session": 1})
 
     @property
     def seed(self) -> int | None:
         return self.record.seed if self.record else None
 
     def __call__(self, event: ev.AnyEvent) -> None:
-        if isinstance(event, ev.RunStarted) and event.attempt == 1:
+        if isinstance(event, ev.RunStarted):
             self._write({"seed": event.seed})
 
     def close(self) -> None:
