@@ -204,7 +204,12 @@ class Tape:
         self.gating = bool(record and record.entries)
         self.live = self.replayed = 0
         self.done = 0  # calls completed in this run, in order
-        self._next = 0  # the recorded completion the order waits for
+        # The recorded completions, in order, and those that have come to pass here.
+        self._seqs = (
+            sorted(e.seq for e in record.entries.values() if e.seq is not None) if record else []
+        )
+        self._passed: set[int] = set()
+        self._first_pending = 0
         self._asks: Counter[str] = Counter()
         self._arrived: set[tuple[str, int]] = set()
         # A request the recording saw cancelled may be cancelled before it is asked here:
@@ -260,7 +265,7 @@ class Tape:
         """Journal a call that ended. `recorded`: the entry it replayed; the order moves
         past it however it ended here."""
         if recorded is not None and recorded.seq is not None:
-            self._next = max(self._next, recorded.seq + 1)
+            self._passed.add(recorded.seq)
         seq = None
         if end != "cancelled":
             seq, self.done = self.done, self.done + 1
@@ -306,8 +311,8 @@ class Tape:
         order to reach this call if the run is still the recording's; a second one, or a
         turn that does not come, cancels it after all."""
 
-        def ready() -> bool:  # past `seq` only once the order is already lost
-            return self._next >= seq and self._asked_before(seq)
+        def ready() -> bool:
+            return self._completed_before(seq) and self._asked_before(seq)
 
         try:
             await self._wait(ready, STALL_SECONDS)
@@ -348,6 +353,14 @@ class Tape:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(left):
                     await changed.wait()
+
+    def _completed_before(self, seq: int) -> bool:
+        """Every recorded completion before `seq` has come to pass (here, or by its call
+        being cancelled here: the order moves past it either way)."""
+        seqs = self._seqs
+        while self._first_pending < len(seqs) and seqs[self._first_pending] in self._passed:
+            self._first_pending += 1
+        return self._first_pending == len(seqs) or seqs[self._first_pending] >= seq
 
     def _asked_before(self, seq: int) -> bool:
         order = self._order

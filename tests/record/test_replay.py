@@ -54,7 +54,7 @@ def decided(log_dir: Path) -> list[dict]:
     return [{k: v for k, v in e.items() if k != "at"} for e in found]
 
 
-@pytest.mark.parametrize("trial", range(3))
+@pytest.mark.parametrize("trial", range(5))
 def test_a_replayed_run_asks_nothing_and_decides_as_the_recording_did(trial):
     with FakeProvider(restless, tokens_per_second=300) as fake:
         config = team(fake.base_url)
