@@ -103,8 +103,8 @@ class Worker:
         recorded = self._recorded.get((job.id, job.method))
         if recorded is not None and calls.replayed and not calls.live:
             seconds = recorded.get("seconds", seconds)  # the recording's answer, and its time
-        return {"id": job.id, "method": job.method, **row, "seconds": seconds,
-                "calls": calls.counts()}  # fmt: skip
+        row = {"id": job.id, "method": job.method, **row, "seconds": seconds}
+        return {**row, "calls": calls.counts()}  # the driver files the calls apart
 
     async def _dispatch(self, job: Job, calls: Calls) -> dict[str, Any]:
         if job.method == TEAM:
