@@ -75,6 +75,7 @@ class Driver:
     ) -> None:
         self.plan, self.executor, self.on_change = plan, executor, on_change
         self.rows = store.read_rows(plan.out)
+        self.recorded = store.read_rows(plan.replay) if plan.replay is not None else {}
         self.answers = {task.id: task.answer for task in plan.tasks}
         self.width = max(1, min(plan.concurrency, MAX_CONCURRENCY))
         bound = max(1, plan.provider_concurrency)
@@ -126,8 +127,10 @@ class Driver:
 
     def sc_choice(self) -> tuple[str, int]:
         """The best single member by accuracy (ties: tokens, then config order) and k.
-        A k already used by this batch is kept, so a resumed batch does not change it."""
+        A k already used by this batch is kept, so a resumed batch does not change it; so is
+        the recorded batch's, when replaying one (its samples are the ones on record)."""
         used = [r for (tid, m), r in self.rows.items() if m == SC and tid in self.answers]
+        used = used or [r for (tid, m), r in self.recorded.items() if m == SC and r.get("k")]
         if used and used[0].get("k"):
             return str(used[0]["winner"]), int(used[0]["k"])
         ids = [task.id for task in self.plan.tasks]

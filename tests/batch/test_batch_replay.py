@@ -8,10 +8,10 @@ import random
 import time
 
 import pytest
-from batch_support import summing_agent, write_tasks, write_team
+from batch_support import asked, summing_agent, write_tasks, write_team
 
 from massgen.cli import main
-from massgen.testing.fake_provider import FakeProvider
+from massgen.testing.fake_provider import FakeProvider, FakeUsage, Reply
 
 pytestmark = pytest.mark.usefixtures("in_tmp")
 
@@ -55,6 +55,31 @@ def test_an_identical_replay_makes_no_call_and_writes_the_same_bytes(tmp_path, c
     # Its own journals are a record as well.
     assert batch(tmp_path, tasks, team, "third", "--replay", str(tmp_path / "again")) == 0
     assert (tmp_path / "third" / "results.jsonl").read_bytes() == before
+
+
+def costly_q2_team(request: dict) -> Reply:
+    """The summing team, whose calls on q2 (team calls offer tools) cost 60 tokens, not 20:
+    the team's mean tokens, and so self-consistency's k, depend on which questions count."""
+    reply = summing_agent(request)
+    if request.get("tools") and asked(request) == "q2":
+        return Reply(text=reply.text, tool_calls=reply.tool_calls, usage=FakeUsage(10, 50))
+    return reply
+
+
+def test_a_batch_recorded_in_two_parts_replays_with_the_k_it_used(tmp_path):
+    # Recorded as two questions, then resumed to three: k is fixed by the first part (5).
+    # Counted afresh over all three it would be 8, and the replay would sample anew.
+    with FakeProvider(costly_q2_team) as fake:
+        team = write_team(tmp_path / "team.json", fake.base_url)
+        assert batch(tmp_path, write_tasks(tmp_path / "two.jsonl", 2), team, "rec") == 0
+        three = write_tasks(tmp_path / "three.jsonl", 3)
+        assert batch(tmp_path, three, team, "rec", "--force") == 0
+        recorded = len(fake.requests)
+        assert batch(tmp_path, three, team, "again", "--replay", str(tmp_path / "rec")) == 0
+        assert len(fake.requests) == recorded
+    assert methods(tmp_path, "again")["self-consistency"]["k"] == 5
+    before = (tmp_path / "rec" / "results.jsonl").read_bytes()
+    assert (tmp_path / "again" / "results.jsonl").read_bytes() == before
 
 
 def test_new_questions_go_to_the_model_and_the_rest_is_replayed(tmp_path):
