@@ -16,11 +16,19 @@ from massgen.backends.chat_completions import ChatCompletionsBackend
 from massgen.backends.common import Endpoint
 from massgen.cli import main
 from massgen.core import events as ev
+from massgen.core.errors import BadRequest
 from massgen.core.types import Message, Request, TextChunk, Usage
+from massgen.record import replay
 from massgen.record.journal import read_journal
 from massgen.record.replay import JOURNAL, Tape, TapedBackend, read_record
 from massgen.testing import policy
-from massgen.testing.fake_provider import FakeProvider, Reply, Scripted, cooperative_agent
+from massgen.testing.fake_provider import (
+    FakeProvider,
+    Fault,
+    Reply,
+    Scripted,
+    cooperative_agent,
+)
 
 pytestmark = pytest.mark.usefixtures("in_tmp")
 
@@ -123,6 +131,38 @@ async def test_the_nth_ask_of_one_request_replays_the_nth_response(tmp_path):
         assert len(fake.requests) == 3  # the recording's three, none for the replay
     assert [text for text, _ in first] == ["sample 0", "sample 1", "sample 2"]
     assert second == first and tape.replayed == 3 and tape.live == 0
+
+
+async def collect(backend: TapedBackend, request: Request) -> str:
+    return "".join([e.text async for e in backend.stream(request) if isinstance(e, TextChunk)])
+
+
+async def test_a_provider_error_is_replayed_and_an_oversized_response_is_asked_again(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(replay, "MAX_ENTRY_BYTES", 2000)  # a smaller bound, the same rule
+    script = [Reply(fault=Fault.http(400, "no such thing")), Reply(text="long " * 1000)]
+    refused, long = (Request((Message("user", q),)) for q in ("refused", "long"))
+
+    async def both(tape: Tape, base_url: str) -> tuple[str, str]:
+        inner = ChatCompletionsBackend(Endpoint("test", "m", "k", base_url))
+        backend = TapedBackend(inner, tape, "chatcompletion:m@fake", "a0")
+        with pytest.raises(BadRequest) as error:
+            await collect(backend, refused)
+        text = await collect(backend, long)
+        await backend.aclose()
+        tape.close()
+        return error.value.message, text
+
+    with FakeProvider(Scripted([*script, script[1]])) as fake:
+        first = await both(Tape(tmp_path / "one" / JOURNAL), fake.base_url)
+        tape = Tape(tmp_path / "two" / JOURNAL, read_record(tmp_path / "one"))
+        second = await both(tape, fake.base_url)
+        assert len(fake.requests) == 3  # the long response, kept without its text, again
+    assert second == first and "no such thing" in first[0]
+    assert (tape.replayed, tape.live) == (1, 1)
+    ends = [json.loads(line).get("end") for line in (tmp_path / "one" / JOURNAL).open()]
+    assert ends[1:] == ["error", "dropped"]
 
 
 def test_cli_replay_prints_the_calls_and_refuses_a_directory_without_a_record(tmp_path, capsys):
