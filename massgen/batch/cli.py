@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         "      --baselines single,self-consistency\n"
         "  massgen batch tasks.csv --field question=q,answer=a --config team.yaml --out out\n"
         "  massgen batch report runs/gsm8k        (the table again, and summary.png)\n"
+        "  massgen batch @datasets/code-sample --scorer code --out runs/code\n"
+        "  massgen batch ... --out runs/b --replay runs/a   (no model call for what runs/a has)\n"
         "Rerun the same command to resume: finished questions are skipped, failed ones retried.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -57,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="self-consistency samples (default: equal tokens)",
     )
-    add("--scorer", default="numeric", help="exact, numeric, choice or module:function (numeric)")
+    add(
+        "--scorer",
+        default="numeric",
+        help="exact, numeric, choice, code or module:function (numeric)",
+    )
     add("--executor", choices=EXECUTORS, default="local", help="where jobs run (local)")
     add("--ray-actors", type=_positive, default=2, metavar="N", help="Ray actors (2)")
     add("--force", action="store_true", help="reuse --out even though the settings changed")
