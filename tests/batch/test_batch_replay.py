@@ -10,6 +10,7 @@ import time
 import pytest
 from batch_support import asked, summing_agent, write_tasks, write_team
 
+from massgen.batch.replay import ResultsWriter, read_calls
 from massgen.cli import main
 from massgen.testing.fake_provider import FakeProvider, FakeUsage, Reply
 
@@ -97,6 +98,29 @@ def test_new_questions_go_to_the_model_and_the_rest_is_replayed(tmp_path):
     assert by["single:a0"]["live_calls"] == 1 and by["single:a0"]["replayed_calls"] == 2
     assert len(asked) == sum(e["live_calls"] for e in by.values())
     assert all("q2" in json.dumps(body) for body in asked)
+
+
+def test_rows_are_written_in_the_recorded_order_and_held_ones_flushed_at_close(tmp_path):
+    recorded = tmp_path / "rec"
+    recorded.mkdir()
+    keys = [("q0", "team"), ("q1", "team"), ("q2", "team")]
+    lines = [json.dumps({"id": i, "method": m, "status": "ok"}) for i, m in keys]
+    (recorded / "results.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = ResultsWriter(out, recorded)
+    for tid in ("q1", "new", "q0"):
+        writer.append(
+            {"id": tid, "method": "team", "calls": {"live_calls": 1, "replayed_calls": 0}}
+        )
+    written = [json.loads(line)["id"] for line in (out / "results.jsonl").open()]
+    assert written == ["new", "q0", "q1"]  # q1 waited for q0; a new one does not wait
+    writer.append({"id": "q3", "method": "team"})
+    writer.close()  # q2 never came: nothing stays held
+    written = [json.loads(line) for line in (out / "results.jsonl").open()]
+    assert [row["id"] for row in written] == ["new", "q0", "q1", "q3"]
+    assert all("calls" not in row for row in written)
+    assert len(read_calls(out)) == 3
 
 
 def test_replay_needs_a_recorded_batch_and_another_out(tmp_path, capsys):

@@ -104,6 +104,11 @@ def test_the_journal_holds_no_key_and_the_seed_of_the_run():
     assert all(line["end"] == "done" for line in lines[2:])
 
 
+def test_the_backend_identity_names_no_credentials():
+    identity = replay.backend_identity("chatcompletion", "m", "https://u:pw@host:8443/v1?key=s3")
+    assert identity == "chatcompletion:m@host:8443/v1"
+
+
 async def test_the_nth_ask_of_one_request_replays_the_nth_response(tmp_path):
     replies = [Reply(text=f"sample {i}") for i in range(3)]
     request = Request((Message("user", "pick a number"),))
