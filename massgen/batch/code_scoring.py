@@ -14,8 +14,9 @@ address space, CPU time, file size and processes that it cannot raise again. No 
 on the machine: the scorer refuses to run answers (ConfigError), it never runs them bare.
 
 What self-consistency votes on (`extract`): the code's syntax tree (`ast.dump`, without
-docstrings), so samples that differ only in layout, comments or docstrings vote together;
-code that does not parse does not vote. Running samples on the task's public examples
+docstrings, variables renamed in order of appearance), so samples that differ only in
+layout, comments, docstrings or variable names vote together; code that does not parse
+does not vote. Running samples on the task's public examples
 would group more of them, but `extract` sees the answer alone, not the task.
 """
 
@@ -78,7 +79,8 @@ def code_of(answer: str) -> str:
 
 
 def normalised(answer: str) -> str | None:
-    """The code's syntax tree without docstrings; None when it does not parse."""
+    """The code's syntax tree without docstrings, its variables renamed in order of first
+    appearance (function names kept); None when it does not parse."""
     try:
         tree = ast.parse(code_of(answer))
     except (SyntaxError, ValueError):
@@ -87,7 +89,22 @@ def normalised(answer: str) -> str | None:
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and _is_docstring(body[0]):
             node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+    _rename_variables(tree)
     return ast.dump(tree, annotate_fields=False)
+
+
+def _rename_variables(tree: ast.AST) -> None:
+    """Arguments and assigned names become v0, v1, ...: `total` and `acc` vote together.
+    Names only read (builtins, globals, imports' modules) keep theirs."""
+    nodes = list(ast.walk(tree))
+    stored = [n.arg for n in nodes if isinstance(n, ast.arg)]
+    stored += [n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    names = {name: f"v{i}" for i, name in enumerate(dict.fromkeys(stored))}
+    for node in nodes:
+        if isinstance(node, ast.arg) and node.arg in names:
+            node.arg = names[node.arg]
+        elif isinstance(node, ast.Name) and node.id in names:
+            node.id = names[node.id]
 
 
 def _is_docstring(node: ast.AST) -> bool:

@@ -93,7 +93,12 @@ def test_self_consistency_votes_on_the_code_not_its_layout():
     plain = fenced(ADD)
     spaced = fenced('def add(a,b):\n    """Adds."""\n    # the sum\n    return (a + b)\n')
     assert CODE.extract(plain) == CODE.extract(spaced) is not None
+    renamed = fenced("def add(x, y):\n    total = x + y\n    return total\n")
+    assert CODE.extract(renamed) == CODE.extract(
+        fenced("def add(p, q):\n    s = p + q\n    return s\n")
+    )
     assert CODE.extract(fenced(ADD.replace("+", "-"))) != CODE.extract(plain)
+    assert CODE.extract(fenced(ADD.replace("add", "plus"))) != CODE.extract(plain)
     assert CODE.extract(fenced("def add(a, b:\n")) is None
 
 
