@@ -45,7 +45,9 @@ MEMORY_BYTES = 512 * 2**20  # address space of the process running the answer
 MAX_OUTPUT_BYTES = 16 * 1024  # of what the run prints, kept for the verdict
 MAX_CODE_CHARS = 200_000  # a longer answer is not run
 
-_BLOCK = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+# A fence, its language, the rest of its line (a small model may go on with code there),
+# and the block up to the closing fence or, cut off at the token limit, the end.
+_BLOCK = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)([^\n]*)\n(.*?)(?:```|\Z)", re.DOTALL)
 
 # Runs inside the sandbox: the limits first, then the answer, then the tests; the marker
 # (a nonce from argv) is printed only if all of that finished.
@@ -71,11 +73,14 @@ class Verdict:
 
 
 def code_of(answer: str) -> str:
-    """The last ```python block of the answer (else its last ``` block, else the answer)."""
-    blocks = _BLOCK.findall(answer)
-    python = [code for lang, code in blocks if lang.lower() in ("python", "py", "python3")]
+    """The last ```python block of the answer (else its last ``` block, else the answer);
+    a last block without its closing fence runs to the end."""
+    blocks = [
+        (lang.lower(), f"{rest.strip()}\n{body}") for lang, rest, body in _BLOCK.findall(answer)
+    ]
+    python = [code for lang, code in blocks if lang in ("python", "py", "python3")]
     chosen = python or [code for _, code in blocks]
-    return chosen[-1] if chosen else answer
+    return chosen[-1].lstrip("\n") if chosen else answer
 
 
 def normalised(answer: str) -> str | None:

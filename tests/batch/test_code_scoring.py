@@ -44,6 +44,9 @@ def test_the_last_python_block_is_the_answer():
     draft = fenced(ADD.replace("+", "*"), "A first try:")
     assert CODE.score(draft + "\n" + fenced(ADD, "Fixed:"), TESTS) == 1.0
     assert CODE.score(fenced(ADD) + "\n```text\nnot code\n```\n", TESTS) == 1.0
+    assert CODE.score("```python\n" + ADD, TESTS) == 1.0  # cut off before its fence closed
+    on_the_fence = "```python import operator\ndef add(a, b):\n    return operator.add(a, b)\n```"
+    assert CODE.score(on_the_fence, TESTS) == 1.0
 
 
 def test_an_endless_loop_is_stopped_by_the_timeout():
