@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LOG_DIR",
         help="continue an interrupted run from its journal (default: the newest one here)",
     )
+    add("--replay", metavar="LOG_DIR", help="answer from a recorded run; new requests go live")
     add("--session-id", metavar="ID", help="continue the chat session ID (see --list-sessions)")
     add("--list-sessions", action="store_true", help="list the saved chat sessions and exit")
     add("--validate", metavar="FILE", help="check a config file and exit")
@@ -127,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         stop = _unconfigured(args)
         if stop is not None:
             return stop
-        if not args.question and (args.automation or args.stream_events):
-            _fail("--automation and --stream-events need a question; chat is interactive")
+        if not args.question and (args.automation or args.stream_events or args.replay):
+            _fail("--automation, --stream-events and --replay need a question; chat is interactive")
             return ExitCode.CONFIG
         if not args.question or args.continue_session or args.session_id:
             return _chat(args, argv if argv is not None else sys.argv[1:])
@@ -343,6 +344,8 @@ def _drive(
     history: Sequence[Turn] = (),
 ) -> int:
     """Run one team turn with the view the arguments ask for; the exit code."""
+    from pathlib import Path
+
     from massgen.api import TeamRun
     from massgen.runs import interrupts
     from massgen.ui.choice import approver_for
@@ -362,6 +365,7 @@ def _drive(
         approver=approver_for(view),
         resumed=resumed,
         history=history,
+        replay=Path(args.replay) if getattr(args, "replay", None) else None,
     )
     log_dir = turn.open_log()
     if args.debug and log_dir:
@@ -470,6 +474,7 @@ def _report(result: RunResult, args: argparse.Namespace) -> int:
 
         print(f"COST: {format_cost(result.total_cost_usd)}")
         print(f"WORTH: {result.worth()}")
+        print(f"CALLS: {result.live_calls} live, {result.replayed_calls} replayed")
         print(f"ANSWER: {result.answer}")
         if args.output_file:
             print(f"OUTPUT_FILE: {args.output_file}")

@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         "      --baselines single,self-consistency\n"
         "  massgen batch tasks.csv --field question=q,answer=a --config team.yaml --out out\n"
         "  massgen batch report runs/gsm8k        (the table again, and summary.png)\n"
+        "  massgen batch @datasets/code-sample --scorer code --out runs/code\n"
+        "  massgen batch ... --out runs/b --replay runs/a   (no model call for what runs/a has)\n"
         "Rerun the same command to resume: finished questions are skipped, failed ones retried.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -57,10 +59,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="self-consistency samples (default: equal tokens)",
     )
-    add("--scorer", default="numeric", help="exact, numeric, choice or module:function (numeric)")
+    add(
+        "--scorer",
+        default="numeric",
+        help="exact, numeric, choice, code or module:function (numeric)",
+    )
     add("--executor", choices=EXECUTORS, default="local", help="where jobs run (local)")
     add("--ray-actors", type=_positive, default=2, metavar="N", help="Ray actors (2)")
     add("--force", action="store_true", help="reuse --out even though the settings changed")
+    add(
+        "--replay",
+        metavar="DIR",
+        help="answer from the recorded batch in DIR (its --out); call the model for the rest",
+    )
     return parser
 
 
@@ -93,7 +104,7 @@ def main(argv: list[str]) -> int:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     import asyncio
 
-    from massgen.batch import runner, scoring, stages, store, summary
+    from massgen.batch import replay, runner, scoring, stages, store, summary
     from massgen.batch.progress import BatchProgress
     from massgen.batch.tasks import load_tasks, parse_fields
     from massgen.runs.loading import load
@@ -104,6 +115,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     tasks = load_tasks(args.tasks, fields, limit=args.limit, shuffle=args.shuffle, seed=args.seed)
     loaded = load(args.config)
     out = Path(args.out) if args.out else default_out(args.tasks)
+    replay_dir = Path(args.replay) if args.replay else None
+    if replay_dir is not None:
+        replay.check_source(replay_dir, out)
     store.check_manifest(out, _manifest(args, loaded, baselines, fields), force=args.force)
     plan = runner.Plan(
         tasks=tasks,
@@ -115,8 +129,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         concurrency=args.concurrency,
         provider_concurrency=args.provider_concurrency,
         providers=runner.providers_of(loaded.config),
+        replay=replay_dir,
     )
-    executor = _executor(args, loaded, out)
+    executor = _executor(args, loaded, out, replay_dir)
     with BatchProgress() as progress:
         driver = runner.Driver(plan, executor, progress.update)
         try:
@@ -132,7 +147,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     ids = [task.id for task in tasks]
     records = stages.build(out, rows, ids, {task.id: task.answer for task in tasks}, check)
     stages.write(out, records)
-    result = summary.summarise(rows, ids, records)
+    result = replay.add_calls(summary.summarise(rows, ids, records), out, ids)
     summary.write(out, result)
     _print_table(result)
     print(f"results: {out / store.RESULTS}\nsummary: {out / store.SUMMARY}", file=sys.stderr)
@@ -180,14 +195,19 @@ def _manifest(
     }
 
 
-def _executor(args: argparse.Namespace, loaded: Any, out: Path) -> Any:
+def _executor(args: argparse.Namespace, loaded: Any, out: Path, replay: Path | None) -> Any:
     from massgen.batch import executors
 
     if args.executor == "ray":
         return executors.RayExecutor(
-            loaded, out, args.scorer, actors=args.ray_actors, concurrency=args.concurrency
+            loaded,
+            out,
+            args.scorer,
+            actors=args.ray_actors,
+            concurrency=args.concurrency,
+            replay=replay,
         )
-    return executors.LocalExecutor(loaded, out, args.scorer)
+    return executors.LocalExecutor(loaded, out, args.scorer, replay)
 
 
 def _any_failed(rows: dict, tasks: list) -> bool:
@@ -202,7 +222,7 @@ def _any_failed(rows: dict, tasks: list) -> bool:
 def _print_table(result: dict[str, Any]) -> None:
     from rich.console import Console
 
-    from massgen.batch import summary
+    from massgen.batch import replay, summary
 
     console = Console(width=120)
     console.print(summary.table(result))
@@ -211,6 +231,9 @@ def _print_table(result: dict[str, Any]) -> None:
         console.print(found)
     for line in summary.stage_lines(result):
         console.print(line, highlight=False, markup=False)
+    calls = replay.calls_line(result)
+    if calls:
+        print(calls, file=sys.stderr)
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -235,13 +258,15 @@ def _stages_again(out: Path, manifest: dict, rows: dict, ids: list[str]) -> list
 
 
 def report(args: argparse.Namespace) -> int:
-    from massgen.batch import store, summary
+    from massgen.batch import replay, store, summary
 
     out = Path(args.out)
     manifest = store.read_manifest(out)  # a clear error when DIR holds no batch
     rows = store.read_rows(out)
     ids = list(dict.fromkeys(tid for tid, _ in rows))
-    result = summary.summarise(rows, ids, _stages_again(out, manifest, rows, ids))
+    result = replay.add_calls(
+        summary.summarise(rows, ids, _stages_again(out, manifest, rows, ids)), out, ids
+    )
     summary.write(out, result)
     _print_table(result)
     drawn = summary.chart(out, result)

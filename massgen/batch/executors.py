@@ -31,8 +31,10 @@ class Executor(Protocol):
 class LocalExecutor:
     """Jobs as coroutines of this event loop, on one shared worker."""
 
-    def __init__(self, loaded: LoadedConfig, out: Path, scorer_spec: str) -> None:
-        self.worker = Worker(loaded, out, scorer_spec)
+    def __init__(
+        self, loaded: LoadedConfig, out: Path, scorer_spec: str, replay: Path | None = None
+    ) -> None:
+        self.worker = Worker(loaded, out, scorer_spec, replay)
 
     async def start(self) -> None:
         self.worker.members()  # a missing key fails the batch here, not every job
@@ -53,12 +55,20 @@ class RayExecutor:
     """
 
     def __init__(
-        self, loaded: LoadedConfig, out: Path, scorer_spec: str, *, actors: int, concurrency: int
+        self,
+        loaded: LoadedConfig,
+        out: Path,
+        scorer_spec: str,
+        *,
+        actors: int,
+        concurrency: int,
+        replay: Path | None = None,
     ) -> None:
         if loaded.raw is None:
             raise ConfigError("--executor ray needs a config file or preset (--config)")
         self.config: Any = loaded.raw
         self.out, self.scorer_spec = out.resolve(), scorer_spec
+        self.replay = str(replay.resolve()) if replay is not None else None
         self.size = max(1, min(actors, MAX_ACTORS))
         self.concurrency = max(1, concurrency)
         self.actors: list[Any] = []
@@ -79,7 +89,8 @@ class RayExecutor:
         remote: Any = ray.remote  # its stubs do not list the actor options
         actor = remote(num_cpus=1, max_concurrency=self.concurrency)(BatchActor)
         self.actors = [
-            actor.remote(self.config, str(self.out), self.scorer_spec) for _ in range(self.size)
+            actor.remote(self.config, str(self.out), self.scorer_spec, self.replay)
+            for _ in range(self.size)
         ]
         self.busy = [0] * self.size
         # Every actor has built its backends (or says why it cannot) before a job is sent.
@@ -110,10 +121,10 @@ class BatchActor:
     """A Ray actor around a `Worker` (made remote in `RayExecutor.start`, so importing this
     module does not import Ray)."""
 
-    def __init__(self, config: Any, out: str, scorer_spec: str) -> None:
+    def __init__(self, config: Any, out: str, scorer_spec: str, replay: str | None = None) -> None:
         from massgen.runs.loading import load
 
-        self.worker = Worker(load(config), Path(out), scorer_spec)
+        self.worker = Worker(load(config), Path(out), scorer_spec, Path(replay) if replay else None)
 
     async def ready(self) -> str | None:
         """None when the backends are built, else the one-line reason they are not."""

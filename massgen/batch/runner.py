@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from massgen.batch import store
+from massgen.batch.replay import ResultsWriter
 from massgen.batch.scoring import Scorer
 from massgen.batch.tasks import Task
 from massgen.batch.work import SC, SINGLE, TEAM, Job
@@ -41,6 +42,8 @@ class Plan:
     provider_concurrency: int = 8
     # agent id → the provider it calls ("type:base_url"), for the per-provider bound
     providers: dict[str, str] = field(default_factory=dict)
+    # The --out of a recorded batch: rows are written in its order (`batch/replay.py`).
+    replay: Path | None = None
 
 
 class Tally:
@@ -72,6 +75,7 @@ class Driver:
     ) -> None:
         self.plan, self.executor, self.on_change = plan, executor, on_change
         self.rows = store.read_rows(plan.out)
+        self.recorded = store.read_rows(plan.replay) if plan.replay is not None else {}
         self.answers = {task.id: task.answer for task in plan.tasks}
         self.width = max(1, min(plan.concurrency, MAX_CONCURRENCY))
         bound = max(1, plan.provider_concurrency)
@@ -83,7 +87,7 @@ class Driver:
         first = list(self._phase_one())
         self.tally = Tally(len(first) + self._phase_two_estimate())
         self.on_change(self.tally)
-        results = store.ResultsFile(self.plan.out)
+        results = ResultsWriter(self.plan.out, self.plan.replay, store.finished(self.rows))
         try:
             await self.executor.start()
             await self._run_all(first, results)
@@ -123,8 +127,10 @@ class Driver:
 
     def sc_choice(self) -> tuple[str, int]:
         """The best single member by accuracy (ties: tokens, then config order) and k.
-        A k already used by this batch is kept, so a resumed batch does not change it."""
+        A k already used by this batch is kept, so a resumed batch does not change it; so is
+        the recorded batch's, when replaying one (its samples are the ones on record)."""
         used = [r for (tid, m), r in self.rows.items() if m == SC and tid in self.answers]
+        used = used or [r for (tid, m), r in self.recorded.items() if m == SC and r.get("k")]
         if used and used[0].get("k"):
             return str(used[0]["winner"]), int(used[0]["k"])
         ids = [task.id for task in self.plan.tasks]
@@ -158,7 +164,7 @@ class Driver:
 
     # --- running -------------------------------------------------------------------------------
 
-    async def _run_all(self, jobs: Iterable[Job], results: store.ResultsFile) -> None:
+    async def _run_all(self, jobs: Iterable[Job], results: ResultsWriter) -> None:
         queue = iter(jobs)  # `concurrency` lanes; each takes the next job when it is free
 
         async def lane() -> None:
@@ -187,7 +193,7 @@ class Driver:
             return set(self.plan.providers.values())
         return {self.plan.providers[job.agent]} if job.agent in self.plan.providers else set()
 
-    def _keep(self, row: Row, results: store.ResultsFile) -> None:
+    def _keep(self, row: Row, results: ResultsWriter) -> None:
         reference = self.answers.get(str(row["id"]))
         ok = row.get("status") in store.FINISHED
         row["score"] = self.plan.scorer.score(row.get("answer") or "", reference) if ok else None

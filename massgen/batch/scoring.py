@@ -12,10 +12,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from massgen.batch import code_scoring
 from massgen.core.answers import choice_letter, last_number, normalise
 from massgen.core.errors import ConfigError
 
-BUILT_IN = ("exact", "numeric", "choice")
+BUILT_IN = ("exact", "numeric", "choice", "code")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,8 @@ _SCORERS = {
     "exact": Scorer("exact", normalise, _exact),
     "numeric": Scorer("numeric", last_number, _numeric),
     "choice": Scorer("choice", choice_letter, _choice),
+    # Runs the answer's code against hidden tests in the sandbox (`code_scoring.py`).
+    "code": Scorer("code", code_scoring.normalised, code_scoring.score),
 }
 
 

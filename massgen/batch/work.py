@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from massgen.batch import store
 from massgen.batch.scoring import scorer
 from massgen.core.types import Message, Request, TextChunk, Usage
 
@@ -42,6 +43,13 @@ class Job:
     k: int = 1  # samples, for self-consistency
 
 
+def run_dir(out: Path, task_id: str) -> Path:
+    """`out/runs/<id>`: the id made safe for a file name, with a hash so two ids never meet."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", task_id)[:60].strip("._") or "task"
+    digest = hashlib.sha256(task_id.encode()).hexdigest()[:8]
+    return out / "runs" / f"{safe}-{digest}"
+
+
 def with_agreement(loaded: LoadedConfig, equivalence: str) -> LoadedConfig:
     """The team judges its first answers' agreement as the batch's scorer reads answers
     (`numeric` for GSM8K), unless the config sets `orchestrator.agreement` itself."""
@@ -52,22 +60,25 @@ def with_agreement(loaded: LoadedConfig, equivalence: str) -> LoadedConfig:
     return replace(loaded, config=loaded.config.model_copy(update={"orchestrator": settings}))
 
 
-def run_dir(out: Path, task_id: str) -> Path:
-    """`out/runs/<id>`: the id made safe for a file name, with a hash so two ids never meet."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", task_id)[:60].strip("._") or "task"
-    digest = hashlib.sha256(task_id.encode()).hexdigest()[:8]
-    return out / "runs" / f"{safe}-{digest}"
+def baseline_journal(out: Path, task_id: str, method: str) -> Path:
+    """Where a baseline job journals its model responses (`backends/replay.py`)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", method)
+    return run_dir(out, task_id) / f"responses-{safe}.jsonl"
 
 
 class Worker:
     """Runs jobs for one config. Holds the members' backends for baseline calls (their
-    clients and, for the local backend, the loaded model) until `aclose`."""
+    clients and, for the local backend, the loaded model) until `aclose`. `replay`: the
+    --out of a recorded batch, whose jobs' responses answer this one's (`batch/replay.py`)."""
 
-    def __init__(self, loaded: LoadedConfig, out: Path, scorer_spec: str) -> None:
+    def __init__(
+        self, loaded: LoadedConfig, out: Path, scorer_spec: str, replay: Path | None = None
+    ) -> None:
         chosen = scorer(scorer_spec)
-        self.loaded, self.out = with_agreement(loaded, chosen.equivalence), out
+        self.loaded, self.out, self.replay = with_agreement(loaded, chosen.equivalence), out, replay
         self.extract = chosen.extract
         self._members: dict[str, Member] | None = None
+        self._recorded = store.read_rows(replay) if replay is not None else {}
 
     def members(self) -> dict[str, Member]:
         """Built on first use. Raises ConfigError (a missing key, ...)."""
@@ -91,14 +102,20 @@ class Worker:
         """The job's row: never raises for a failed job (status "failed" says why), only
         for cancellation."""
         started = time.monotonic()
+        calls = Calls()
         try:
-            row = await self._dispatch(job)
+            row = await self._dispatch(job, calls)
         except asyncio.CancelledError:
             raise
         except Exception as error:
             text = " ".join(str(error).split())[:300] or type(error).__name__
             row = {"answer": "", "status": "failed", "error": text, "tokens": 0, "cost": None}
-        return {"id": job.id, "method": job.method, **row, "seconds": time.monotonic() - started}
+        seconds = time.monotonic() - started
+        recorded = self._recorded.get((job.id, job.method))
+        if recorded is not None and calls.replayed and not calls.live:
+            seconds = recorded.get("seconds", seconds)  # the recording's answer, and its time
+        row = {"id": job.id, "method": job.method, **row, "seconds": seconds}
+        return {**row, "calls": calls.counts()}  # the driver files the calls apart
 
     def _python(self, member: Member) -> bool:
         """Its Python blocks run, as they would in the team (`run_python_blocks`)."""
@@ -107,19 +124,42 @@ class Worker:
             settings.run_python_blocks and settings.free_text_actions and member.structured_actions
         )
 
-    async def _dispatch(self, job: Job) -> dict[str, Any]:
+    async def _dispatch(self, job: Job, calls: Calls) -> dict[str, Any]:
         if job.method == TEAM:
-            return await self._team(job)
-        member = self.members()[job.agent or ""]
-        if job.method == SC:
-            return await self._self_consistency(member, job)
-        return await self._single(member, job)
+            return await self._team(job, calls)
+        member, tape = self._taped(job)
+        try:
+            if job.method == SC:
+                return await self._self_consistency(member, job)
+            return await self._single(member, job)
+        finally:
+            calls.add(tape.live, tape.replayed)
+            tape.close()
 
-    async def _team(self, job: Job) -> dict[str, Any]:
+    def _taped(self, job: Job) -> tuple[Member, Any]:
+        """The job's member with its backend on a tape of its own: journalled beside the
+        question's team run, answered from the recorded batch's journal of this job."""
+        from massgen.backends.replay import Tape, read_record
+        from massgen.runs import replaying
+
+        member = self.members()[job.agent or ""]
+        record = None
+        if self.replay is not None:
+            source = baseline_journal(self.replay, job.id, job.method)
+            record = read_record(source.parent, source.name) if source.is_file() else None
+        tape = Tape(baseline_journal(self.out, job.id, job.method), record)
+        return replaying.attach([member], self.loaded.config.agents, tape)[0], tape
+
+    async def _team(self, job: Job, calls: Calls) -> dict[str, Any]:
         from massgen.api import TeamRun
+        from massgen.backends.replay import JOURNAL
 
         log_dir = run_dir(self.out, job.id) / "team"
-        result = await TeamRun(self.loaded, job.question, log_dir=log_dir).execute()
+        source = run_dir(self.replay, job.id) / "team" if self.replay is not None else None
+        replay = source if source is not None and (source / JOURNAL).is_file() else None
+        run = TeamRun(self.loaded, job.question, log_dir=log_dir, replay=replay)
+        result = await run.execute()
+        calls.add(result.live_calls, result.replayed_calls)
         row = {
             "answer": result.answer,
             "status": str(result.status),
@@ -127,7 +167,8 @@ class Worker:
             "winner": result.winner,
             "tokens": result.total_usage.total_tokens,
             "cost": result.total_cost_usd,
-            "log_dir": str(result.log_dir) if result.log_dir else None,
+            # Relative to --out: the same wherever the batch lies (and in its replays).
+            "log_dir": str(log_dir.relative_to(self.out)) if result.log_dir else None,
         }
         if not result.ok:  # why, in the row: the agents' own errors say more than the status
             failures = "; ".join(f"{a}: {e}" for a, e in result.failed_agents.items())
@@ -163,6 +204,20 @@ class Worker:
             "tokens": usage.total_tokens,
             "cost": member.price(usage) if member.price else None,
         }
+
+
+class Calls:
+    """A job's model calls: made live, and answered from a recorded batch."""
+
+    def __init__(self) -> None:
+        self.live = self.replayed = 0
+
+    def add(self, live: int, replayed: int) -> None:
+        self.live += live
+        self.replayed += replayed
+
+    def counts(self) -> dict[str, int]:
+        return {"live_calls": self.live, "replayed_calls": self.replayed}
 
 
 async def _call(

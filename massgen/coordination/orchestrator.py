@@ -354,7 +354,10 @@ class Orchestrator:
         single = len(self.members) == 1
         can_answer = self._may_answer(member.id)
         sensitivity = member.voting_sensitivity or self.settings.voting_sensitivity
-        seed = zlib.crc32(f"{self.state.seed}:{member.id}:{self.state.runs[member.id]}".encode())
+        # Seeded by what it sees, not by how many runs it started: a run cancelled before
+        # it asked anything must not change the order later (a replay's runs may differ).
+        view = ",".join(sorted(a.label for a in in_view))
+        seed = zlib.crc32(f"{self.state.seed}:{member.id}:{view}".encode())
         # The vote options follow the same shuffled order as the answers: models favour
         # whatever comes first, so neither list may give any answer a fixed head start.
         shown = prompts.order_for_viewer(in_view, member.id, seed)

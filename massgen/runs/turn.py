@@ -28,7 +28,7 @@ from massgen.core.status import Status
 from massgen.core.toolbox import Toolbox
 from massgen.core.types import Attachment, Usage
 from massgen.core.usage import UsageLedger
-from massgen.runs import equipment
+from massgen.runs import equipment, replaying
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
 from massgen.runs.members import build as build_members
 from massgen.runs.setting import Setting
@@ -86,6 +86,9 @@ class RunResult:
     context_changes: ContextChanges = field(default_factory=ContextChanges)
     # Coordinations run (`max_orchestration_restarts`), and why each restart was asked for.
     attempts: int = 1
+    # Model calls answered from a recorded run (`replay=`) and calls made to the model.
+    replayed_calls: int = 0
+    live_calls: int = 0
     restarts: tuple[Feedback, ...] = ()
     # How the independent first answers agreed, and whether that ended the run.
     agreement: Agreement | None = None
@@ -168,6 +171,7 @@ class TeamRun:
         session_grants: set[str] | None = None,
         workspaces: Workspaces | None = None,
         attachments: Sequence[Attachment] = (),
+        replay: Path | None = None,
     ) -> None:
         """`toolboxes`: tools opened by the caller for longer than this run (a chat
         session); without them the run opens its own and closes them when it ends.
@@ -186,7 +190,9 @@ class TeamRun:
         `workspaces`: the run's workspaces, made by the caller (a subagent's lie inside
         its parent agent's workspace); without them, under `.massgen/` as usual.
         `attachments`: media that came with the question (an image in a `massgen serve`
-        request), on every agent's task message, after its own `upload_files`."""
+        request), on every agent's task message, after its own `upload_files`.
+        `replay`: a recorded run's log directory; requests it has are answered from its
+        `responses.jsonl` (`replaying.py`), the others go to the model."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
         self.toolboxes = toolboxes
         self.tool_failures = list(tool_failures)
@@ -209,6 +215,8 @@ class TeamRun:
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
         self.attachments = tuple(attachments)
+        self.replay = replay
+        self.tape: Any = None  # the run's journal of responses, once it executes
         # Events emitted before `RunStarted`, sent right after it (None once it was sent).
         self._held: list[ev.AnyEvent] | None = []
 
@@ -250,6 +258,7 @@ class TeamRun:
 
     async def execute(self) -> RunResult:
         loaded = self.loaded
+        record = replaying.read(self.replay)  # a missing record fails before the log opens
         members = build_members(
             loaded.config, source=loaded.source, single=loaded.single, env=loaded.env
         )
@@ -257,6 +266,9 @@ class TeamRun:
         if self.attachments:
             members = [replace(m, attachments=(*m.attachments, *self.attachments)) for m in members]
         self.open_log()
+        self.tape = replaying.open_tape(self.log_dir, record)
+        self.sinks.append(self.tape)
+        members = replaying.attach(members, loaded.config.agents, self.tape)
         self.workspaces = self.workspaces or Workspaces.for_config(
             loaded.config, Path.cwd() / ".massgen", run_name(self.log_dir), self.previous_workspace
         )
@@ -273,7 +285,7 @@ class TeamRun:
                 aids = equipment.aids_for(setting)
                 self.orchestrator = Orchestrator(
                     list(equipped.members),
-                    self.loaded.config.orchestrator,
+                    replaying.seeded(self.loaded.config.orchestrator, self.tape),
                     deadline_seconds=self.deadline,
                     emit=self._emit,
                     workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
@@ -285,6 +297,7 @@ class TeamRun:
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
         finally:
             await _close_all(members)
+            self.tape.close()
             self._save_final_workspace()
             self._list_context_changes()
             if self.recorder is not None:
@@ -389,6 +402,8 @@ class TeamRun:
             attempts=outcome.attempts,
             restarts=outcome.restarts,
             agreement=outcome.agreement,
+            replayed_calls=self.tape.replayed if self.tape else 0,
+            live_calls=self.tape.live if self.tape else 0,
             checks=dict(outcome.checks),
             final_check=outcome.final_check,
         )
