@@ -72,6 +72,7 @@ PASSED_ENV = frozenset(
 # what it asked for being the engine's to decide.
 MODES = {"default": "default", "acceptEdits": "acceptEdits", "plan": "plan"}
 MODES["bypassPermissions"] = "acceptEdits"
+WEB_TOOLS = ("WebSearch", "WebFetch")  # Claude Code's, given with `enable_web_search`
 RECORDED = "Recorded. Your turn is over: stop now, without calling any other tool or writing more."
 TURN_OVER = "the turn is over: the workflow action was recorded"
 NOT_BOUND = "Claude Code member was not equipped with a workspace and the permission engine"
@@ -129,7 +130,7 @@ class ClaudeCodeBackend:
             system_prompt=system_prompt(cfg, system),
             # Claude Code's own tools it is given (None: all); massgen's come on its server.
             tools=list(cfg.claude_code_tools) if cfg.claude_code_tools is not None else None,
-            disallowed_tools=list(cfg.claude_code_disallowed_tools),
+            disallowed_tools=disallowed(cfg),
             mcp_servers={claude_code_tools.SERVER: turn.server(sdk)},
             # The hook decides every call in every mode: a deny there holds even under
             # bypassPermissions (tests/backends/test_claude_code.py).
@@ -140,6 +141,12 @@ class ClaudeCodeBackend:
             max_turns=cfg.max_turns or MAX_TURNS,
             env=child_env(os.environ, self.api_key, self.base_url),
         )
+
+
+def disallowed(cfg: BackendConfig) -> list[str]:
+    """The config's, and, as in the predecessor, the web tools unless `enable_web_search`."""
+    web = () if cfg.enable_web_search else WEB_TOOLS
+    return list(dict.fromkeys([*cfg.claude_code_disallowed_tools, *web]))
 
 
 def system_prompt(cfg: BackendConfig, system: str) -> Any:

@@ -127,8 +127,10 @@ async def test_claude_codes_own_bash_is_refused_and_recorded(tmp_path, monkeypat
             api.load(config), QUESTION, sinks=[events.append], logs=False
         ).execute()
         sent = json.dumps(claude.requests)
+        names = tool_names(claude.requests)
 
     assert result.ok, result
+    assert "Read" in names and not names & {"WebSearch", "WebFetch"}  # no enable_web_search
     assert not marker.exists()
     decided = [e for e in events if isinstance(e, ev.PermissionDecided) and e.tool == "Bash"]
     assert decided and not decided[0].allowed and "sandbox" in decided[0].reason
@@ -262,17 +264,20 @@ async def test_a_configured_mcp_server_reaches_claude_code_through_the_engine(
             "base_url": claude.base_url,
             "api_key": "sk-fake",  # no model: Claude Code's default, which no table of ours prices
             "mcp_servers": {"fx": {"command": sys.executable, "args": [server], "trusted": True}},
+            "enable_web_search": True,  # Claude Code's own WebSearch and WebFetch
         }
         config = {"agents": [{"id": "cc", "backend": backend}]}
         result = await api.TeamRun(
             api.load(config), QUESTION, sinks=[events.append], logs=False
         ).execute()
         results = json.dumps(tool_results(claude.requests))
+        names = tool_names(claude.requests)
 
     assert result.ok, result
     decided = [e for e in events if isinstance(e, ev.PermissionDecided) and "echo" in e.tool]
     assert [(e.agent, e.tool, e.allowed) for e in decided] == [("cc", "mcp__fx__echo", True)]
     assert "hello from the fx server" in results  # the server's answer reached the model
+    assert {"WebSearch", "WebFetch"} <= names
     costs = [e.cost_usd for e in events if isinstance(e, ev.UsageReported) and e.agent == "cc"]
     assert costs and all(c is not None and c > 0 for c in costs)
     assert result.total_cost_usd and result.total_cost_usd > 0
