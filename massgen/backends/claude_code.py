@@ -66,6 +66,13 @@ PASSED_ENV = frozenset(
         "CLAUDE_CONFIG_DIR",
     ]
 )
+# The config's `permission_mode` -> the mode Claude Code runs in. The engine decides every
+# call at the hook in any mode; `bypassPermissions` would also skip the permission callback
+# (and the CLI refuses it as root), so it is read as "edits need no prompt", the rest of
+# what it asked for being the engine's to decide.
+MODES = {"default": "default", "acceptEdits": "acceptEdits", "plan": "plan"}
+MODES["bypassPermissions"] = "acceptEdits"
+WEB_TOOLS = ("WebSearch", "WebFetch")  # Claude Code's, given with `enable_web_search`
 RECORDED = "Recorded. Your turn is over: stop now, without calling any other tool or writing more."
 TURN_OVER = "the turn is over: the workflow action was recorded"
 NOT_BOUND = "Claude Code member was not equipped with a workspace and the permission engine"
@@ -78,6 +85,7 @@ class ClaudeCodeBackend:
         self.base_url = cfg.base_url
         self.api_key = api_key
         self.turn_seconds = cfg.request_timeout_seconds
+        self.cfg = cfg
         self._binding: Binding | None = None
 
     def effects(self, tool: str, arguments: Mapping[str, Any], cwd: Path) -> tuple[Effect, ...]:
@@ -114,19 +122,40 @@ class ClaudeCodeBackend:
         yield Finish("tool_calls" if turn.reported else "stop")
 
     def _options(self, sdk: Any, turn: _Turn, system: str) -> Any:
+        cfg = self.cfg
         return sdk.ClaudeAgentOptions(
             cwd=str(turn.binding.workspace),
             add_dirs=[str(p) for p in turn.binding.context_paths],
             model=self.model,
-            system_prompt={"type": "preset", "preset": "claude_code", "append": system},
+            system_prompt=system_prompt(cfg, system),
+            # Claude Code's own tools it is given (None: all); massgen's come on its server.
+            tools=list(cfg.claude_code_tools) if cfg.claude_code_tools is not None else None,
+            disallowed_tools=disallowed(cfg),
             mcp_servers={claude_code_tools.SERVER: turn.server(sdk)},
+            # The hook decides every call in every mode: a deny there holds even under
+            # bypassPermissions (tests/backends/test_claude_code.py).
             hooks={"PreToolUse": [sdk.HookMatcher(matcher=None, hooks=[turn.pre_tool_use])]},
             can_use_tool=turn.can_use_tool,
-            permission_mode="default",
+            permission_mode=MODES.get(cfg.permission_mode or "default", "default"),
             setting_sources=[],  # the user's Claude Code settings loosen no rule of ours
-            max_turns=MAX_TURNS,
+            max_turns=cfg.max_turns or MAX_TURNS,
             env=child_env(os.environ, self.api_key, self.base_url),
         )
+
+
+def disallowed(cfg: BackendConfig) -> list[str]:
+    """The config's, and, as in the predecessor, the web tools unless `enable_web_search`."""
+    web = () if cfg.enable_web_search else WEB_TOOLS
+    return list(dict.fromkeys([*cfg.claude_code_disallowed_tools, *web]))
+
+
+def system_prompt(cfg: BackendConfig, system: str) -> Any:
+    """Claude Code's own system prompt, or the config's in its place; massgen's team
+    instructions (`system`) and the config's `append_system_prompt` follow either."""
+    tail = "\n\n".join(part for part in (system, cfg.append_system_prompt) if part)
+    if cfg.system_prompt:
+        return "\n\n".join(part for part in (cfg.system_prompt, tail) if part)
+    return {"type": "preset", "preset": "claude_code", "append": tail}
 
 
 def child_env(
@@ -214,7 +243,7 @@ class _Turn:
                     f"Claude Code ended its turn with an error ({message.subtype})",
                     provider="claude_code",
                 )
-            return [_usage(message.usage or {})]
+            return [_usage(message.usage or {}, message.total_cost_usd)]
         return []
 
     def _block(self, sdk: Any, block: Any) -> BackendEvent | None:
@@ -262,13 +291,16 @@ def _text(text: str, *, error: bool = False) -> dict[str, Any]:
     return result
 
 
-def _usage(usage: Mapping[str, Any]) -> Usage:
+def _usage(usage: Mapping[str, Any], cost: float | None) -> Usage:
+    """The turn's tokens, and what Claude Code says they cost (its own price table: a
+    subscription's turns cost what the same tokens would over the API)."""
     cached = int(usage.get("cache_read_input_tokens") or 0)
     written = int(usage.get("cache_creation_input_tokens") or 0)
     return Usage(
         input_tokens=int(usage.get("input_tokens") or 0) + cached + written,
         output_tokens=int(usage.get("output_tokens") or 0),
         cached_input_tokens=cached,
+        billed_usd=float(cost) if cost is not None else None,
     )
 
 

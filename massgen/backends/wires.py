@@ -210,8 +210,15 @@ GEMINI = Wire(
 GROK = Wire(
     "grok", _entry("grok"), _check_grok, _CHAT_PARAMS, _SEARCH_AND_CODE | {"x_search"}, _IMAGES
 )
-# Claude Code's own agent loop (`claude_code.py`): no generation parameters of ours.
-CLAUDE_CODE = Wire("claude_code", _entry("claude_code"), _check_claude_code, frozenset())
+# Claude Code's own agent loop (`claude_code.py`): no generation parameters of ours;
+# `enable_web_search` gives it its own WebSearch and WebFetch tools.
+CLAUDE_CODE = Wire(
+    "claude_code",
+    _entry("claude_code"),
+    _check_claude_code,
+    frozenset(),
+    frozenset({"web_search"}),
+)
 LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
 
 WIRES: tuple[Wire, ...] = (

@@ -51,6 +51,18 @@ HOSTED_KEYS: tuple[tuple[str, HostedTool], ...] = (
 )
 
 
+# The keys only `type: claude_code` reads, and the most model calls one of its turns may make.
+CLAUDE_CODE_KEYS = (
+    "claude_code_tools",
+    "claude_code_disallowed_tools",
+    "permission_mode",
+    "system_prompt",
+    "append_system_prompt",
+    "max_turns",
+)
+MAX_AGENT_TURNS = 500
+
+
 class BackendConfig(Strict):
     type: str
     model: str | None = None
@@ -120,6 +132,18 @@ class BackendConfig(Strict):
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
     # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
     cwd: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    # `type: claude_code` only (`backends/claude_code.py`), the predecessor's keys: Claude
+    # Code's own tools it is given (its names: Read, Edit, ...; None: all of them; the
+    # predecessor's Claude Code names in `allowed_tools`/`disallowed_tools` land in these
+    # two), its permission mode, a system prompt in place of Claude Code's own (massgen's
+    # team instructions follow either), and its model calls per turn. Every tool call
+    # still passes massgen's permission engine, whatever the mode.
+    claude_code_tools: tuple[str, ...] | None = None
+    claude_code_disallowed_tools: tuple[str, ...] = ()
+    permission_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions"] | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    max_turns: int | None = Field(default=None, ge=1, le=MAX_AGENT_TURNS)
     # Provider-hosted tools (the predecessor's keys): the provider runs them on its own
     # servers, outside our toolboxes and permission engine; the key is the permission.
     # Checked against what the backend's wire offers (`Wire.hosted`).
@@ -180,6 +204,17 @@ class BackendConfig(Strict):
     @model_validator(mode="after")
     def _unique_servers(self) -> BackendConfig:
         unique_names(self.mcp_servers)
+        return self
+
+    @model_validator(mode="after")
+    def _claude_code_keys(self) -> BackendConfig:
+        if self.type != "claude_code":
+            given = [key for key in CLAUDE_CODE_KEYS if getattr(self, key) not in (None, ())]
+            if given:
+                raise ValueError(
+                    f"`{'`, `'.join(given)}` configure Claude Code, and this backend is "
+                    f"`type: {self.type}`; remove them, or use type: claude_code"
+                )
         return self
 
     def generation_params(self) -> GenerationParams:

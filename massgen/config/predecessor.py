@@ -241,20 +241,29 @@ CLAUDE_CODE_TOOLS = frozenset(
     ]
 )
 AGENT_CLI_TYPES = frozenset({"claude_code", "codex", "gemini_cli", "antigravity_cli"})
+# Where Claude Code's own names in each predecessor key go for `type: claude_code`.
+CLAUDE_CODE_KEYS = {
+    "allowed_tools": "claude_code_tools",
+    "disallowed_tools": "claude_code_disallowed_tools",
+}
 
 
 def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
-    """An agent CLI's own tool names in `allowed_tools`/`disallowed_tools`: massgen's file
-    tools come with `cwd`; an allowed `Bash` is the `execute_command` tool; MCP names stay
-    (a disallowed one becomes an `exclude_tools` entry)."""
+    """An agent CLI's own tool names in `allowed_tools`/`disallowed_tools`. Claude Code
+    (run as itself) gets them as its own tools (`claude_code_tools`,
+    `claude_code_disallowed_tools`); the CLIs mapped onto an API get massgen's file tools
+    of `cwd` instead. Either way an allowed `Bash` is also the sandboxed
+    `execute_command`, and MCP names stay massgen's MCP filters (a disallowed one becomes
+    an `exclude_tools` entry)."""
+    itself = _word(backend.get("type")) == "claude_code"
     for key in ("allowed_tools", "disallowed_tools"):
         names = backend.get(key)
         if not isinstance(names, list):
             continue
         native = [n for n in names if n in CLAUDE_CODE_TOOLS]
         rest = [n for n in names if n not in CLAUDE_CODE_TOOLS]
-        if not native:
-            continue
+        if key == "allowed_tools" and not native:
+            continue  # MCP names only: massgen's own filter, as for any backend
         del backend[key]
         if key == "allowed_tools":
             if "Bash" in native:
@@ -263,11 +272,14 @@ def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
                 backend["allowed_tools"] = rest
         elif rest:
             backend["exclude_tools"] = [*backend.get("exclude_tools", []), *rest]
-        why = (
-            "the agent's own tools here are the file tools of its `cwd` and, for an "
-            "allowed `Bash`, `execute_command`"
-        )
-        notes.append(Note(f"{at}.{key} ({', '.join(native)})", why))
+        if itself:
+            backend[CLAUDE_CODE_KEYS[key]] = native
+        elif native:
+            why = (
+                "the agent's own tools here are the file tools of its `cwd` and, for an "
+                "allowed `Bash`, `execute_command`"
+            )
+            notes.append(Note(f"{at}.{key} ({', '.join(native)})", why))
 
 
 def _word(value: Any) -> str | None:
@@ -278,7 +290,12 @@ def _word(value: Any) -> str | None:
 
 def _backend(backend: dict[str, Any], at: str, notes: list[Note], source: str) -> None:
     _container(backend, at, notes)
+    # Claude Code run as itself reads its own permission mode (`backends/claude_code.py`).
+    itself = _word(backend.get("type")) == "claude_code"
+    mode = backend.pop("permission_mode", None) if itself else None
     _apply(backend, BACKEND, at, notes, source)
+    if mode is not None:
+        backend["permission_mode"] = mode
     if _word(backend.get("type")) in AGENT_CLI_TYPES:
         _native_tools(backend, at, notes)
     _nested(backend, "text", {"verbosity": "verbosity"}, at, source)

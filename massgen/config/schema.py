@@ -246,8 +246,8 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " command_line_docker_network_mode command_line_docker_enable_sudo"
         " command_line_docker_credentials command_line_docker_packages"
         " enable_file_generation"
-        # claude_code specifics, and the OpenAI Responses `text` block
-        " permission_mode system_prompt append_system_prompt text"
+        # the OpenAI Responses `text` block
+        " text"
     ),
     OrchestratorConfig: _keys(
         "snapshot_storage agent_temporary_workspace dspy"

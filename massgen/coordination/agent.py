@@ -371,12 +371,12 @@ def _partial_usage(request: Request, reply: _Reply) -> Usage:
 
 
 def usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev.UsageReported:
-    return ev.UsageReported(
-        agent=member.id,
-        usage=usage,
-        cost_usd=member.price(usage) if member.price is not None else None,
-        phase=phase,
-    )
+    """The usage of one call, with its cost: the provider's own bill where it sent one,
+    else the member's price table."""
+    cost = usage.billed_usd
+    if cost is None and member.price is not None:
+        cost = member.price(usage)
+    return ev.UsageReported(agent=member.id, usage=usage, cost_usd=cost, phase=phase)
 
 
 def _action_of(reply: _Reply, *, structured: bool, tools: bool) -> actions.Action:

@@ -144,6 +144,9 @@ class Usage:
     cached_input_tokens: int = 0
     # True when the provider sent no usage and the numbers are estimated from text length.
     estimated: bool = False
+    # What the provider itself says these tokens cost (Claude Code's result message); None:
+    # priced from massgen's table.
+    billed_usd: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -152,11 +155,20 @@ class Usage:
             self.reasoning_tokens + other.reasoning_tokens,
             self.cached_input_tokens + other.cached_input_tokens,
             self.estimated or other.estimated,
+            _billed(self, other),
         )
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+def _billed(one: Usage, other: Usage) -> float | None:
+    """The bill of both, known only when each side that used tokens has one."""
+    sides = [u for u in (one, other) if u.total_tokens or u.billed_usd is not None]
+    if not sides or any(u.billed_usd is None for u in sides):
+        return None
+    return sum(u.billed_usd or 0.0 for u in sides)
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,8 +127,10 @@ async def test_claude_codes_own_bash_is_refused_and_recorded(tmp_path, monkeypat
             api.load(config), QUESTION, sinks=[events.append], logs=False
         ).execute()
         sent = json.dumps(claude.requests)
+        names = tool_names(claude.requests)
 
     assert result.ok, result
+    assert "Read" in names and not names & {"WebSearch", "WebFetch"}  # no enable_web_search
     assert not marker.exists()
     decided = [e for e in events if isinstance(e, ev.PermissionDecided) and e.tool == "Bash"]
     assert decided and not decided[0].allowed and "sandbox" in decided[0].reason
@@ -148,3 +150,134 @@ def test_the_cli_gets_only_the_environment_it_needs():
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
     # Without a key: Claude Code's own login, and no key of massgen's environment.
     assert child_env(massgen_env, None, None)["ANTHROPIC_API_KEY"] == ""
+
+
+def tool_names(requests: list[dict[str, Any]]) -> set[str]:
+    return {t["name"] for body in requests for t in body.get("tools", [])}
+
+
+def tool_results(requests: list[dict[str, Any]]) -> list[Any]:
+    return [
+        block.get("content")
+        for body in requests
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def system_of(body: dict[str, Any]) -> str:
+    system = body.get("system") or ""
+    return system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
+
+
+async def test_the_predecessors_claude_code_keys_reach_claude_code(tmp_path, monkeypatch):
+    """`allowed_tools`/`disallowed_tools` with Claude Code's names are the tools it gets,
+    `system_prompt` replaces its own, and under `permission_mode: bypassPermissions` the
+    engine still refuses the Read outside the workspace."""
+    from massgen import api
+
+    monkeypatch.chdir(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("NOT FOR CLAUDE")
+    events: list[ev.AnyEvent] = []
+    with FakeAnthropic(claude_code_agent(str(outside))) as claude:
+        backend = {
+            "type": "claude_code",
+            "cwd": "cc_ws",
+            "base_url": claude.base_url,
+            "api_key": "sk-fake",
+            "allowed_tools": ["Read", "Grep", "WebFetch"],
+            "disallowed_tools": ["WebFetch"],
+            "permission_mode": "bypassPermissions",
+            "system_prompt": "You are the CC-TEST agent.",
+            "append_system_prompt": "Sign as CC-TAIL.",
+        }
+        config = {"agents": [{"id": "cc", "backend": backend}]}
+        result = await api.TeamRun(
+            api.load(config), QUESTION, sinks=[events.append], logs=False
+        ).execute()
+        requests = [body for body in claude.requests if body.get("tools")]
+
+    assert result.ok, result
+    names = tool_names(requests)
+    assert {"Read", "Grep", PREFIX + "new_answer"} <= names
+    assert not names & {"Write", "Edit", "Bash", "WebFetch"}
+    system = system_of(requests[0])
+    # Claude Code's own prompt ("You are Claude Code, ...") is replaced by the config's.
+    assert "You are the CC-TEST agent." in system and "You are Claude Code" not in system
+    assert "new_answer" in system and system.rstrip().endswith("Sign as CC-TAIL.")
+    assert "NOT FOR CLAUDE" not in json.dumps(requests)
+    reads = [e for e in events if isinstance(e, ev.PermissionDecided) and e.tool == "Read"]
+    assert reads and not any(e.allowed for e in reads)
+
+
+async def test_max_turns_bounds_claude_codes_model_calls(tmp_path, monkeypatch):
+    """`max_turns: 1`: Claude Code stops after its first model call (a tool call), and the
+    member fails with a message naming why; the other member still answers."""
+    from massgen import api
+
+    monkeypatch.chdir(tmp_path)
+    events: list[ev.AnyEvent] = []
+    with (
+        FakeAnthropic(claude_code_agent(str(tmp_path / "x.txt"))) as claude,
+        FakeProvider(cooperative_agent) as other,
+    ):
+        cc = {"type": "claude_code", "cwd": "cc_ws", "base_url": claude.base_url}
+        api_backend = {"type": "chatcompletion", "model": "m"}
+        config = {
+            "agents": [
+                {"id": "cc", "backend": {**cc, "api_key": "sk-fake", "max_turns": 1}},
+                {"id": "api", "backend": {**api_backend, "base_url": other.base_url}},
+            ]
+        }
+        result = await api.TeamRun(
+            api.load(config), QUESTION, sinks=[events.append], logs=False
+        ).execute()
+        calls = [body for body in claude.requests if body.get("tools")]
+
+    assert result.ok, result
+    assert len(calls) == 1
+    failed = [e for e in events if isinstance(e, ev.AgentFailed) and e.agent == "cc"]
+    assert failed and "max_turns" in failed[0].error
+
+
+async def test_a_configured_mcp_server_reaches_claude_code_through_the_engine(
+    tmp_path, monkeypatch
+):
+    """The config's MCP server runs under massgen and its tools reach Claude Code on the
+    `massgen` server; the engine decides each call, and its cost comes from Claude Code."""
+    import sys
+    from pathlib import Path
+
+    from massgen import api
+
+    monkeypatch.chdir(tmp_path)
+    server = str(Path(__file__).parents[1] / "tools" / "fault_server.py")
+    echo = (PREFIX + "mcp__fx__echo", {"text": "hello from the fx server"})
+    events: list[ev.AnyEvent] = []
+    with FakeAnthropic(claude_code_agent("", first=echo)) as claude:
+        backend = {
+            "type": "claude_code",
+            "cwd": "cc_ws",
+            "base_url": claude.base_url,
+            "api_key": "sk-fake",  # no model: Claude Code's default, which no table of ours prices
+            "mcp_servers": {"fx": {"command": sys.executable, "args": [server], "trusted": True}},
+            "enable_web_search": True,  # Claude Code's own WebSearch and WebFetch
+        }
+        config = {"agents": [{"id": "cc", "backend": backend}]}
+        result = await api.TeamRun(
+            api.load(config), QUESTION, sinks=[events.append], logs=False
+        ).execute()
+        results = json.dumps(tool_results(claude.requests))
+        names = tool_names(claude.requests)
+
+    assert result.ok, result
+    decided = [e for e in events if isinstance(e, ev.PermissionDecided) and "echo" in e.tool]
+    assert [(e.agent, e.tool, e.allowed) for e in decided] == [("cc", "mcp__fx__echo", True)]
+    assert "hello from the fx server" in results  # the server's answer reached the model
+    assert {"WebSearch", "WebFetch"} <= names
+    costs = [e.cost_usd for e in events if isinstance(e, ev.UsageReported) and e.agent == "cc"]
+    assert costs and all(c is not None and c > 0 for c in costs)
+    assert result.total_cost_usd and result.total_cost_usd > 0

@@ -164,22 +164,52 @@ def test_mcp_server_security_has_no_effect_in_either_form():
     assert [n.path for n in notes] == ["agents[0].backend.mcp_servers[0].security"]
 
 
-def test_claude_codes_own_tool_names_become_our_tools():
+def test_claude_codes_own_tool_names_stay_claude_codes():
+    """Claude Code runs as itself: its names are the tools it gets and may not use; MCP
+    names stay massgen's MCP filters; an allowed Bash is also `execute_command`."""
     backend = {
         "type": "claude_code",
         "cwd": "ws",
         "allowed_tools": ["Read", "Write", "Bash", "mcp__discord__send"],
         "disallowed_tools": ["WebFetch", "mcp__discord__delete"],
+        "permission_mode": "plan",
     }
     data, notes = translate({"agents": [{"id": "a", "backend": backend}]}, "c.yaml")
     out = data["agents"][0]["backend"]
+    assert out["claude_code_tools"] == ["Read", "Write", "Bash"]
+    assert out["claude_code_disallowed_tools"] == ["WebFetch"]
     assert out["allowed_tools"] == ["mcp__discord__send"]
     assert out["exclude_tools"] == ["mcp__discord__delete"]
+    assert out["enable_mcp_command_line"] is True
+    assert out["permission_mode"] == "plan"
+    assert notes == []
+
+
+def test_the_clis_mapped_onto_an_api_get_our_tools_for_theirs():
+    backend = {
+        "type": "codex",
+        "cwd": "ws",
+        "allowed_tools": ["Read", "Bash"],
+        "disallowed_tools": ["WebFetch"],
+        "permission_mode": "bypassPermissions",
+    }
+    data, notes = translate({"agents": [{"id": "a", "backend": backend}]}, "c.yaml")
+    out = data["agents"][0]["backend"]
+    assert "allowed_tools" not in out and "permission_mode" not in out
     assert out["enable_mcp_command_line"] is True  # an allowed Bash is execute_command
     assert [n.path for n in notes] == [
-        "agents[0].backend.allowed_tools (Read, Write, Bash)",
+        "agents[0].backend.permission_mode",
+        "agents[0].backend.allowed_tools (Read, Bash)",
         "agents[0].backend.disallowed_tools (WebFetch)",
     ]
+
+
+def test_claude_codes_keys_on_another_backend_are_a_clear_error(dirs):
+    text = "agents:\n  - id: a\n    backend: {type: openai, model: m, max_turns: 3}\n"
+    with pytest.raises(ConfigError) as caught:
+        load(dirs, text)
+    assert "`max_turns` configure Claude Code" in str(caught.value)
+    assert "type: claude_code" in str(caught.value)
 
 
 def test_the_older_timeout_block_is_timeout_settings(dirs):
