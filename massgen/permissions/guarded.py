@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 
 from massgen.core.effects import Effect, External
-from massgen.core.toolbox import UNKNOWN_SERVER, Toolbox, ToolContext, ToolResult
+from massgen.core.toolbox import Toolbox, ToolContext, ToolResult
 from massgen.core.types import ToolCall, ToolSpec
 from massgen.permissions.engine import Call, Decision, Engine
 from massgen.permissions.risk import Zones
@@ -42,10 +42,7 @@ class Guarded:
         return self.inner.specs()
 
     def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
-        effects = getattr(self.inner, "effects", None)
-        if effects is None:
-            return (External(UNKNOWN_SERVER, call.name),)
-        return tuple(effects(call, ctx))
+        return tuple(self.inner.effects(call, ctx))
 
     async def authorize(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
         """Decide `call` now: None when it may run (the next `call(call, ...)` with this
