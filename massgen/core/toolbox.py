@@ -12,7 +12,8 @@ the model reads (`is_error`), never an exception that ends the agent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -79,6 +80,36 @@ class Toolbox(Protocol):
             ValueError: the arguments are malformed (the call would fail anyway).
         """
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Permit:
+    """A gate's yes to one call: `run(ctx)` runs that call, at most once. The tool round
+    runs a call only through its permit, inside the call's timeout."""
+
+    call: ToolCall
+    run: Callable[[ToolContext], Awaitable[ToolResult]] = field(compare=False, repr=False)
+
+
+class Gate(ABC):
+    """A toolbox that decides a call before running it (the permission engine's
+    `Guarded`). The tool round asks `authorize` first, outside the call's timeout (a
+    person's time to answer is not the tool's), and runs only what the permit runs."""
+
+    @abstractmethod
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    @abstractmethod
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]: ...
+
+    @abstractmethod
+    async def authorize(self, call: ToolCall, ctx: ToolContext) -> Permit | ToolResult:
+        """A permit to run `call`, or the refusal the model reads."""
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Decide and run in one, for a caller outside a tool round."""
+        verdict = await self.authorize(call, ctx)
+        return verdict if isinstance(verdict, ToolResult) else await verdict.run(ctx)
 
 
 def unknown_effects(call: ToolCall) -> tuple[Effect, ...]:
