@@ -446,7 +446,7 @@ def _usage_event(member: Member, usage: Usage) -> ev.UsageReported:
 
 
 class AskToolbox:
-    """`ask_others` for the agents of one team; an `EffectfulToolbox`."""
+    """`ask_others` for the agents of one team."""
 
     def __init__(self, channel: Broadcasts) -> None:
         self.channel = channel

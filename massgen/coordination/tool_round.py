@@ -7,9 +7,9 @@ the run's deadline cancels the round; each call in flight is cancelled and repor
 Whatever a toolbox does, raising included, the model gets a `ToolResult` and the agent goes
 on. The toolbox is the only way to a tool.
 
-A toolbox with an `authorize(call, ctx)` step (the permission engine's `Guarded`) is asked
-first, outside the call's timeout: the time a person takes to answer an approval is not
-the tool's. Any exception there is a refusal; nothing runs.
+A `Gate` (the permission engine's `Guarded`) is asked first, outside the call's timeout:
+the time a person takes to answer an approval is not the tool's. The call then runs only
+through the `Permit` the gate gave. Any exception there is a refusal; nothing runs.
 
 A call may say how it is going (`ToolContext.progress`, set here per call): each line
 a `ToolCallProgress` event, bounded by `tools.progress.ProgressGate`, the last one sent
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from massgen.core import events as ev
 from massgen.core.tool_progress import ProgressGate
-from massgen.core.toolbox import Phase, Toolbox, ToolContext, ToolResult
+from massgen.core.toolbox import Gate, Permit, Phase, Toolbox, ToolContext, ToolResult
 from massgen.core.types import ToolCall, ToolSpec
 
 Emit = Callable[[ev.AnyEvent], None]
@@ -112,13 +113,13 @@ async def _run_one(
     if held_back(spec, ctx.phase, bounds):
         return finished(ToolResult(call.id, HELD.format(name=call.name)), held=True)
     try:
-        refusal = await _authorized(toolbox, call, ctx)
-        if refusal is not None:
-            return finished(dataclasses.replace(refusal, call_id=call.id))
+        verdict = await _authorized(toolbox, call, ctx)
+        if isinstance(verdict, ToolResult):
+            return finished(dataclasses.replace(verdict, call_id=call.id))
         timeout = bounds.timeout_seconds
         if spec is not None and spec.timeout_seconds is not None:
             timeout = spec.timeout_seconds  # the tool's own bound (subagents)
-        result = await _guarded_call(toolbox, call, ctx, timeout)
+        result = await _guarded_call(verdict, ctx, timeout)
     except asyncio.CancelledError:
         finished(ToolResult(call.id, "Error: cancelled (the run moved on).", is_error=True))
         raise
@@ -148,28 +149,27 @@ def held_back(spec: ToolSpec | None, phase: Phase, bounds: ToolBounds) -> bool:
     return spec.annotations.read_only is not True
 
 
-async def _authorized(toolbox: Toolbox, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
-    """None when the call may start (or the toolbox decides inside `call`), else the
-    refusal. Untimed here: the approver's own timeout bounds a person's answer."""
-    authorize = getattr(toolbox, "authorize", None)
-    if authorize is None:
-        return None
+async def _authorized(toolbox: Toolbox, call: ToolCall, ctx: ToolContext) -> Permit | ToolResult:
+    """The permit that runs the call, else the refusal. A toolbox that is not a `Gate`
+    runs the call as it is. Untimed here: the approver's own timeout bounds a person's
+    answer."""
+    if not isinstance(toolbox, Gate):
+        return Permit(call, functools.partial(toolbox.call, call))
     try:
-        verdict = await authorize(call, ctx)
+        verdict = await toolbox.authorize(call, ctx)
     except Exception as error:  # a failed check is a no, never a yes
         return ToolResult.error(call, f"the permission check failed ({_describe(error)})")
-    if verdict is None or isinstance(verdict, ToolResult):
+    if isinstance(verdict, Permit | ToolResult):
         return verdict
     return ToolResult.error(call, "the permission check gave no verdict")
 
 
-async def _guarded_call(
-    toolbox: Toolbox, call: ToolCall, ctx: ToolContext, timeout: float
-) -> ToolResult:
-    """The toolbox's result, or an error result for a timeout or an exception."""
+async def _guarded_call(permit: Permit, ctx: ToolContext, timeout: float) -> ToolResult:
+    """The permitted call's result, or an error result for a timeout or an exception."""
+    call = permit.call
     try:
         async with asyncio.timeout(timeout) as scope:
-            return await toolbox.call(call, ctx)
+            return await permit.run(ctx)
     except TimeoutError as error:
         if scope.expired():
             return ToolResult.error(call, f"`{call.name}` timed out after {timeout:g}s.")

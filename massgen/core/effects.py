@@ -1,15 +1,11 @@
 """What a tool call would do, as data: the permission engine decides on these, never on a
-tool's name. A tool that knows its effects says so before it runs (`EffectfulToolbox`);
-one that cannot tell (an MCP tool) is `External`."""
+tool's name. Every toolbox says what a call would do before it runs (`Toolbox.effects`); one that
+cannot tell (an MCP tool) says `External`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
-
-from massgen.core.toolbox import Toolbox, ToolContext
-from massgen.core.types import ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +47,3 @@ class External:
 
 
 Effect = Read | Write | Delete | Run | Net | External
-
-
-class EffectfulToolbox(Toolbox, Protocol):
-    """A toolbox that can say, before running a call, what the call would do.
-
-    Raises:
-        ValueError: the arguments are malformed (the call would fail anyway).
-    """
-
-    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]: ...

@@ -12,15 +12,14 @@ the model reads (`is_error`), never an exception that ends the agent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
+from massgen.core.effects import Effect, External
 from massgen.core.types import ToolCall, ToolSpec
-
-if TYPE_CHECKING:
-    from massgen.core.effects import Effect
 
 Phase = Literal["coordination", "presentation"]
 # A running call's "how it is going" line, for the person watching (never the model).
@@ -72,6 +71,51 @@ class Toolbox(Protocol):
 
     async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult: ...
 
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        """What `call` would do, said before it runs, for the permission engine. A box that
+        cannot tell returns `unknown_effects(call)`: unknown and external, never "no
+        effect".
+
+        Raises:
+            ValueError: the arguments are malformed (the call would fail anyway).
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Permit:
+    """A gate's yes to one call: `run(ctx)` runs that call, at most once. The tool round
+    runs a call only through its permit, inside the call's timeout."""
+
+    call: ToolCall
+    run: Callable[[ToolContext], Awaitable[ToolResult]] = field(compare=False, repr=False)
+
+
+class Gate(ABC):
+    """A toolbox that decides a call before running it (the permission engine's
+    `Guarded`). The tool round asks `authorize` first, outside the call's timeout (a
+    person's time to answer is not the tool's), and runs only what the permit runs."""
+
+    @abstractmethod
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    @abstractmethod
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]: ...
+
+    @abstractmethod
+    async def authorize(self, call: ToolCall, ctx: ToolContext) -> Permit | ToolResult:
+        """A permit to run `call`, or the refusal the model reads."""
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Decide and run in one, for a caller outside a tool round."""
+        verdict = await self.authorize(call, ctx)
+        return verdict if isinstance(verdict, ToolResult) else await verdict.run(ctx)
+
+
+def unknown_effects(call: ToolCall) -> tuple[Effect, ...]:
+    """The effects of a call whose toolbox cannot say what it does."""
+    return (External(UNKNOWN_SERVER, call.name),)
+
 
 class NoTools:
     """The empty toolbox: what an agent without tools has."""
@@ -81,6 +125,9 @@ class NoTools:
 
     async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         return ToolResult.error(call, f"tool `{call.name}` is not available.")
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        return ()  # nothing runs: the call is answered "not available"
 
 
 class Toolboxes:
@@ -114,22 +161,14 @@ class Toolboxes:
 
     def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
         """The effects of `call`, from the box that would run it, so that a composition is
-        as transparent to the permission engine as the box itself.
-
-        A box that cannot tell (it has no `effects`: an MCP toolbox) yields
-        `External(UNKNOWN_SERVER, name)`: unknown, never "no effect". A name no box offers
+        as transparent to the permission engine as the box itself. A name no box offers
         has none (the call is refused without running). A box's `ValueError` (malformed
-        arguments) propagates, as `EffectfulToolbox.effects` documents.
+        arguments) propagates, as `Toolbox.effects` documents.
         """
-        from massgen.core.effects import External  # effects.py imports this module
-
         box = self._owner(call.name)
         if box is None:
             return ()
-        effects = getattr(box, "effects", None)
-        if effects is None:
-            return (External(UNKNOWN_SERVER, call.name),)
-        return tuple(effects(call, ctx))
+        return tuple(box.effects(call, ctx))
 
 
 def arguments_of(text: str | None) -> dict[str, Any]:

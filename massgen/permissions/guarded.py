@@ -5,68 +5,62 @@ engine, recorded, and only then run. A refused call returns an error the model r
 nothing of it runs. A toolbox that cannot say what a call does yields `External`
 (unknown), never "no effect".
 
-Two ways in. `call` decides and runs. `authorize` decides only, before the caller starts
-the call's timeout (`coordination/tool_round.py`), so a person taking their time to answer
-is not a tool that timed out; the `call` that follows with the same `ToolCall` object runs
-without asking again. The approver's own timeout bounds the wait (and the engine's
-backstop, `engine.MAX_APPROVAL_SECONDS`).
+A `Gate`: `authorize` decides, before the tool round starts the call's timeout
+(`coordination/tool_round.py`), so a person taking their time to answer is not a tool that
+timed out; the `Permit` it returns runs that call once, and nothing else runs it. `call`
+(the gate's) decides and runs in one. The approver's own timeout bounds the wait (and the
+engine's backstop, `engine.MAX_APPROVAL_SECONDS`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from massgen.core.effects import Effect, External
-from massgen.core.toolbox import UNKNOWN_SERVER, Toolbox, ToolContext, ToolResult
+from massgen.core.toolbox import Gate, Permit, Toolbox, ToolContext, ToolResult
 from massgen.core.types import ToolCall, ToolSpec
 from massgen.permissions.engine import Call, Decision, Engine
 from massgen.permissions.risk import Zones
 
 REFUSED = "refused by the permission engine: {reason}; do not try to work around it"
-MAX_ADMITTED = 1024  # authorized calls not yet run (a cancelled round leaves some behind)
+RAN = "this permit was used already; each allowed call runs once"
 
 
-class Guarded:
+class Guarded(Gate):
     def __init__(
         self, inner: Toolbox, engine: Engine, zones: Callable[[ToolContext], Zones]
     ) -> None:
         self.inner = inner
         self.engine = engine
         self.zones = zones
-        # id(call) -> call, for calls `authorize` allowed; the call is kept so its id is
-        # not reused by another object while its admission stands.
-        self._admitted: dict[int, ToolCall] = {}
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return self.inner.specs()
 
     def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
-        effects = getattr(self.inner, "effects", None)
-        if effects is None:
-            return (External(UNKNOWN_SERVER, call.name),)
-        return tuple(effects(call, ctx))
+        return tuple(self.inner.effects(call, ctx))
 
-    async def authorize(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
-        """Decide `call` now: None when it may run (the next `call(call, ...)` with this
-        very object runs it without deciding again), else the refusal the model reads."""
+    async def authorize(self, call: ToolCall, ctx: ToolContext) -> Permit | ToolResult:
+        """Decide `call` now: a permit that runs it once, or the refusal the model reads.
+        A name the toolbox does not offer needs no decision: its permit gets the "not
+        available" answer, and nothing runs."""
         if all(spec.name != call.name for spec in self.inner.specs()):
-            return None  # "not available": `call` answers it and nothing runs
+            return Permit(call, self._once(call))
         refusal = await self._refusal(call, ctx)
-        if refusal is None:
-            while len(self._admitted) >= MAX_ADMITTED:
-                del self._admitted[next(iter(self._admitted))]  # the oldest
-            self._admitted[id(call)] = call
-        return refusal
+        return refusal if refusal is not None else Permit(call, self._once(call))
 
-    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        if self._admitted.get(id(call)) is call:
-            del self._admitted[id(call)]  # one admission, one run
+    def _once(self, call: ToolCall) -> Callable[[ToolContext], Awaitable[ToolResult]]:
+        used = False
+
+        async def run(ctx: ToolContext) -> ToolResult:
+            nonlocal used
+            if used:
+                return ToolResult.error(call, RAN)
+            used = True
             return await self.inner.call(call, ctx)
-        if all(spec.name != call.name for spec in self.inner.specs()):
-            return await self.inner.call(call, ctx)  # "not available": nothing runs
-        refusal = await self._refusal(call, ctx)
-        return refusal if refusal is not None else await self.inner.call(call, ctx)
+
+        return run
 
     async def _refusal(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
         decision = await self._decide(call, ctx)

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from massgen.core.toolbox import ToolContext, ToolResult
+from massgen.core.effects import Effect
+from massgen.core.toolbox import ToolContext, ToolResult, unknown_effects
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
 
 ToolFunction = Callable[..., Awaitable[str]]
@@ -49,6 +50,9 @@ class InProcessTools:
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(spec for spec, _ in self._tools.values())
+
+    def effects(self, call: ToolCall, ctx: ToolContext) -> tuple[Effect, ...]:
+        return unknown_effects(call)  # in-process functions say nothing of what they do
 
     async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         if call.name not in self._tools:

@@ -55,7 +55,7 @@ _FILE_ARGUMENTS = ("file_path", "image_path", "audio_path", "video_path")
 
 
 class MediaToolbox:
-    """One agent's media tools; an `EffectfulToolbox`."""
+    """One agent's media tools."""
 
     def __init__(self, media: MediaPlan, timeout_seconds: float) -> None:
         self._plan = media

@@ -88,7 +88,7 @@ class Plan:
 
 
 class PlanToolbox:
-    """The planning tools of one agent; an `EffectfulToolbox`."""
+    """The planning tools of one agent."""
 
     def __init__(self, limit: int, on_disk: bool) -> None:
         self._plan = Plan(limit)

@@ -97,7 +97,7 @@ class UnknownContext(ValueError):
 
 
 class PythonToolbox:
-    """An agent's Python function tools; an `EffectfulToolbox`."""
+    """An agent's Python function tools."""
 
     def __init__(
         self, tools: Sequence[PythonTool], timeout_seconds: float, facts: AgentFacts | None = None

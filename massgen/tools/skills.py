@@ -290,7 +290,7 @@ def _escaped(text: str) -> str:
 
 
 class SkillToolbox:
-    """`load_skill` and `read_skill_file` over one catalog; an `EffectfulToolbox`. One
+    """`load_skill` and `read_skill_file` over one catalog. One
     instance serves a whole team: it keeps no state between calls."""
 
     def __init__(self, catalog: Catalog) -> None:

@@ -141,7 +141,7 @@ class Limits:
 
 
 class SubagentToolbox:
-    """One agent's `spawn_subagents`; an `EffectfulToolbox`. `spawn(task, ctx, call_id)`
+    """One agent's `spawn_subagents`. `spawn(task, ctx, call_id)`
     runs a child; `roles` maps each offered `subagent_type` to its paragraph; `jobs`, the
     run's background children, offers background mode and its tools (None: blocking only)."""
 

@@ -9,7 +9,7 @@ import asyncio
 from perm_helpers import Scripted, engine
 
 from massgen.coordination.tool_round import ToolBounds, run_round
-from massgen.core.toolbox import ToolContext
+from massgen.core.toolbox import Permit, ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.guarded import Guarded
@@ -106,17 +106,18 @@ async def test_a_failing_authorize_is_a_refusal(tmp_path):
     assert box.calls_of("mark") == []
 
 
-async def test_an_admission_runs_one_call_once(tmp_path):
+async def test_a_permit_runs_its_call_once_and_nothing_else_runs_without_one(tmp_path):
     box = toolbox()
     approver = Scripted(Choice.ONCE, Choice.DENY)
     gate = guarded(tmp_path, box, approver)
     call = mark()
-    assert await gate.authorize(call, CTX) is None
-    assert (await gate.call(call, CTX)).content == "marked x"
-    # The same object again, or an equal one: decided again (and denied), not run.
+    permit = await gate.authorize(call, CTX)
+    assert isinstance(permit, Permit) and permit.call == call
+    assert (await permit.run(CTX)).content == "marked x"
+    assert (await permit.run(CTX)).is_error  # a permit is spent once used
+    # Without a permit, the same call is decided again (and denied), not run.
     assert (await gate.call(call, CTX)).is_error
-    assert (await gate.call(mark(), CTX)).is_error
-    assert len(box.calls_of("mark")) == 1 and len(approver.asked) == 3
+    assert len(box.calls_of("mark")) == 1 and len(approver.asked) == 2
 
 
 async def test_an_allowed_call_is_asked_once_per_round(tmp_path):

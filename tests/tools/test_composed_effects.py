@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from massgen.core.effects import External, Read, Write
-from massgen.core.toolbox import UNKNOWN_SERVER, NoTools, Toolboxes, ToolContext, ToolResult
+from massgen.core.toolbox import (
+    UNKNOWN_SERVER,
+    NoTools,
+    Toolboxes,
+    ToolContext,
+    ToolResult,
+    unknown_effects,
+)
 from massgen.core.types import ToolCall, ToolSpec
 
 
@@ -41,8 +48,13 @@ def test_effects_come_from_the_box_that_offers_the_name(tmp_path):
     assert (first.asked, shadowed.asked, other.asked) == (["read"], [], ["write"])
 
 
-def test_a_box_without_effects_is_external_and_unknown_names_have_none():
-    boxes = Toolboxes([Box("mcp_time"), NoTools()])
+class UnknownBox(Box):
+    def effects(self, call, ctx):
+        return unknown_effects(call)
+
+
+def test_a_box_that_cannot_tell_is_external_and_unknown_names_have_none():
+    boxes = Toolboxes([UnknownBox("mcp_time"), NoTools()])
     assert boxes.effects(ToolCall("1", "mcp_time", "{}"), CTX) == (
         External(UNKNOWN_SERVER, "mcp_time"),
     )
@@ -51,7 +63,7 @@ def test_a_box_without_effects_is_external_and_unknown_names_have_none():
 
 def test_nested_compositions_and_malformed_arguments(tmp_path):
     inner = Toolboxes([EffectfulBox("read", [Read(tmp_path)])])
-    outer = Toolboxes([Box("other"), inner])
+    outer = Toolboxes([UnknownBox("other"), inner])
     assert outer.effects(ToolCall("1", "read", "{}"), CTX) == (Read(tmp_path),)
     with pytest.raises(ValueError, match="malformed"):
         outer.effects(ToolCall("2", "read", "bad"), CTX)
