@@ -114,15 +114,10 @@ def _check_local(cfg: BackendConfig, profile: Profile) -> Problem | None:
 
 
 def _check_claude_code(cfg: BackendConfig, profile: Profile) -> Problem | None:
-    """Claude Code works in the agent's own workspace, and needs the SDK that bundles it."""
+    """Claude Code needs the SDK that bundles it. (Its workspace: an agent without `cwd`
+    gets one named after it, `AgentConfig`; a subagent's is set per child.)"""
     import importlib.util
 
-    if not cfg.cwd:
-        return (
-            "cwd",
-            "a claude_code agent works in its own workspace, and this one has none",
-            "set cwd to a workspace name, e.g. cwd: claude_workspace",
-        )
     if importlib.util.find_spec("claude_agent_sdk") is None:
         return (
             "type",

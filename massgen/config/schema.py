@@ -28,6 +28,21 @@ class AgentConfig(Strict):
     system_message: str | None = None
     voting_sensitivity: VotingSensitivity | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _claude_code_workspace(cls, data: Any) -> Any:
+        """Claude Code works in the agent's own workspace: without a `cwd`, one named after
+        the agent (`<id>_workspace`), as the predecessor gave its coding agents."""
+        backend = data.get("backend") if isinstance(data, dict) else None
+        if isinstance(backend, BackendConfig):
+            backend = backend.model_dump(exclude_unset=True)
+        if not isinstance(backend, dict) or backend.get("type") != "claude_code":
+            return data
+        if backend.get("cwd"):
+            return data
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(data.get("id") or "")).lstrip("._-")[:50]
+        return {**data, "backend": {**backend, "cwd": f"{name or 'agent'}_workspace"}}
+
 
 class ContextPathConfig(Strict):
     """`orchestrator.context_paths[]`: a directory or file of the user's that every agent

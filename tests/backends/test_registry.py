@@ -68,8 +68,13 @@ def test_agent_cli_types_are_their_model_over_its_api(old_type, wire):
 def test_claude_code_is_claude_code_itself_in_its_own_workspace():
     assert registry.PROFILES["claude_code"].wire.name == "claude_code"
     assert registry.check(cfg(type="claude_code", cwd="cc")) is None
-    key, message, fix = registry.check(cfg(type="claude_code"))
-    assert key == "cwd" and "own workspace" in message and "cwd:" in fix
+    # Without a cwd, the agent gets a workspace named after it (a predecessor config, a
+    # subagent's agent: its workspace is set per child).
+    from massgen.config.schema import AgentConfig
+
+    agent = AgentConfig(id="coder one", backend=cfg(type="claude_code"))
+    assert agent.backend.cwd == "coder_one_workspace"
+    assert AgentConfig(id="c", backend=cfg(type="claude_code", cwd="mine")).backend.cwd == "mine"
 
 
 def test_check_requires_a_model_without_a_profile_default():
