@@ -81,7 +81,7 @@ class Chat:
         self.last: LastTurn | None = None
         self._log_root: Path | None = None
         self._toolboxes: Mapping[str, Toolbox] | None = None
-        self._tool_failures: list[ev.ToolSourceFailed] = []
+        self._tool_failures: list[ev.ToolSourceFailed | ev.AgentWarning] = []
         # "Allow for this session" lasts the chat session, not one turn's engine.
         self.session_grants: set[str] = set()
 

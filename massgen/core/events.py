@@ -143,6 +143,17 @@ class ToolSourceFailed(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AgentWarning(Event):
+    """Something about how an agent runs that the person watching must see before it
+    matters: its commands run unsandboxed (`command_line_sandbox: none`), or are refused
+    because no sandbox could be had."""
+
+    kind: ClassVar[str] = "agent_warning"
+    agent: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentStarted(Event):
     """A child run of `spawn_subagents` began (`tools/subagents.py`); its own events are
     in its log directory, under the parent's."""
@@ -437,6 +448,7 @@ AnyEvent = (
     | ToolCallFinished
     | HostedToolUsed
     | ToolSourceFailed
+    | AgentWarning
     | SubagentStarted
     | SubagentFinished
     | PermissionDecided

@@ -44,6 +44,7 @@ COORDINATION_EVENTS = (
     ev.HostedToolUsed,
     ev.SubagentFinished,
     ev.ToolSourceFailed,
+    ev.AgentWarning,
     ev.PermissionDecided,
     ev.PersonaAssigned,
     ev.CriteriaGenerated,
@@ -193,6 +194,7 @@ class RunState:
                 pass
             case (
                 ev.ToolSourceFailed()
+                | ev.AgentWarning()
                 | ev.PermissionDecided()
                 | ev.PersonaAssigned()
                 | ev.CriteriaGenerated()

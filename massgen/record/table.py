@@ -126,6 +126,8 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"subagent {event.subagent}: {event.outcome} {took}"
         case ev.ToolSourceFailed():
             return event.agent, f"tool source {event.source} failed"
+        case ev.AgentWarning():
+            return event.agent, f"warning: {event.message}"
         case ev.PermissionDecided():
             return _permission_cell(event)
         case ev.PersonaAssigned():

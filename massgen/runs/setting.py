@@ -83,6 +83,6 @@ class Setting:
     resumed: bool
     emit: Sink
     counted: Sink
-    tool_failed: Callable[[ev.ToolSourceFailed], None]
+    tool_failed: Callable[[ev.ToolSourceFailed | ev.AgentWarning], None]
     spent: Callable[[], Spend]
     start_child: StartChild

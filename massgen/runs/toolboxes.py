@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 from massgen.config.schema import MassgenConfig
-from massgen.core.events import ToolSourceFailed
+from massgen.core.events import AgentWarning, ToolSourceFailed
 from massgen.core.toolbox import Toolbox, Toolboxes
 
 
@@ -30,16 +30,19 @@ async def open_tools(
     warn: Callable[[str], None] = warn_stderr,
     source: str | None = None,
     single: bool = False,
-    failed: Callable[[ToolSourceFailed], None] | None = None,
+    failed: Callable[[ToolSourceFailed | AgentWarning], None] | None = None,
     headless: bool = False,
 ) -> AsyncIterator[Mapping[str, Toolbox]]:
     """Agent id -> its toolbox, for the agents that have tools; everything is closed when
     the block ends. Raises ConfigError for a tool filter that matches no tool. A server
     that does not start goes to `failed` as an event, one per agent that lost it (without
     `failed`, to `warn`). `headless`: nobody watches the run (no approver), which some
-    settings refuse (`command_line_sandbox: none` without its acknowledgement)."""
+    settings refuse (`command_line_sandbox: none` without its acknowledgement). A warning
+    about an agent's commands (unsandboxed, or refused) goes to `warn` and, as an
+    `AgentWarning`, to `failed`, so every view and the log show it."""
+    told = _told(warn, failed)
     commands = joined(
-        command_toolboxes(config, warn, headless=headless, source=source, single=single),
+        command_toolboxes(config, told, headless=headless, source=source, single=single),
         python_toolboxes(config, source, single),
         planning(config),
         media(config, source, single),
@@ -62,16 +65,29 @@ async def open_tools(
         yield joined(boxes, commands)
 
 
+def _told(
+    warn: Callable[[str], None], sink: Callable[[AgentWarning], None] | None
+) -> Callable[[str, str], None]:
+    """(agent, message) -> `warn`, and an `AgentWarning` to `sink` when there is one."""
+
+    def told(agent: str, message: str) -> None:
+        warn(message)
+        if sink is not None:
+            sink(AgentWarning(agent=agent, message=message))
+
+    return told
+
+
 def command_toolboxes(
     config: MassgenConfig,
-    warn: Callable[[str], None] | None = None,
+    warn: Callable[[str, str], None] | None = None,
     *,
     headless: bool = False,
     source: str | None = None,
     single: bool = False,
 ) -> dict[str, Toolbox]:
     """Agent id -> its `execute_command` toolbox, for agents whose backend enables it;
-    `warn` hears when commands will be refused or run unsandboxed. Raises ConfigError for
+    `warn(agent, message)` hears when commands will be refused or run unsandboxed. Raises ConfigError for
     `command_line_sandbox: none` in a headless run without its acknowledgement."""
     if not any(agent.backend.enable_mcp_command_line for agent in config.agents):
         return {}
@@ -79,11 +95,16 @@ def command_toolboxes(
 
     boxes = {
         agent.id: command_toolbox(
-            config, agent, warn, headless=headless, source=source, single=single
+            config, agent, _for(warn, agent.id), headless=headless, source=source, single=single
         )
         for agent in config.agents
     }
     return {agent: box for agent, box in boxes.items() if box is not None}
+
+
+def _for(warn: Callable[[str, str], None] | None, agent: str) -> Callable[[str], None] | None:
+    """`warn` as one agent's command toolbox calls it: with the message alone."""
+    return None if warn is None else lambda message: warn(agent, message)
 
 
 def python_toolboxes(

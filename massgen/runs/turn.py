@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -164,7 +165,7 @@ class TeamRun:
         history: Sequence[Turn] = (),
         cli_args: list[str] | None = None,
         toolboxes: Mapping[str, Toolbox] | None = None,
-        tool_failures: Sequence[ev.ToolSourceFailed] = (),
+        tool_failures: Sequence[ev.ToolSourceFailed | ev.AgentWarning] = (),
         previous_workspace: Path | None = None,
         approver: Approver | None = None,
         resumed: Resumed | None = None,
@@ -364,12 +365,8 @@ class TeamRun:
             sink(event)
         if isinstance(event, ev.RunStarted):  # tools are opened before the run starts
             held, self._held = self._held or [], None
-            for failed in self.tool_failures:
-                self._emit(
-                    ev.ToolSourceFailed(
-                        agent=failed.agent, source=failed.source, error=failed.error
-                    )
-                )
+            for failed in self.tool_failures:  # stamped now: they belong to this run
+                self._emit(replace(failed, at=time.time()))
             for early in held:
                 self._emit(early)
 

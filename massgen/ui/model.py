@@ -43,6 +43,7 @@ _Marker = (
     ev.AnswerPublished
     | ev.AnswerChecked
     | ev.ToolSourceFailed
+    | ev.AgentWarning
     | ev.PermissionDecided
     | ev.BroadcastAsked
     | ev.BroadcastAnswered
@@ -185,6 +186,7 @@ class ViewModel:
                 | ev.ActionRejected()
                 | ev.AgentFailed()
                 | ev.ToolSourceFailed()
+                | ev.AgentWarning()
                 | ev.PermissionDecided()
                 | ev.BroadcastAsked()
                 | ev.BroadcastAnswered()
@@ -280,6 +282,8 @@ class ViewModel:
             case ev.ToolSourceFailed(agent=agent, source=source, error=error):
                 why = error.splitlines()[0] if error else source
                 self.pane(agent).line("failed", f"✗ tools unavailable: {preview(why, 120)}")
+            case ev.AgentWarning(agent=agent, message=message):
+                self.pane(agent).line("failed", f"⚠ {preview(message, 160)}")
             case ev.PermissionDecided(agent=agent, call_id=call_id, allowed=allowed) as decided:
                 card = self.pane(agent).card(call_id)
                 if card is not None:

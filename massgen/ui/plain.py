@@ -77,6 +77,8 @@ class PlainView:
                 return f"[{agent}] {subagent_line(event, 120)}"
             case ev.ToolSourceFailed(agent=agent, error=error):
                 return f"[{agent}] ✗ tools unavailable: {error}"
+            case ev.AgentWarning(agent=agent, message=message):
+                return f"[{agent}] ⚠ {message}"
             case ev.PermissionDecided(allowed=True):
                 return None
             case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):

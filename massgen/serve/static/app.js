@@ -287,6 +287,9 @@
       case "tool_source_failed":
         agent.card.tools.appendChild(el("li", "tool failed", e.source + ": " + e.error));
         break;
+      case "agent_warning":
+        agent.card.tools.appendChild(el("li", "tool failed", "⚠ " + e.message));
+        break;
       case "subagent_finished": {
         var child = el("li", "tool " + (e.outcome === "completed" ? "ok" : "failed"),
           "subagent " + e.subagent + ": " + e.outcome);
