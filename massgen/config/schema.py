@@ -97,6 +97,10 @@ class OrchestratorConfig(Strict):
     # numbers or option letters are only the answer for tasks known to want them (`massgen
     # batch` sets it from its scorer).
     agreement: Literal["exact", "numeric", "choice", "none"] = "exact"
+    # "all": every live agent's first answer must agree. "majority": more than half of
+    # them agreeing ends the run at once, as counting independent answers would (the
+    # others cannot outvote them); with no majority the team votes as usual.
+    agreement_quorum: Literal["all", "majority"] = "all"
     # A model without native tool calling (JSON actions) writes its turn as free text and
     # ends it with a short decision line, instead of writing its answer inside a JSON
     # string (`coordination/free_text.py`); false: the JSON action, as before.

@@ -34,6 +34,9 @@ class Agreement:
     agreeing: tuple[str, ...]  # its answers' labels, in order of publication
     first_answers: int  # first answers compared
     ended_run: bool = False  # it ended the run before any vote
+    # It ended the run as a majority of this many live agents (`agreement_quorum:
+    # majority`), the others' first answers still to come or saying something else.
+    majority_of: int = 0
 
     @property
     def unanimous(self) -> bool:
@@ -48,6 +51,8 @@ class Agreement:
         if count < 2:
             return f"the {total} first answers all differ ({self.rule})"
         said = "same text" if self.rule == "exact" else f"{self.rule}: {_short(self.value)}"
+        if self.majority_of:
+            return f"{count} of {self.majority_of} agents' first answers agree ({said}), a majority"
         return f"{count} of {total} first answers agree ({said})"
 
 
@@ -79,17 +84,25 @@ def ends_run(
     live: Sequence[str],
     rule: str,
     failed: Collection[str] = frozenset(),
+    quorum: str = "all",
 ) -> Agreement | None:
     """The agreement that ends the run now, or None: `rule` is not `none`, at least two
-    live agents, every one has its first answer in and nothing newer exists yet, all of
-    those answers agree, and none of them failed its check (`failed`: labels)."""
+    live agents, nothing newer than a first answer exists yet, none of the agreeing
+    answers failed its check (`failed`: labels), and either every live agent's first
+    answer is in and all agree (`quorum: all`), or more than half of the live agents'
+    first answers already agree (`quorum: majority`: the rest cannot outvote them)."""
     if rule not in EQUIVALENCES or len(live) < 2:
         return None
     mine = [a for a in answers if a.agent in live]
-    if sorted(a.agent for a in mine) != sorted(live) or any(a.version != 1 for a in mine):
+    if any(a.version != 1 for a in mine):
         return None
     found = measure(mine, rule)
-    if found is None or not found.unanimous or any(a in failed for a in found.agreeing):
+    if found is None or any(a in failed for a in found.agreeing):
+        return None
+    if quorum == "majority" and len(found.agreeing) * 2 > len(live):
+        agreeing = found.agreeing
+        return Agreement(found.rule, found.value, agreeing, found.first_answers, True, len(live))
+    if sorted(a.agent for a in mine) != sorted(live) or not found.unanimous:
         return None
     return Agreement(found.rule, found.value, found.agreeing, found.first_answers, True)
 

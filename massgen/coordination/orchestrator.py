@@ -298,7 +298,7 @@ class Orchestrator:
             except Exception as error:  # one agent's failure must not end the team's run
                 self._fail(member.id, error)
                 return
-            if verdict is Verdict.STALE:
+            if verdict is Verdict.STALE and not self.state.done.is_set():
                 reason = self.state.restart_reason.pop(member.id, "newer answers arrived")
                 self.emit(ev.AgentRestarted(agent=member.id, reason=reason))
 
@@ -347,7 +347,9 @@ class Orchestrator:
         self.state.fresh[member.id].clear()
         work = run_agent(member, setup, submit, self.emit)
         if self.state.board.answer_count(member.id) == 0:
-            return await work  # an agent is never interrupted before its first answer
+            # Peers' answers never interrupt a first answer; only the end of the run does
+            # (a majority of first answers agreed: `agreement_quorum: majority`).
+            return await _unless_set(work, self.state.done)
         return await _unless_set(work, self.state.fresh[member.id])
 
     def _setup(self, member: Member, in_view: list[Answer]) -> RunSetup:
@@ -561,7 +563,10 @@ class Orchestrator:
             return False
         answers = self.state.board.all_answers()
         failed = failed_labels(self._verdicts() or {})
-        self._agreed = agreement.ends_run(answers, live, self.settings.agreement, failed)
+        settings = self.settings
+        self._agreed = agreement.ends_run(
+            answers, live, settings.agreement, failed, settings.agreement_quorum
+        )
         return self._agreed is not None
 
     def _agreed_outcome(self, found: agreement.Agreement) -> TeamOutcome:

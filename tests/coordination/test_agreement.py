@@ -4,7 +4,7 @@ a presentation, and says so; otherwise it reports how many agreed."""
 
 from __future__ import annotations
 
-from scripted import ScriptedBackend, answer, text, vote_for
+from scripted import Cues, Gate, ScriptedBackend, answer, text, vote_for
 
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination.agent import Member
@@ -104,3 +104,40 @@ async def test_free_text_models_agreeing_stop_after_their_first_answers():
     outcome, _ = await run(members, agreement="numeric")
     assert outcome.agreement.ended_run
     assert outcome.answer.endswith("So the answer is 72.")
+
+
+async def test_a_majority_quorum_ends_the_run_once_more_than_half_agree():
+    cues = Cues()
+    late = cues.after(ev.CoordinationFinished, 1)
+    members, backends = team(
+        [answer("48 + 24 = 72")],
+        [answer("The total is 72.")],
+        [Gate(late, answer("It is 70."))],  # still writing when the two agree
+    )
+    config = OrchestratorConfig(
+        seed=5, max_new_answers_per_agent=1, agreement="numeric", agreement_quorum="majority"
+    )
+    outcome = await Orchestrator(members, config, emit=cues).run("48 + 24?")
+
+    assert outcome.agreement.ended_run
+    assert outcome.agreement.describe() == (
+        "2 of 3 agents' first answers agree (numeric: 72), a majority"
+    )
+    assert outcome.answer == "48 + 24 = 72" and not outcome.votes
+    assert [len(b.requests) for b in backends[:2]] == [1, 1]
+
+
+async def test_without_a_majority_the_quorum_team_votes_as_usual():
+    members, _ = team(
+        [answer("It is 72."), vote_for("72")],
+        [answer("It is 70."), vote_for("72")],
+        [answer("It is 71."), vote_for("72")],
+    )
+    outcome, _ = await run(
+        members,
+        agreement="numeric",
+        agreement_quorum="majority",
+        final_answer_strategy="winner_reuse",
+    )
+    assert not outcome.agreement.ended_run and len(outcome.votes) == 3
+    assert outcome.answer == "It is 72."
