@@ -48,7 +48,7 @@ def _told(requests: list[dict], text: str) -> bool:
 # --- litellm ------------------------------------------------------------------------------
 
 
-def test_litellm_completion_with_a_system_message_and_streaming(server, fake):
+def test_litellm_completion_streaming_and_responses(server, fake):
     import litellm
 
     where = {"model": "openai/massgen", "api_base": server.url + "/v1", "api_key": TOKEN}
@@ -63,11 +63,17 @@ def test_litellm_completion_with_a_system_message_and_streaming(server, fake):
     text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
     assert text == FINAL_MARKDOWN
 
+    sent = len(fake.requests)
+    response = litellm.responses(input="What is 2+2?", instructions=BANANA, **where)
+    assert response.output[-1].content[0].text == FINAL_MARKDOWN.strip()
+    assert [item.type for item in response.output] == ["reasoning", "message"]  # /v1/responses
+    assert _told(fake.requests[sent:], BANANA)
+
 
 # --- langchain-openai ---------------------------------------------------------------------
 
 
-def test_langchain_with_structured_output_gets_the_pydantic_model(server, fake):
+def test_langchain_structured_output_and_the_responses_api(server, fake):
     from langchain_core.messages import HumanMessage, SystemMessage
     from langchain_openai import ChatOpenAI
 
@@ -79,6 +85,12 @@ def test_langchain_with_structured_output_gets_the_pydantic_model(server, fake):
     assert answer == Sum(**SUM)
     assert _told(fake.requests[sent:], FORM) and _told(fake.requests[sent:], BANANA)
     assert chat.invoke("What is 2+2?").content == FINAL_MARKDOWN.strip()
+    responses = ChatOpenAI(
+        model="massgen", base_url=server.url + "/v1", api_key=TOKEN, use_responses_api=True
+    )
+    said = responses.invoke("What is 2+2?")
+    assert said.text == FINAL_MARKDOWN.strip()
+    assert said.content[0]["type"] == "reasoning"  # the team's progress, via /v1/responses
 
 
 # --- pydantic-ai --------------------------------------------------------------------------
