@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from serve_fixture import FINAL_MARKDOWN, TOKEN, running_server, write_team
+from serve_fixture import FINAL_MARKDOWN, ROOT, TOKEN, running_server, write_team
 from test_openai_surface import FORM, SUM, Sum, shaped_agent
 
 from massgen.testing.fake_provider import FakeProvider
@@ -141,10 +141,12 @@ def test_pydantic_ai_default_tool_output_is_refused_saying_what_works(server, fa
 
 
 def _llm(server, tmp_path: Path, *args: str) -> str:
-    """`llm` with the team registered as its docs say: extra-openai-models.yaml and a
-    stored key, in a fresh LLM_USER_PATH."""
-    model = {"model_id": "massgen", "model_name": "massgen", "api_base": server.url + "/v1",
-             "api_key_name": "massgen", "supports_schema": True}  # fmt: skip
+    """`llm` with the team registered as the README says: its extra-openai-models.yaml
+    (on this server's port) and a stored key, in a fresh LLM_USER_PATH."""
+    readme = (ROOT / "README.md").read_text().split("### From SDKs and tools", 1)[1]
+    [model] = yaml.safe_load(readme.split("```yaml\n", 1)[1].split("```", 1)[0])
+    assert model["api_base"] == "http://127.0.0.1:8642/v1"
+    model["api_base"] = server.url + "/v1"
     (tmp_path / "extra-openai-models.yaml").write_text(yaml.safe_dump([model]))
     (tmp_path / "keys.json").write_text(json.dumps({"massgen": TOKEN}))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MASSGEN_"))}
