@@ -68,7 +68,11 @@ def parse(body: Any, conversations: Conversations) -> ResponsesRequest:
         raise RequestError("the request body must be a JSON object")
     model = model_of(body)
     if body.get("tools"):
-        raise RequestError("a team answers in text: `tools` are not supported", param="tools")
+        raise RequestError(
+            "a team answers in text: `tools` are not supported; for structured output "
+            "send `text.format` with a JSON schema",
+            param="tools",
+        )
     said = _input(body.get("input"))
     given = body.get("instructions")
     if given is not None and not isinstance(given, str):

@@ -56,7 +56,11 @@ def parse_request(body: Any) -> ChatRequest:
     if len(messages) > MAX_MESSAGES:
         raise RequestError(f"at most {MAX_MESSAGES} messages", param="messages")
     if body.get("tools") or body.get("functions"):
-        raise RequestError("a team answers in text: `tools` are not supported", param="tools")
+        raise RequestError(
+            "a team answers in text: `tools` are not supported; for structured output "
+            "send `response_format` with a JSON schema",
+            param="tools",
+        )
     if body.get("n") not in (None, 1):
         raise RequestError("a team gives one answer: `n` must be 1", param="n")
     said = [_said(m, i) for i, m in enumerate(messages)]
