@@ -347,9 +347,7 @@ class Orchestrator:
         self.state.fresh[member.id].clear()
         work = run_agent(member, setup, submit, self.emit)
         if self.state.board.answer_count(member.id) == 0:
-            # Peers' answers never interrupt a first answer; only the end of the run does
-            # (a majority of first answers agreed: `agreement_quorum: majority`).
-            return await _unless_set(work, self.state.done)
+            return await work  # an agent is never interrupted before its first answer
         return await _unless_set(work, self.state.fresh[member.id])
 
     def _setup(self, member: Member, in_view: list[Answer]) -> RunSetup:

@@ -44,6 +44,13 @@ def fake():
         yield provider
 
 
+def leave_the_app(term: Terminal, timeout: float) -> None:
+    """The run that follows opens the terminal app (the default on a terminal); once it
+    says the run is done, q leaves it."""
+    term.expect("done: q quits", timeout)
+    term.send("q")
+
+
 def choose_server_team(
     term: Terminal, url: str, model: str, *, agents_down: int, server_down: int
 ) -> None:
@@ -113,6 +120,7 @@ def test_first_interactive_run_offers_setup_then_answers_with_the_new_team(
         term.expect("Enter API keys for")
         term.send(ENTER)  # none
         choose_server_team(term, fake.base_url, "first-run-model", agents_down=1, server_down=1)
+        leave_the_app(term, 120)
         assert term.wait(120) == 0, term.text[-2000:]
     assert fake.requests and {r["model"] for r in fake.requests} == {"first-run-model"}
     assert (home / ".config" / "massgen" / "config.yaml").is_file()
@@ -144,6 +152,7 @@ def test_not_now_runs_the_default_team_and_is_not_asked_again(home, env, tmp_pat
         term.expect("Set up massgen now?")
         term.send(DOWN, ENTER)  # not now
         term.expect("no API keys found")
+        leave_the_app(term, 180)
         assert term.wait(180) == 0, term.text[-2000:]
     assert not (home / ".config" / "massgen" / "config.yaml").exists()
 
