@@ -228,9 +228,8 @@ async def _call(
     (`coordination/python_blocks.py`), which costs a second call."""
     from massgen.coordination import python_blocks
 
-    system = python_blocks.with_note(member.system_message) if python else member.system_message
-    messages = [Message("system", system)] if system else []
-    messages.append(Message("user", question))
+    messages = [Message("system", member.system_message)] if member.system_message else []
+    messages.append(Message("user", python_blocks.with_note(question) if python else question))
     if python:
         params = python_blocks.stopping(params)
     text, usage = await _complete(member, messages, params)

@@ -381,8 +381,6 @@ class Orchestrator:
         answered = self.state.board.answer_count(member.id) > 0
         aids = self.aids.notes(member, answered, shown) if self.aids is not None else ()
         system = "\n\n".join([system, *memory, *member.notes, *aids])
-        if free and self.settings.run_python_blocks:
-            system = python_blocks.with_note(system)
         paraphrase = self.aids.paraphrase(member) if self.aids is not None else None
         user = prompts.user_message(
             self.state.question,
@@ -392,6 +390,8 @@ class Orchestrator:
             bare=free,
             checks=self._verdicts(),
         )
+        if free and self.settings.run_python_blocks:
+            user = python_blocks.with_note(user)
         if self.state.restarts:
             block = feedback_block(self.state.restarts[-1], workspace=member.workspace is not None)
             user = f"{block}\n\n{user}"

@@ -33,16 +33,19 @@ MAX_CODE_CHARS = 20_000
 
 
 # What the model is told, in its system prompt: a tool it does not know of goes unused.
-# Measured: the permissive "you can run Python" left the 1.5B coder answering in prose
-# (0 of 14 GSM8K replies wrote code), so the note asks for the program.
+# Measured: "you can run Python" in the system prompt left the 1.5B coder answering in
+# prose (0 of 14 GSM8K replies wrote code), and so did this text there; it goes after the
+# task in the user's message instead.
 NOTE = (
     "Solve this by writing a ```python block that computes the answer and prints it. "
     "It will be run, and you will read its real output before you give your final answer."
 )
 
 
-def with_note(system: str | None) -> str:
-    return f"{system}\n\n{NOTE}" if system and system.strip() else NOTE
+def with_note(task: str) -> str:
+    """The task as the model reads it with program-of-thought on: the note follows it, in
+    the user's message (a system note went unheeded by the 1.5B coder)."""
+    return f"{task}\n\n{NOTE}"
 
 
 def stopping(params: GenerationParams) -> GenerationParams:

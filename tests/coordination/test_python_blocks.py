@@ -25,7 +25,8 @@ async def test_a_python_block_runs_and_the_answer_has_its_real_output():
     outcome = await Orchestrator([member], settings, emit=events.append).run("How many clips?")
 
     first, second = solver.requests
-    assert first.messages[0].content == NOTE  # told it can run Python, as the baseline is
+    # Asked for the program after the task, as the baseline is.
+    assert first.messages[-1].content == f"How many clips?\n\n{NOTE}"
     assert OUTPUT_FENCE in first.params.stop  # it never writes an imagined output
     assert "Its real output:\n```output\n72.0\n```" in second.messages[-1].content
     assert (
@@ -55,7 +56,7 @@ async def test_the_single_call_baseline_gets_the_same_program_of_thought():
     solver = ScriptedBackend(text(CODE), text("So 72."))
     member = Member(id="alone", backend=solver, structured_actions=True)
     answer, usage = await _call(member, "How many clips?", GenerationParams(), python=True)
-    assert [m.content for m in solver.requests[0].messages] == [NOTE, "How many clips?"]
+    assert [m.content for m in solver.requests[0].messages] == [f"How many clips?\n\n{NOTE}"]
     assert "```output\n72.0\n```\nSo 72." in answer
     assert usage.total_tokens == 60  # both calls counted (30 each)
 
