@@ -33,7 +33,13 @@ from massgen.permissions.approval import Choice
 from massgen.serve import history, responses, shaping, wire
 from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
-from massgen.serve.completions import Failed, answer_once, answer_stream, wait_answer
+from massgen.serve.completions import (
+    Failed,
+    answer_once,
+    answer_stream,
+    reasoning_of,
+    wait_answer,
+)
 from massgen.serve.hosts import HostCheck, allowed_names
 from massgen.serve.questions import AnswerTooLong, QuestionClosed, UnknownQuestion
 from massgen.serve.runs import Busy, LiveRun, OpenAsks, Questions, Runs
@@ -291,9 +297,7 @@ class _Routes:
             return failed.response()
         if isinstance(answer, Response):
             return answer
-        lines = (wire.progress_line(e) for e in run.events)
-        reasoning = "".join(line for line in lines if line)
-        return JSONResponse(reply.finished(answer, reasoning, self.conversations))
+        return JSONResponse(reply.finished(answer, reasoning_of(run), self.conversations))
 
     # --- the web page's API ------------------------------------------------------------
 

@@ -86,6 +86,12 @@ async def delivered(run: LiveRun, ask: Ask) -> Answer:
     return Answer(text, finish, usage)
 
 
+def reasoning_of(run: LiveRun) -> str:
+    """The team's work so far as progress lines: what a client shows as reasoning."""
+    lines = (wire.progress_line(e) for e in run.events)
+    return "".join(line for line in lines if line)
+
+
 async def answer_once(
     request: Request, run: LiveRun, req: wire.ChatRequest, completion_id: str
 ) -> Response:
@@ -95,10 +101,8 @@ async def answer_once(
         return failed.response()
     if isinstance(answer, Response):
         return answer
-    lines = (wire.progress_line(e) for e in run.events)
-    reasoning = "".join(line for line in lines if line)
     body = wire.completion(
-        completion_id, req.model, answer.text, reasoning, answer.usage, answer.finish
+        completion_id, req.model, answer.text, reasoning_of(run), answer.usage, answer.finish
     )
     return JSONResponse(body)
 
