@@ -1,5 +1,6 @@
 """What one orchestrated run is given and keeps: the seams it calls (workspaces, memory,
-questions between agents), the state of one run, and the outcome it returns."""
+questions between agents), the state of one run, the outcome it returns, and what the
+orchestrator's parts in other modules read of it (`Orchestrated`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import prompts
 from massgen.coordination.agent import Emit, Member
 from massgen.coordination.agreement import Agreement
+from massgen.coordination.aids import Aids
 from massgen.coordination.board import Answer, Board, Vote
+from massgen.coordination.checks import Checking
 from massgen.coordination.labels import Labels
 from massgen.coordination.restarts import Feedback
 from massgen.coordination.resume import Resumed
+from massgen.coordination.tool_round import ToolBounds
+from massgen.core import events as ev
 from massgen.core.checks import Check
 from massgen.core.status import Status
 from massgen.core.types import Usage
@@ -151,3 +156,38 @@ class RunState:
             done=asyncio.Event(),
             restarts=restarts,
         )
+
+
+class Orchestrated(Protocol):
+    """The orchestrator (`orchestrator.py`) as the modules that hold its lifecycles read
+    it: `briefing.py`, `final_answer.py`, `restart_cycle.py`. `state` and `checking` are
+    the current attempt's."""
+
+    @property
+    def members(self) -> Sequence[Member]: ...
+
+    @property
+    def settings(self) -> OrchestratorConfig: ...
+
+    @property
+    def state(self) -> RunState: ...
+
+    @property
+    def workspaces(self) -> Workspaces | None: ...
+
+    @property
+    def memories(self) -> Memories | None: ...
+
+    @property
+    def aids(self) -> Aids | None: ...
+
+    @property
+    def checking(self) -> Checking | None: ...
+
+    def emit(self, event: ev.AnyEvent) -> None: ...
+
+    def tool_bounds(self) -> ToolBounds: ...
+
+    def verdicts(self) -> dict[str, Check] | None:
+        """The verifier's verdicts by answer label; None without a verifier."""
+        ...

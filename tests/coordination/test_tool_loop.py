@@ -10,6 +10,7 @@ from scripted import Cues, Gate, ScriptedBackend, answer, text, vote_for
 
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination.agent import Member
+from massgen.coordination.briefing import plans_only
 from massgen.coordination.orchestrator import Orchestrator
 from massgen.core import events as ev
 from massgen.core.types import Finish, TextChunk, ToolCall, Usage
@@ -280,7 +281,7 @@ async def test_a_restart_cancels_the_tools_of_the_run_it_ends():
 def test_tool_bounds_come_from_the_orchestrator_config(settings, expected):
     config = OrchestratorConfig(**settings)
     member = Member(id="a", backend=ScriptedBackend())
-    bounds = Orchestrator([member, member], config)._tool_bounds()
+    bounds = Orchestrator([member, member], config).tool_bounds()
     got = (bounds.timeout_seconds, bounds.max_result_bytes, bounds.max_concurrent)
     assert (*got, bounds.planning_mode) == expected
 
@@ -350,7 +351,7 @@ async def test_planning_mode_leaves_read_only_tools_and_agents_without_tools_alo
     members = [Member(id="a", backend=backend, toolbox=tools), Member(id="b", backend=other)]
     config = OrchestratorConfig(seed=1, coordination={"enable_planning_mode": True})
     orchestrator = Orchestrator(members, config)
-    assert not orchestrator._plans_only(members[0]) and not orchestrator._plans_only(members[1])
+    assert not plans_only(orchestrator, members[0]) and not plans_only(orchestrator, members[1])
 
 
 # --- JSON actions -----------------------------------------------------------------------
