@@ -10,6 +10,7 @@ import gc
 import os
 import sys
 
+import massgen.cli_output as cli_output
 from massgen.core.status import ExitCode
 from massgen.core.version import VERSION
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, NoReturn
 
-    from massgen.api import LoadedConfig, RunResult, TeamRun
+    from massgen.api import LoadedConfig
     from massgen.coordination.prompts import Turn
     from massgen.coordination.resume import Resumed
     from massgen.core.events import AnyEvent
@@ -352,7 +353,7 @@ def _drive(
 
     for note in _predecessor_notes(loaded.raw, loaded.source):
         print(f"massgen: note: {note}", file=sys.stderr)
-    view = _view(args, loaded)
+    view = cli_output.view(args, loaded)
     events: list[AnyEvent] = []
     turn = TeamRun(
         loaded,
@@ -372,56 +373,20 @@ def _drive(
         _enable_debug_log(log_dir)
     if args.automation and log_dir:
         print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
-    interrupts.farewell = _resume_hint(log_dir)
+    interrupts.farewell = cli_output.resume_hint(log_dir)
     # The app runs the turn under it (`TuiView.drive`); the other views are sinks only.
     drive = getattr(view, "drive", None)
     try:
         result = interrupts.run_interruptible(drive(turn.execute()) if drive else turn.execute())
     except KeyboardInterrupt:
-        return _interrupted(turn)
+        return cli_output.interrupted(turn)
     finally:
         close = getattr(view, "close", None)  # the terminal views; the JSON printer has none
         if close is not None:
             close()
     if args.show_table:
-        _print_table(events)
-    return _report(result, args)
-
-
-def _print_table(events: list[AnyEvent]) -> None:
-    import shutil
-
-    from massgen.record.table import coordination_table
-
-    width = min(120, shutil.get_terminal_size().columns)
-    print("\n" + coordination_table(events, width=width), end="", flush=True)
-
-
-def _view(args: argparse.Namespace, loaded: LoadedConfig) -> Any:
-    if args.stream_events:
-        return _print_event_json
-    if args.automation:
-        return lambda event: None
-    display = _display(args, loaded)
-    if display == "silent":
-        return _print_final_answer
-    from massgen.ui.choice import view_for
-
-    return view_for(display, loaded.config)
-
-
-def _display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
-    from massgen.ui.choice import display_for
-
-    return display_for(args.display, ui=loaded.config.ui, no_display=args.no_display)
-
-
-def _print_final_answer(event: Any) -> None:
-    """`ui.display_type: silent`: nothing while the team works, then the answer."""
-    from massgen.core.events import RunFinished
-
-    if isinstance(event, RunFinished):
-        print(event.answer or f"(no answer: {event.reason})", flush=True)
+        cli_output.print_table(events)
+    return cli_output.report(result, args)
 
 
 def _chat(args: argparse.Namespace, argv: list[str]) -> int:
@@ -432,7 +397,7 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
     return run_chat(
         loaded,
         # Chat is not in the app yet: it keeps the live view where the app would open.
-        live=_display(args, loaded) in ("tui", "live"),
+        live=cli_output.display(args, loaded) in ("tui", "live"),
         resume=args.continue_session,
         session_id=args.session_id,
         question=args.question or None,
@@ -440,13 +405,6 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
     )
-
-
-def _print_event_json(event: Any) -> None:
-    import json
-
-    sys.stdout.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
-    sys.stdout.flush()
 
 
 def _enable_debug_log(log_dir: Path) -> None:
@@ -460,46 +418,6 @@ def _enable_debug_log(log_dir: Path) -> None:
     with contextlib.suppress(ValueError):
         logger.remove(0)
     logger.add(log_dir / "massgen_debug.log", level="DEBUG", enqueue=False, diagnose=False)
-
-
-def _report(result: RunResult, args: argparse.Namespace) -> int:
-    if args.output_file:
-        from pathlib import Path
-
-        Path(args.output_file).write_text(result.answer + "\n", encoding="utf-8")
-    if args.automation:
-        print(f"STATUS_RESULT: {result.status}")
-        print(f"WINNER: {result.winner or '-'}")
-        from massgen.backends.pricing import format_cost
-
-        print(f"COST: {format_cost(result.total_cost_usd)}")
-        print(f"WORTH: {result.worth()}")
-        print(f"CALLS: {result.live_calls} live, {result.replayed_calls} replayed")
-        print(f"ANSWER: {result.answer}")
-        if args.output_file:
-            print(f"OUTPUT_FILE: {args.output_file}")
-        for line in result.context_changes.lines():
-            print(f"CONTEXT_CHANGE: {line.strip()}")
-    elif not args.stream_events:
-        if result.context_changes:
-            lines = "\n".join(result.context_changes.lines())
-            print(f"\nchanged in your context paths:\n{lines}", file=sys.stderr)
-        if result.log_dir:
-            print(f"\nlogs: {result.log_dir}", file=sys.stderr)
-    return result.status.exit_code()
-
-
-def _interrupted(turn: TeamRun) -> int:
-    """The view has already shown the best answer (the run ends with RunFinished)."""
-    outcome = turn.outcome
-    where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
-    kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
-    print(f"\nmassgen: interrupted; {kept}.{where}{_resume_hint(turn.log_dir)}", file=sys.stderr)
-    return ExitCode.INTERRUPTED
-
-
-def _resume_hint(log_dir: Path | None) -> str:
-    return f"\nresume with: massgen --resume {log_dir}" if log_dir else ""
 
 
 if __name__ == "__main__":

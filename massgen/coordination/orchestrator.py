@@ -26,7 +26,7 @@ from massgen.coordination.checks import Checking, Verifier, failed_labels
 from massgen.coordination.final_answer import Ended
 from massgen.coordination.restart_cycle import RestartCycle
 from massgen.coordination.restarts import Feedback
-from massgen.coordination.resume import Resumed, ResumeError, rebuild
+from massgen.coordination.resume import Resumed
 from massgen.coordination.run_state import (
     Broadcasting,
     Memories,
@@ -99,9 +99,7 @@ class Orchestrator:
         try:
             outcome = await cycle.final(deadline)
         except asyncio.CancelledError:
-            interrupted = "interrupted by the user"
-            kept = cycle.interrupted()
-            self._finish(kept or final_answer.fallback(self, Status.INTERRUPTED, interrupted))
+            self._finish(cycle.interrupted())
             raise
         return self._finish(outcome)
 
@@ -112,8 +110,10 @@ class Orchestrator:
         labels = self.state.labels
         ids = tuple(m.id for m in self.members)
         self.checking = self._new_checking()
-        if resumed is not None:
-            self._restore(resumed)
+        if resumed is not None:  # nothing is emitted: the journal has it already
+            self.state.restore(resumed, ids)
+            if self.checking is not None:
+                self.checking.verdicts.update(resumed.checks)
         if self.broadcasts is not None:
             self.broadcasts.begin(self.members, labels, self.state.board, self.emit)
         self.emit(
@@ -129,19 +129,6 @@ class Orchestrator:
         )
         if resumed is not None:
             self._check_done()  # a run killed while presenting has nothing left to decide
-
-    def _restore(self, resumed: Resumed) -> None:
-        """The board, failures and run counts of the attempts before; nothing is emitted
-        (the journal has it already)."""
-        if tuple(resumed.agents) != tuple(m.id for m in self.members):
-            raise ResumeError("the journal's agents are not this team's")
-        rebuild(resumed, self.state.board)
-        for event in resumed.spending:
-            self.state.ledger(event)
-        self.state.failed.update(resumed.failed)
-        self.state.runs.update({a: n for a, n in resumed.runs.items() if a in self.state.runs})
-        if self.checking is not None:
-            self.checking.verdicts.update(resumed.checks)
 
     def _new_checking(self) -> Checking | None:
         if self.verifier is None:

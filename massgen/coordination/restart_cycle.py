@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Protocol
 
-from massgen.coordination.final_answer import Ended
+from massgen.coordination.final_answer import Ended, Ending, fallback
 from massgen.coordination.restarts import (
     Evaluation,
     Feedback,
@@ -22,11 +22,11 @@ from massgen.coordination.restarts import (
     max_attempts,
     restarted_event,
 )
-from massgen.coordination.run_state import Orchestrated, TeamOutcome
+from massgen.coordination.run_state import TeamOutcome
 from massgen.core.status import Status
 
 
-class Attempts(Orchestrated, Protocol):
+class Attempts(Ending, Protocol):
     """What the cycle asks of the orchestrator."""
 
     async def attempt(self, deadline: float) -> Ended:
@@ -56,10 +56,11 @@ class RestartCycle:
                 return ended.outcome
             self._restart(ended.outcome, feedback)
 
-    def interrupted(self) -> TeamOutcome | None:
-        """The answer under evaluation, as the interrupted run's; None before there is one."""
+    def interrupted(self) -> TeamOutcome:
+        """The run's outcome when the user interrupts it: the answer under evaluation,
+        else the best on the board."""
         if self.presented is None:
-            return None
+            return fallback(self.run, Status.INTERRUPTED, "interrupted by the user")
         reason = "interrupted by the user while the final answer was evaluated"
         return replace(self.presented, status=Status.INTERRUPTED, reason=reason)
 

@@ -20,7 +20,7 @@ from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.checks import Checking
 from massgen.coordination.labels import Labels
 from massgen.coordination.restarts import Feedback
-from massgen.coordination.resume import Resumed
+from massgen.coordination.resume import Resumed, ResumeError, rebuild
 from massgen.coordination.tool_round import ToolBounds
 from massgen.core import events as ev
 from massgen.core.checks import Check
@@ -116,11 +116,27 @@ class RunState:
         history: Sequence[prompts.Turn],
         resumed: Resumed | None = None,
     ) -> RunState:
+        """`resumed`: its seed and restarts; the rest of it comes in with `restore`."""
         seed = settings.seed if settings.seed is not None else random.randrange(2**31)
         if resumed is not None:
             seed = resumed.seed
         restarts = resumed.restarts if resumed is not None else ()
         return cls._fresh(members, question, tuple(history), seed, UsageLedger(), restarts)
+
+    def restore(self, resumed: Resumed, agents: Sequence[str]) -> None:
+        """What the journal of an interrupted run left: the board, spending, failures and
+        run counts of the attempts before.
+
+        Raises:
+            ResumeError: `resumed` is not this team's (`agents`).
+        """
+        if tuple(resumed.agents) != tuple(agents):
+            raise ResumeError("the journal's agents are not this team's")
+        rebuild(resumed, self.board)
+        for event in resumed.spending:
+            self.ledger(event)
+        self.failed.update(resumed.failed)
+        self.runs.update({a: n for a, n in resumed.runs.items() if a in self.runs})
 
     def restarted(self, members: Sequence[Member], feedback: Feedback) -> RunState:
         """The next attempt: fresh agent states; the seed and what was spent carry over."""

@@ -1,0 +1,114 @@
+"""What a team run started from the command line shows, as its flags ask: the view (the
+app, live or plain panels, one JSON event per line, nothing under `--automation`, the
+answer alone for `ui.display_type: silent`), the coordination table (`--show-table`), the
+closing report (`--automation`'s `KEY: value` lines, changed context paths, the log
+directory) and the notice when the user interrupts it. `cli.py` decides what to run.
+
+Imports are where they are used: `massgen --help` imports this module too.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from massgen.core.status import ExitCode
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see cli.py
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from typing import Any
+
+    from massgen.api import LoadedConfig, RunResult, TeamRun
+    from massgen.core.events import AnyEvent
+
+
+def print_table(events: list[AnyEvent]) -> None:
+    import shutil
+
+    from massgen.record.table import coordination_table
+
+    width = min(120, shutil.get_terminal_size().columns)
+    print("\n" + coordination_table(events, width=width), end="", flush=True)
+
+
+def view(args: argparse.Namespace, loaded: LoadedConfig) -> Any:
+    """The run's sink; the app also drives the run (`TuiView.drive`)."""
+    if args.stream_events:
+        return _print_event_json
+    if args.automation:
+        return lambda event: None
+    chosen = display(args, loaded)
+    if chosen == "silent":
+        return _print_final_answer
+    from massgen.ui.choice import view_for
+
+    return view_for(chosen, loaded.config)
+
+
+def display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
+    """`--display`, `--no-display` and the config's `ui:`, decided (`ui/choice.py`)."""
+    from massgen.ui.choice import display_for
+
+    return display_for(args.display, ui=loaded.config.ui, no_display=args.no_display)
+
+
+def _print_final_answer(event: Any) -> None:
+    """`ui.display_type: silent`: nothing while the team works, then the answer."""
+    from massgen.core.events import RunFinished
+
+    if isinstance(event, RunFinished):
+        print(event.answer or f"(no answer: {event.reason})", flush=True)
+
+
+def _print_event_json(event: Any) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def report(result: RunResult, args: argparse.Namespace) -> int:
+    """After the run: `--output-file`, then its report; the exit code."""
+    if args.output_file:
+        from pathlib import Path
+
+        Path(args.output_file).write_text(result.answer + "\n", encoding="utf-8")
+    if args.automation:
+        _automation_report(result, args.output_file)
+    elif not args.stream_events:
+        if result.context_changes:
+            lines = "\n".join(result.context_changes.lines())
+            print(f"\nchanged in your context paths:\n{lines}", file=sys.stderr)
+        if result.log_dir:
+            print(f"\nlogs: {result.log_dir}", file=sys.stderr)
+    return result.status.exit_code()
+
+
+def _automation_report(result: RunResult, output_file: str | None) -> None:
+    """`--automation`: one `KEY: value` line each, for a program to read."""
+    from massgen.backends.pricing import format_cost
+
+    print(f"STATUS_RESULT: {result.status}")
+    print(f"WINNER: {result.winner or '-'}")
+    print(f"COST: {format_cost(result.total_cost_usd)}")
+    print(f"WORTH: {result.worth()}")
+    print(f"CALLS: {result.live_calls} live, {result.replayed_calls} replayed")
+    print(f"ANSWER: {result.answer}")
+    if output_file:
+        print(f"OUTPUT_FILE: {output_file}")
+    for line in result.context_changes.lines():
+        print(f"CONTEXT_CHANGE: {line.strip()}")
+
+
+def interrupted(turn: TeamRun) -> int:
+    """The view has already shown the best answer (the run ends with RunFinished)."""
+    outcome = turn.outcome
+    where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
+    kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
+    print(f"\nmassgen: interrupted; {kept}.{where}{resume_hint(turn.log_dir)}", file=sys.stderr)
+    return ExitCode.INTERRUPTED
+
+
+def resume_hint(log_dir: Path | None) -> str:
+    return f"\nresume with: massgen --resume {log_dir}" if log_dir else ""
