@@ -3,7 +3,7 @@
 After the final presentation, while attempts remain, the winner reads the final answer in
 a fresh conversation (`evaluation_messages`) and calls `submit(confirmed)` or
 `restart_orchestration(reason, instructions)`. A restart runs the whole coordination
-again with fresh agent states (the orchestrator's `_restart`); every agent's message of
+again with fresh agent states (`restart_cycle.py`); every agent's message of
 the next attempt opens with the feedback (`feedback_block`).
 
 An evaluation never loses an answer: no tool call, a provider error, the run's deadline

@@ -250,6 +250,26 @@ async def test_cancelling_a_run_keeps_what_was_decided():
     assert events[-1].status == "interrupted"
 
 
+async def test_cancelling_a_run_while_its_final_answer_is_evaluated_keeps_that_answer():
+    cues, never = Cues(), asyncio.Event()
+    all_in = cues.after(ev.AnswerPublished, 2)
+    a = ScriptedBackend(
+        answer("alpha"), Gate(all_in, vote_for("alpha")), text("A final"), Gate(never, text(""))
+    )
+    b = ScriptedBackend(answer("bravo"), Gate(all_in, vote_for("alpha")))
+    orch = orchestrator(team(a=a, b=b), cues, coordination={"max_orchestration_restarts": 1})
+    task = asyncio.create_task(orch.run("q"))
+    while not of_kind(cues.events, ev.EvaluationStarted):
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert orch.outcome is not None
+    assert (orch.outcome.status, orch.outcome.answer) == ("interrupted", "A final")
+    assert orch.outcome.reason.endswith("while the final answer was evaluated")
+    assert cues.events[-1].answer == "A final"
+
+
 @pytest.mark.parametrize(
     ("strategy", "calls_presenter", "instruction"),
     [
