@@ -32,8 +32,6 @@ from massgen.core.checks import Check
 from massgen.core.errors import BackendError
 from massgen.core.status import Status
 
-_AS_IS = "the selected answer is shown as is"
-
 
 class Ending(Orchestrated, Protocol):
     """What the end of an attempt also asks of the orchestrator."""
@@ -72,21 +70,28 @@ async def decided(run: Ending, deadline: float) -> Ended:
     if not presents(run.settings, len(run.members)):
         return Ended(await _final(run, decision, decision.winner.content, None))
     member, workspace = _presenter(run, decision.winner)
-    selected = decision.winner.content
     try:
         async with asyncio.timeout_at(deadline):
             answer = await _present(run, decision, member, workspace)
     except TimeoutError:
-        reason = f"deadline reached during the final presentation; {_AS_IS}"
-        return Ended(outcome(run, decision, selected, Status.TIMEOUT, reason), workspace)
+        why = "deadline reached during the final presentation"
+        return _as_selected(run, decision, Status.TIMEOUT, why, workspace)
     except BudgetSpent as spent:
-        reason = f"{spent.reason}; {_AS_IS}"
-        return Ended(outcome(run, decision, selected, Status.BUDGET, reason), workspace)
+        return _as_selected(run, decision, Status.BUDGET, spent.reason, workspace)
     except BackendError as error:
         # The team has decided: a presenter whose provider fails loses nothing of that.
-        reason = f"the final presentation failed ({error}); {_AS_IS}"
-        return Ended(outcome(run, decision, selected, Status.DEGRADED, reason), workspace)
+        why = f"the final presentation failed ({error})"
+        return _as_selected(run, decision, Status.DEGRADED, why, workspace)
     return Ended(await _final(run, decision, answer, workspace), workspace)
+
+
+def _as_selected(
+    run: Ending, decision: Decision, status: Status, why: str, workspace: Path | None
+) -> Ended:
+    """The presentation did not finish: the selected answer as it was written."""
+    assert decision.winner is not None
+    reason = f"{why}; the selected answer is shown as is"
+    return Ended(outcome(run, decision, decision.winner.content, status, reason), workspace)
 
 
 def _presenter(run: Ending, winner: Answer) -> tuple[Member, Path | None]:
