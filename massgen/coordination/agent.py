@@ -3,7 +3,9 @@
 A run is a small state machine (`Step`): ask the model, then run its tools, correct its
 action or tell it why a guard cut it, and ask again, until the board accepts its answer
 or vote (or moves on). One function per step; `_TOOL_STEPS` and `_FREE_TEXT_STEPS` are
-the two shapes of a run. The loop lives here, not in the backends, so every backend gets the same bounds and
+the two shapes of a run.
+
+The loop lives here, not in the backends, so every backend gets the same bounds and
 events: at most `max_tool_iterations` model calls that used other tools (the call after
 the last of them is offered only the workflow tools, so it answers or votes), and at most
 `max_invalid_retries` corrective messages for invalid actions.

@@ -42,7 +42,6 @@ from massgen.coordination.restarts import (
 )
 from massgen.coordination.resume import Resumed, ResumeError, rebuild
 from massgen.coordination.run_state import (
-    Broadcasting,
     Memories,
     RunState,
     TeamOutcome,
@@ -69,10 +68,10 @@ class Orchestrator:
         workspaces: Workspaces | None = None,
         memories: Memories | None = None,
         aids: Aids | None = None,
-        broadcasts: Broadcasting | None = None,
         verifier: Verifier | None = None,
     ) -> None:
-        """`aids`: personas, criteria and the changedoc (`aids.py`), when configured.
+        """`aids`: the optional aids (`aids/`: personas, criteria, paraphrases, the
+        changedoc, questions between agents), when configured.
         `verifier`: checks every answer as it is published (`checks.py`)."""
         if not members:
             raise ValueError("a team needs at least one member")
@@ -84,7 +83,6 @@ class Orchestrator:
         self.workspaces = workspaces
         self.memories = memories
         self.aids = aids
-        self.broadcasts = broadcasts
         self.verifier = verifier
         self.checking: Checking | None = None  # this attempt's checks, with a verifier
         self.state: RunState  # the run's state, from its first line (`_start`)
@@ -147,8 +145,8 @@ class Orchestrator:
         self.checking = self._new_checking()
         if resumed is not None:
             self._restore(resumed)
-        if self.broadcasts is not None:
-            self.broadcasts.begin(self.members, labels, self.state.board, self.emit)
+        if self.aids is not None:
+            self.aids.begin(self.members, labels, self.state.board, self.emit)
         self.emit(
             ev.RunStarted(
                 question=question,
@@ -381,12 +379,12 @@ class Orchestrator:
         answered = self.state.board.answer_count(member.id) > 0
         aids = self.aids.notes(member, answered, shown) if self.aids is not None else ()
         system = "\n\n".join([system, *memory, *member.notes, *aids])
-        paraphrase = self.aids.paraphrase(member) if self.aids is not None else None
+        after_question = self.aids.user_parts(member) if self.aids is not None else ()
         user = prompts.user_message(
             self.state.question,
             shown,
             history=self.state.history,
-            paraphrase=paraphrase,
+            after_question=after_question,
             bare=free,
             checks=self._verdicts(),
         )

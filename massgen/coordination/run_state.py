@@ -1,5 +1,6 @@
-"""What one orchestrated run is given and keeps: the seams it calls (workspaces, memory,
-questions between agents), the state of one run, and the outcome it returns."""
+"""What one orchestrated run is given and keeps: the seams it calls (workspaces, memory;
+the optional aids have theirs in `aids/base.py`), the state of one run, and the outcome
+it returns."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Protocol
 
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import prompts
-from massgen.coordination.agent import Emit, Member
+from massgen.coordination.agent import Member
 from massgen.coordination.agreement import Agreement
 from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.labels import Labels
@@ -45,15 +46,6 @@ class Memories(Protocol):
     def note(self, agent: str, labels: Sequence[str]) -> str | None: ...
 
     def presenter_note(self) -> str: ...
-
-
-class Broadcasting(Protocol):
-    """Questions between agents (`coordination/broadcast.py`), told as the run starts whom
-    they may reach (the run's members, with its budget), their names and where events go."""
-
-    def begin(
-        self, members: Sequence[Member], labels: Labels, board: Board, emit: Emit
-    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
