@@ -126,3 +126,50 @@ def test_an_upward_import_is_caught() -> None:
     )
     modules = [m for _, m in imports_in(text, "massgen.core.types", "types.py")]
     assert {unit_of(m) for m in modules} >= {"api.py", "coordination/", "cli.py"}
+
+
+# --- inside coordination/: the core and its aids -----------------------------------------
+
+COORDINATION = PACKAGE / "coordination"
+AIDS = "massgen.coordination.aids"
+# The one interface the core calls (`coordination/aids/base.py`), as the package exports it.
+AIDS_INTERFACE = {f"{AIDS}.Aids"}
+
+
+def aid_modules_in(text: str, module: str, filename: str) -> list[str]:
+    """`line: module` for each import of an aid's own module (anything under `aids.`
+    but the interface)."""
+    return [
+        f"{line}: {name}"
+        for line, name in imports_in(text, module, filename)
+        if name.startswith(f"{AIDS}.") and name not in AIDS_INTERFACE
+    ]
+
+
+def test_the_coordination_core_sees_the_aids_through_one_interface() -> None:
+    """The protocol core (every module of `coordination/` outside `aids/`) imports
+    `Aids` from `massgen.coordination.aids` and no aid's module (§2, inside
+    `coordination/`)."""
+    core = sorted(COORDINATION.glob("*.py"))
+    assert len(core) > 20  # the glob found the core
+    found = {
+        path.name: hits
+        for path in core
+        if (hits := aid_modules_in(path.read_text("utf-8"), module_name(path), path.name))
+    }
+    assert found == {}
+
+
+def test_an_import_of_an_aid_module_is_caught() -> None:
+    text = (
+        "from massgen.coordination.aids import Aids\n"
+        "def f():\n"
+        "    from massgen.coordination.aids import personas\n"
+        "    from .aids.broadcast import Broadcasts\n"
+    )
+    hits = aid_modules_in(text, "massgen.coordination.orchestrator", "orchestrator.py")
+    assert [hit.split(": ")[1] for hit in hits] == [
+        "massgen.coordination.aids.personas",
+        "massgen.coordination.aids.broadcast",
+        "massgen.coordination.aids.broadcast.Broadcasts",
+    ]

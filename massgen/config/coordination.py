@@ -48,10 +48,10 @@ class BackgroundSubagentsConfig(Strict):
 
 
 class PersonaGeneratorConfig(Strict):
-    """`orchestrator.coordination.persona_generator` (`coordination/personas.py`): before
-    coordination, one call to the first agent's model gives every agent a persona of its
-    own, shown in its system prompt until its first answer; then it is dropped, softened
-    to a preference, or kept."""
+    """`orchestrator.coordination.persona_generator` (`coordination/aids/personas.py`):
+    before coordination, one call to the first agent's model gives every agent a persona
+    of its own, shown in its system prompt until its first answer; then it is dropped,
+    softened to a preference, or kept."""
 
     enabled: bool = False
     # What the personas differ in: values and priorities, the kind of solution, or how
@@ -66,9 +66,10 @@ class PersonaGeneratorConfig(Strict):
 
 
 class CriteriaGeneratorConfig(Strict):
-    """`orchestrator.coordination.evaluation_criteria_generator` (`coordination/criteria.py`):
-    before coordination, one call to the first agent's model writes task-specific
-    criteria that every agent is shown as what a good answer must satisfy."""
+    """`orchestrator.coordination.evaluation_criteria_generator`
+    (`coordination/aids/criteria.py`): before coordination, one call to the first agent's
+    model writes task-specific criteria that every agent is shown as what a good answer
+    must satisfy."""
 
     enabled: bool = False
     min_criteria: int = Field(default=4, ge=1, le=20)
@@ -87,10 +88,10 @@ class CriteriaGeneratorConfig(Strict):
 
 
 class QuestionParaphraserConfig(Strict):
-    """`orchestrator.coordination.question_paraphraser` (`coordination/paraphrases.py`; the
-    predecessor's `orchestrator.dspy`): before coordination, one call to the first agent's
-    model rephrases the question `variants` times; agent i reads rephrasing i % N after
-    the original. The presenter, the log and the answer keep the original."""
+    """`orchestrator.coordination.question_paraphraser` (`coordination/aids/paraphrases.py`;
+    the predecessor's `orchestrator.dspy`): before coordination, one call to the first
+    agent's model rephrases the question `variants` times; agent i reads rephrasing i % N
+    after the original. The presenter, the log and the answer keep the original."""
 
     enabled: bool = False
     # No more are asked for than there are agents.
@@ -163,20 +164,21 @@ class CoordinationConfig(Strict):
     # After the final presentation the winner checks the answer and may restart the whole
     # coordination with feedback (`coordination/restarts.py`); this many restarts at most.
     max_orchestration_restarts: int = Field(default=0, ge=0, le=10)
-    # Generated before coordination (`coordination/aids.py`); a failed generation is a
+    # Generated before coordination (`coordination/aids/`); a failed generation is a
     # warning and the run goes on without.
     persona_generator: PersonaGeneratorConfig = PersonaGeneratorConfig()
     evaluation_criteria_generator: CriteriaGeneratorConfig = CriteriaGeneratorConfig()
     question_paraphraser: QuestionParaphraserConfig = QuestionParaphraserConfig()
     # A decision log, `tasks/changedoc.md`, kept by each agent with a workspace and part
-    # of its answers' snapshots (`coordination/changedoc.py`). Off by default (the
+    # of its answers' snapshots (`coordination/aids/changedoc.py`). Off by default (the
     # predecessor had it on).
     enable_changedoc: bool = False
-    # Questions between agents (`ask_others`, `coordination/broadcast.py`), the predecessor's
-    # keys: `agents` sends a question to the other agents, each answering it in a short call
-    # of its own; `human` asks the person at the terminal (without one the tool says so at
-    # once); false: off. A question waits at most `broadcast_timeout` seconds (partial answers
-    # come back), each agent asks at most `max_broadcasts_per_agent` per turn.
+    # Questions between agents (`ask_others`, `coordination/aids/broadcast.py`), the
+    # predecessor's keys: `agents` sends a question to the other agents, each answering it
+    # in a short call of its own; `human` asks the person at the terminal (without one the
+    # tool says so at once); false: off. A question waits at most `broadcast_timeout`
+    # seconds (partial answers come back), each agent asks at most
+    # `max_broadcasts_per_agent` per turn.
     broadcast: Literal["agents", "human", False] = False
     broadcast_timeout: float = Field(default=300, gt=0, le=3600)
     max_broadcasts_per_agent: int = Field(default=10, ge=1, le=100)

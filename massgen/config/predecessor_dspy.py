@@ -3,7 +3,7 @@
 There, DSPy rephrased the user's question `num_variants` times with a model of its own
 (`dspy.backend`), one call per rephrasing at a temperature its strategy chose, each
 checked by a second call; agent i read rephrasing i % N after the original. Here the same
-is `orchestrator.coordination.question_paraphraser` (`coordination/paraphrases.py`): one
+is `orchestrator.coordination.question_paraphraser` (`coordination/aids/paraphrases.py`): one
 call to the first agent's model writes them all, with no DSPy. So `dspy.backend` is taken
 when it names the first agent's provider and model (its other settings give way to the
 agent's) and refused otherwise; the DSPy machinery keys load with a note.

@@ -1,5 +1,10 @@
 """One agent run: stream from the backend until a valid workflow action is accepted.
 
+A run is a small state machine (`Step`): ask the model, then run its tools, correct its
+action or tell it why a guard cut it, and ask again, until the board accepts its answer
+or vote (or moves on). One function per step; `_TOOL_STEPS` and `_FREE_TEXT_STEPS` are
+the two shapes of a run.
+
 The loop lives here, not in the backends, so every backend gets the same bounds and
 events: at most `max_tool_iterations` model calls that used other tools (the call after
 the last of them is offered only the workflow tools, so it answers or votes), and at most
@@ -8,17 +13,13 @@ the last of them is offered only the workflow tools, so it answers or votes), an
 The model is offered the workflow tools plus its toolbox's tools (or, writing JSON
 actions, a `tool` action naming them). The other calls of one turn run concurrently
 through `tool_round.run_round` (the toolbox is the only way to a tool) and their results
-go back to the model. A turn that calls a tool *and* a workflow tool: the tools run, and
-the workflow call is answered "not accepted yet", since it was decided before the model
-read their results; it calls it again next turn. Calls to tools it does not have beside a
-workflow call are ignored, as they always were.
+go back to the model (`turn_messages.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 from massgen.backends.base import Backend
 from massgen.backends.common import estimated_usage, request_chars
 from massgen.coordination import actions, free_text, python_blocks
+from massgen.coordination import turn_messages as turns
 from massgen.coordination.runaway import CallWatch, Guards, ReplyWatch, corrective
 from massgen.coordination.tool_round import ToolBounds, run_round
 from massgen.core import events as ev
@@ -126,113 +128,233 @@ class _Reply:
     sources: list[Source] = field(default_factory=list)  # what hosted searches found
 
 
+class Step(Enum):
+    """Where one run of a member stands between model calls. A run starts at ASK and
+    ends at DONE (its action accepted, or the board moved on) or raises AgentGaveUp:
+
+        ASK ──reply cut by a guard──▶ GUARDED ──▶ ASK    (a second cut: gave up)
+        ASK ──calls its own tools───▶ TOOLS ────▶ ASK    (too many rounds: gave up)
+        ASK ──a workflow action─────▶ ACT ──accepted or stale──▶ DONE
+                                      ACT ──invalid or refused─▶ CORRECT ──▶ ASK
+                                                                 (too many: gave up)
+    """
+
+    ASK = "ask"
+    GUARDED = "guarded"
+    TOOLS = "tools"
+    ACT = "act"
+    CORRECT = "correct"
+    DONE = "done"
+
+
+@dataclass(slots=True)
+class _Run:
+    """The state one run carries from step to step."""
+
+    member: Member
+    setup: RunSetup
+    submit: Submit
+    emit: Emit
+    messages: list[Message]
+    same_calls: CallWatch  # its tool calls so far, to refuse runaway repeats
+    own: tuple[ToolSpec, ...] = ()  # its own tools, still offered
+    offered: tuple[ToolSpec, ...] = ()  # what the next call offers (workflow + own)
+    schema: dict | None = None  # JSON actions: the schema the next reply is held to
+    ctx: ToolContext | None = None
+    sources: list[Source] = field(default_factory=list)  # what its hosted searches found
+    invalid: int = 0
+    tool_rounds: int = 0
+    strikes: int = 0
+    reply: _Reply = field(default_factory=_Reply)
+    text: str = ""  # the reply's text as acted on (free text: with its real code output)
+    action: actions.Action = field(default_factory=lambda: actions.Invalid(""))
+    calls: list[ToolCall] = field(default_factory=list)  # this reply's calls to run as tools
+    reason: str = ""  # why the action was not accepted
+    verdict: Verdict = Verdict.STALE
+
+
 async def run_agent(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
     """Drive one run to an accepted action (or a stale view). Raises AgentGaveUp or
     BackendError when the agent cannot finish."""
     if setup.free_text:
-        return await _free_text_run(member, setup, submit, emit)
+        run, steps = _free_text_start(member, setup, submit, emit), _FREE_TEXT_STEPS
+    else:
+        run, steps = _tool_start(member, setup, submit, emit), _TOOL_STEPS
+    step = Step.ASK
+    while step is not Step.DONE:
+        step = await steps[step](run)
+    return run.verdict
+
+
+def _tool_start(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> _Run:
+    """A run that answers through workflow tool calls (or JSON actions naming them)."""
     own = member_tools(member)
     structured = member.structured_actions
     system = f"{setup.system}\n\n{actions.tools_note(own)}" if structured and own else setup.system
-    messages = [
-        Message("system", system),
-        Message("user", setup.user, attachments=member.attachments),
-    ]
-    offered = (*actions.workflow_tools(setup.vote_labels, can_answer=setup.can_answer), *own)
+    labels, can_answer = setup.vote_labels, setup.can_answer
     schema = None
     if structured:
-        schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer, tools=own)
-    ctx = ToolContext(member.id, "coordination", member.workspace, task=setup.user)
-    invalid, tool_rounds, strikes = 0, 0, 0
-    same_calls = CallWatch(setup.guards.max_identical_tool_calls)
-    sources: list[Source] = []  # what this run's hosted searches found
-    while True:
-        if member.inbox is not None:
-            messages += [Message("user", text) for text in member.inbox()]
-        tools = () if schema else offered
-        reply = await _call(member, messages, tools, schema, emit, setup.guards)
-        sources += reply.sources
-        if reply.stopped is not None:
-            strikes = _strike(member, reply.stopped, strikes, emit)
-            messages += [Message("assistant", reply.text[:_KEPT_CHARS]), _told(reply.stopped)]
-            continue
-        action = _action_of(reply, structured=schema is not None, tools=bool(own))
-        calls = _tool_calls(reply, action, {spec.name for spec in own})
-        if calls:
-            tool_rounds += 1
-            if tool_rounds > setup.max_tool_iterations:
-                raise AgentGaveUp(f"no workflow action after {tool_rounds - 1} tool rounds")
-            repeats = {call.id: why for call in calls if (why := same_calls.repeats(call))}
-            if repeats:
-                strikes = _strike(member, next(iter(repeats.values())), strikes, emit)
-            fresh = [call for call in calls if call.id not in repeats]
-            results = await run_round(member.toolbox, fresh, ctx, setup.tools, emit)
-            results += [
-                ToolResult.error(c, corrective(repeats[c.id])) for c in calls if c.id in repeats
-            ]
-            messages += _tool_messages(reply, calls, results, structured=schema is not None)
-            if tool_rounds == setup.max_tool_iterations and own:
-                # The last call allowed: only the workflow tools, so it answers or votes.
-                own = ()
-                offered = actions.workflow_tools(setup.vote_labels, can_answer=setup.can_answer)
-                if schema is not None:
-                    schema = actions.action_schema(setup.vote_labels, can_answer=setup.can_answer)
-                messages.append(Message("user", LAST_ROUND.format(n=tool_rounds)))
-            continue
-        assert not isinstance(action, actions.UseTool)  # it ran as a tool call above
-        if isinstance(action, actions.NewAnswer) and sources:
-            # Written as a tool argument, where providers put no citations.
-            action = actions.NewAnswer(with_sources(action.content, sources))
-        verdict = action if isinstance(action, actions.Invalid) else submit(action)
-        if isinstance(verdict, Verdict):
-            return verdict
-        invalid += 1
-        emit(ev.ActionRejected(agent=member.id, reason=verdict.reason, attempt=invalid))
-        if invalid > setup.max_invalid_retries:
-            raise AgentGaveUp(f"no valid action after {invalid} attempts: {verdict.reason}")
-        messages += _correction(reply, verdict.reason, structured=schema is not None)
+        schema = actions.action_schema(labels, can_answer=can_answer, tools=own)
+    return _Run(
+        member,
+        setup,
+        submit,
+        emit,
+        messages=[
+            Message("system", system),
+            Message("user", setup.user, attachments=member.attachments),
+        ],
+        own=own,
+        offered=(*actions.workflow_tools(labels, can_answer=can_answer), *own),
+        schema=schema,
+        ctx=ToolContext(member.id, "coordination", member.workspace, task=setup.user),
+        same_calls=CallWatch(setup.guards.max_identical_tool_calls),
+    )
 
 
-# Of a reply stopped by a guard, what the model reads back before the correction.
-_KEPT_CHARS = 2000
-
-
-async def _free_text_run(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> Verdict:
+def _free_text_start(member: Member, setup: RunSetup, submit: Submit, emit: Emit) -> _Run:
     """A run of a model without tool calling, written as free text that ends with a
     decision line (`free_text.py`); a short constrained call decides when it has none."""
+    if setup.python_blocks:  # its imagined code output is never written: the real one is
+        member = replace(member, params=python_blocks.stopping(member.params))
     messages = [
         Message("system", setup.system),
         Message("user", setup.user, attachments=member.attachments),
     ]
-    if setup.python_blocks:  # its imagined code output is never written: the real one is
-        member = replace(member, params=python_blocks.stopping(member.params))
-    invalid, strikes = 0, 0
-    while True:
-        if member.inbox is not None:
-            messages += [Message("user", text) for text in member.inbox()]
-        reply = await _call(member, messages, (), None, emit, setup.guards)
-        if reply.stopped is not None:
-            strikes = _strike(member, reply.stopped, strikes, emit)
-            messages += [Message("assistant", reply.text[:_KEPT_CHARS]), _told(reply.stopped)]
-            continue
-        text = reply.text
-        if setup.python_blocks and (code := python_blocks.code_of(text)):
-            text = await python_blocks.finished(
-                text, code, _asking(member, messages, text, setup, emit), emit, member.id
-            )
-        labels, can_answer = setup.vote_labels, setup.can_answer
-        action = free_text.read_decision(text, labels, can_answer=can_answer)
-        if action is None:
-            action = await _decision(member, messages, text, setup, emit)
-        assert not isinstance(action, actions.UseTool)  # free text calls no tools
-        verdict = action if isinstance(action, actions.Invalid) else submit(action)
-        if isinstance(verdict, Verdict):
-            return verdict
-        invalid += 1
-        emit(ev.ActionRejected(agent=member.id, reason=verdict.reason, attempt=invalid))
-        if invalid > setup.max_invalid_retries:
-            raise AgentGaveUp(f"no valid action after {invalid} attempts: {verdict.reason}")
-        messages += [Message("assistant", text), Message("user", verdict.reason)]
+    same_calls = CallWatch(setup.guards.max_identical_tool_calls)  # it calls no tools
+    return _Run(member, setup, submit, emit, messages, same_calls)
+
+
+async def _ask(run: _Run) -> Step:
+    """One model call with the conversation so far; what the reply asks for next."""
+    reply = await _called(run, () if run.schema else run.offered, run.schema)
+    if reply.stopped is not None:
+        return Step.GUARDED
+    run.sources += reply.sources
+    structured = run.schema is not None
+    run.action = turns.action_of(
+        reply.text, reply.calls, structured=structured, tools=bool(run.own)
+    )
+    run.calls = turns.tool_calls(reply.calls, run.action, {spec.name for spec in run.own})
+    return Step.TOOLS if run.calls else Step.ACT
+
+
+async def _ask_free_text(run: _Run) -> Step:
+    """One free-text call; its ```python blocks run, and its decision line (or a short
+    constrained call) is its action."""
+    reply = await _called(run, (), None)
+    if reply.stopped is not None:
+        return Step.GUARDED
+    member, setup, text = run.member, run.setup, reply.text
+    if setup.python_blocks and (code := python_blocks.code_of(text)):
+        asking = _asking(member, run.messages, text, setup, run.emit)
+        text = await python_blocks.finished(text, code, asking, run.emit, member.id)
+    action = free_text.read_decision(text, setup.vote_labels, can_answer=setup.can_answer)
+    if action is None:
+        action = await _decision(member, run.messages, text, setup, run.emit)
+    run.text, run.action = text, action
+    return Step.ACT
+
+
+async def _called(run: _Run, tools: tuple[ToolSpec, ...], schema: dict | None) -> _Reply:
+    """The reply to the conversation, after the messages that arrived meanwhile."""
+    if run.member.inbox is not None:
+        run.messages += [Message("user", text) for text in run.member.inbox()]
+    run.reply = await _call(run.member, run.messages, tools, schema, run.emit, run.setup.guards)
+    run.text = run.reply.text
+    return run.reply
+
+
+async def _guarded(run: _Run) -> Step:
+    """A guard cut the reply: it reads what it wrote and why (the second time, it fails)."""
+    assert run.reply.stopped is not None
+    run.strikes = _strike(run.member, run.reply.stopped, run.strikes, run.emit)
+    run.messages += turns.cut_short(run.reply.text, run.reply.stopped)
+    return Step.ASK
+
+
+async def _tools(run: _Run) -> Step:
+    """Its tool calls run (repeats are refused), and it reads their results."""
+    run.tool_rounds += 1
+    if run.tool_rounds > run.setup.max_tool_iterations:
+        raise AgentGaveUp(f"no workflow action after {run.tool_rounds - 1} tool rounds")
+    calls = run.calls
+    repeats = {call.id: why for call in calls if (why := run.same_calls.repeats(call))}
+    if repeats:
+        run.strikes = _strike(run.member, next(iter(repeats.values())), run.strikes, run.emit)
+    fresh = [call for call in calls if call.id not in repeats]
+    assert run.ctx is not None
+    results = await run_round(run.member.toolbox, fresh, run.ctx, run.setup.tools, run.emit)
+    results += [ToolResult.error(c, corrective(repeats[c.id])) for c in calls if c.id in repeats]
+    reply, structured = run.reply, run.schema is not None
+    run.messages += turns.tool_messages(
+        reply.text, reply.calls, calls, results, structured=structured
+    )
+    if run.tool_rounds == run.setup.max_tool_iterations and run.own:
+        _last_round(run)
+    return Step.ASK
+
+
+def _last_round(run: _Run) -> None:
+    """The last call allowed: only the workflow tools, so it answers or votes."""
+    labels, can_answer = run.setup.vote_labels, run.setup.can_answer
+    run.own = ()
+    run.offered = actions.workflow_tools(labels, can_answer=can_answer)
+    if run.schema is not None:
+        run.schema = actions.action_schema(labels, can_answer=can_answer)
+    run.messages.append(Message("user", turns.LAST_ROUND.format(n=run.tool_rounds)))
+
+
+async def _act(run: _Run) -> Step:
+    """Its workflow action goes to the board: accepted or stale ends the run."""
+    action = run.action
+    assert not isinstance(action, actions.UseTool)  # tools ran as tool calls, free text has none
+    if isinstance(action, actions.NewAnswer) and run.sources:
+        # Written as a tool argument, where providers put no citations.
+        action = actions.NewAnswer(with_sources(action.content, run.sources))
+    verdict = action if isinstance(action, actions.Invalid) else run.submit(action)
+    if isinstance(verdict, Verdict):
+        run.verdict = verdict
+        return Step.DONE
+    run.reason = verdict.reason
+    return Step.CORRECT
+
+
+async def _correct(run: _Run) -> Step:
+    """An invalid or refused action: it is told why (too many times: it fails)."""
+    _count_invalid(run)
+    reply, structured = run.reply, run.schema is not None
+    run.messages += turns.correction(reply.text, reply.calls, run.reason, structured=structured)
+    return Step.ASK
+
+
+async def _correct_free_text(run: _Run) -> Step:
+    _count_invalid(run)
+    run.messages += [Message("assistant", run.text), Message("user", run.reason)]
+    return Step.ASK
+
+
+def _count_invalid(run: _Run) -> None:
+    run.invalid += 1
+    run.emit(ev.ActionRejected(agent=run.member.id, reason=run.reason, attempt=run.invalid))
+    if run.invalid > run.setup.max_invalid_retries:
+        raise AgentGaveUp(f"no valid action after {run.invalid} attempts: {run.reason}")
+
+
+_StepFn = Callable[[_Run], Awaitable[Step]]
+
+_TOOL_STEPS: dict[Step, _StepFn] = {
+    Step.ASK: _ask,
+    Step.GUARDED: _guarded,
+    Step.TOOLS: _tools,
+    Step.ACT: _act,
+    Step.CORRECT: _correct,
+}
+_FREE_TEXT_STEPS: dict[Step, _StepFn] = {
+    **_TOOL_STEPS,
+    Step.ASK: _ask_free_text,
+    Step.CORRECT: _correct_free_text,
+}
 
 
 def _asking(
@@ -273,10 +395,6 @@ def _strike(member: Member, reason: str, strikes: int, emit: Emit) -> int:
     if strikes > 1:
         raise AgentGaveUp(f"stopped: {reason}")
     return strikes
-
-
-def _told(reason: str) -> Message:
-    return Message("user", corrective(reason))
 
 
 def member_tools(member: Member) -> tuple[ToolSpec, ...]:
@@ -377,57 +495,3 @@ def usage_event(member: Member, usage: Usage, phase: str = "coordination") -> ev
     if cost is None and member.price is not None:
         cost = member.price(usage)
     return ev.UsageReported(agent=member.id, usage=usage, cost_usd=cost, phase=phase)
-
-
-def _action_of(reply: _Reply, *, structured: bool, tools: bool) -> actions.Action:
-    if structured and not reply.calls:
-        return actions.parse_json_action(reply.text, tools=tools)
-    return actions.parse_tool_calls(reply.calls)
-
-
-def _tool_calls(reply: _Reply, action: actions.Action, own: set[str]) -> list[ToolCall]:
-    """The calls of this turn to run as tools (none: the turn is a workflow action)."""
-    if isinstance(action, actions.UseTool):
-        return [action.call(f"json_{uuid.uuid4().hex[:12]}")]
-    others = [c for c in reply.calls if c.name not in actions.WORKFLOW_TOOLS]
-    if len(others) == len(reply.calls):
-        return others  # unknown names too: the toolbox answers "not available"
-    return others if any(c.name in own for c in others) else []
-
-
-LAST_ROUND = (
-    "You have used all {n} tool rounds of this turn; no more tools. Finish now with the "
-    "workflow action: your answer or your vote."
-)
-
-_NOT_YET = (
-    "Not accepted: you called other tools in the same turn, so this was decided before "
-    "you read their results. Read them, then call `{name}` again."
-)
-
-
-def _tool_messages(
-    reply: _Reply, calls: list[ToolCall], results: list[ToolResult], *, structured: bool
-) -> list[Message]:
-    """The turn and its results as the model reads them next. A JSON-action model has no
-    tool calls on the wire, so its results come back as a user message."""
-    if structured and not reply.calls:
-        (call,), (result,) = calls, results
-        note = (
-            f"Result of tool `{call.name}`:\n{result.content}\n\nReply with your next JSON action."
-        )
-        return [Message("assistant", reply.text), Message("user", note)]
-    by_id = {result.call_id: result.content for result in results}
-    answers = [
-        Message("tool", by_id.get(call.id, _NOT_YET.format(name=call.name)), tool_call_id=call.id)
-        for call in reply.calls
-    ]
-    return [Message("assistant", reply.text, tuple(reply.calls)), *answers]
-
-
-def _correction(reply: _Reply, reason: str, *, structured: bool) -> list[Message]:
-    if not reply.calls:
-        note = reason if structured else f"{reason} Make sure you actually call the tool."
-        return [Message("assistant", reply.text), Message("user", note)]
-    results = [Message("tool", f"Error: {reason}", tool_call_id=call.id) for call in reply.calls]
-    return [Message("assistant", reply.text, tuple(reply.calls)), *results]

@@ -77,12 +77,12 @@ def _system(
 
 
 def _user(run: Orchestrated, member: Member, shown: Sequence[Answer], free: bool) -> str:
-    paraphrase = run.aids.paraphrase(member) if run.aids is not None else None
+    after_question = run.aids.user_parts(member) if run.aids is not None else ()
     user = prompts.user_message(
         run.state.question,
         shown,
         history=run.state.history,
-        paraphrase=paraphrase,
+        after_question=after_question,
         bare=free,
         checks=run.verdicts(),
     )

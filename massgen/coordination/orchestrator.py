@@ -28,7 +28,6 @@ from massgen.coordination.restart_cycle import RestartCycle
 from massgen.coordination.restarts import Feedback
 from massgen.coordination.resume import Resumed
 from massgen.coordination.run_state import (
-    Broadcasting,
     Memories,
     RunState,
     TeamOutcome,
@@ -52,10 +51,10 @@ class Orchestrator:
         workspaces: Workspaces | None = None,
         memories: Memories | None = None,
         aids: Aids | None = None,
-        broadcasts: Broadcasting | None = None,
         verifier: Verifier | None = None,
     ) -> None:
-        """`aids`: personas, criteria and the changedoc (`aids.py`), when configured.
+        """`aids`: the optional aids (`aids/`: personas, criteria, paraphrases, the
+        changedoc, questions between agents), when configured.
         `verifier`: checks every answer as it is published (`checks.py`)."""
         if not members:
             raise ValueError("a team needs at least one member")
@@ -67,7 +66,6 @@ class Orchestrator:
         self.workspaces = workspaces
         self.memories = memories
         self.aids = aids
-        self.broadcasts = broadcasts
         self.verifier = verifier
         self.checking: Checking | None = None  # this attempt's checks, with a verifier
         self.state: RunState  # the run's state, from its first line (`_start`)
@@ -114,8 +112,8 @@ class Orchestrator:
             self.state.restore(resumed, ids)
             if self.checking is not None:
                 self.checking.verdicts.update(resumed.checks)
-        if self.broadcasts is not None:
-            self.broadcasts.begin(self.members, labels, self.state.board, self.emit)
+        if self.aids is not None:
+            self.aids.begin(self.members, labels, self.state.board, self.emit)
         self.emit(
             ev.RunStarted(
                 question=question,

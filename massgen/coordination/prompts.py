@@ -10,7 +10,6 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from massgen.coordination import paraphrases
 from massgen.coordination.board import Answer
 from massgen.coordination.free_text import rules as free_text_rules
 from massgen.coordination.quoting import quoted
@@ -29,8 +28,6 @@ _SENSITIVITY = {
         "the edge cases. If you can improve any of these, write a better answer instead."
     ),
 }
-
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,23 +84,23 @@ def user_message(
     shown: Sequence[Answer],
     *,
     history: Sequence[Turn] = (),
-    paraphrase: str | None = None,
+    after_question: Sequence[str] = (),
     bare: bool = False,
     checks: Mapping[str, Check] | None = None,
 ) -> str:
     """The task and the current answers, in the order given (see `order_for_viewer`);
-    `paraphrase`: the task in other words, after it (`paraphrases.py`). `bare`, with no
-    answers to show, no history and no paraphrase: the question alone, as a single call
+    `after_question`: blocks the aids add after the task (the task in other words,
+    `aids/paraphrases.py`). `bare`, with no answers to show, no history and no such
+    blocks: the question alone, as a single call
     gets it (free-text first answers). `checks`: each answer's verdict by label, shown
     after it (`coordination/checks.py`)."""
-    if bare and not shown and not history and not paraphrase:
+    if bare and not shown and not history and not after_question:
         return question
     parts = []
     if history:
         parts.append(_history_block(history))
     parts.append(f"<ORIGINAL MESSAGE>\n{question}\n<END OF ORIGINAL MESSAGE>")
-    if paraphrase:
-        parts.append(paraphrases.block(paraphrase))
+    parts.extend(after_question)
     parts.append(_answers_block(shown, checks))
     return "\n\n".join(parts)
 

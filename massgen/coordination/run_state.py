@@ -1,5 +1,5 @@
-"""What one orchestrated run is given and keeps: the seams it calls (workspaces, memory,
-questions between agents), the state of one run, the outcome it returns, and what the
+"""What one orchestrated run is given and keeps: the seams it calls (workspaces, memory;
+the optional aids have theirs in `aids/base.py`), the state of one run, the outcome it returns, and what the
 orchestrator's parts in other modules read of it (`Orchestrated`)."""
 
 from __future__ import annotations
@@ -9,13 +9,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import prompts
-from massgen.coordination.agent import Emit, Member
+from massgen.coordination.agent import Member
 from massgen.coordination.agreement import Agreement
-from massgen.coordination.aids import Aids
 from massgen.coordination.board import Answer, Board, Vote
 from massgen.coordination.checks import Checking
 from massgen.coordination.labels import Labels
@@ -27,6 +26,9 @@ from massgen.core.checks import Check
 from massgen.core.status import Status
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
+
+if TYPE_CHECKING:  # the aids' base reads `Workspaces` from here
+    from massgen.coordination.aids import Aids
 
 
 class Workspaces(Protocol):
@@ -50,15 +52,6 @@ class Memories(Protocol):
     def note(self, agent: str, labels: Sequence[str]) -> str | None: ...
 
     def presenter_note(self) -> str: ...
-
-
-class Broadcasting(Protocol):
-    """Questions between agents (`coordination/broadcast.py`), told as the run starts whom
-    they may reach (the run's members, with its budget), their names and where events go."""
-
-    def begin(
-        self, members: Sequence[Member], labels: Labels, board: Board, emit: Emit
-    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

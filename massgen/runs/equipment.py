@@ -9,7 +9,7 @@
         3. the skill tools (`use_skills`) and `ask_others` (`coordination.broadcast`)
         4. the permission engine around all of the above, so no call passes around it
         5. file-search uploads, last: the engine decides each file they read
-    aids_for(setting)       personas, criteria, paraphrases and the changedoc
+    aids_for(setting, ...)  personas, criteria, paraphrases, the changedoc, broadcasts
     memories_for(setting)   the agents' filesystem memory
 
 Equipping reads the run through its `Setting` and changes nothing on it: what it makes
@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from massgen.coordination.aids import Aids
+from massgen.coordination.aids import Aid, Aids, configured
 from massgen.core import events as ev
 from massgen.core.toolbox import Toolboxes
 from massgen.runs.setting import Setting, Sink
@@ -35,7 +35,7 @@ from massgen.workspace.team import run_name
 
 if TYPE_CHECKING:
     from massgen.coordination.agent import Member
-    from massgen.coordination.broadcast import Broadcasts
+    from massgen.coordination.aids.broadcast import Broadcasts
     from massgen.permissions.engine import Engine
 
 
@@ -126,8 +126,8 @@ def _with_broadcast(
     setting: Setting, members: list[Member], stack: contextlib.AsyncExitStack
 ) -> tuple[list[Member], Broadcasts | None]:
     """With `coordination.broadcast`: `ask_others` for every member, answered by the team
-    or by the person at the approver's prompt (`coordination/broadcast.py`)."""
-    from massgen.coordination import broadcast
+    or by the person at the approver's prompt (`coordination/aids/broadcast.py`)."""
+    from massgen.coordination.aids import broadcast
 
     settings = broadcast.Settings.of(setting.loaded.config.orchestrator.coordination)
     if settings is None:
@@ -215,10 +215,11 @@ async def _uploaded(
     return equipped
 
 
-def aids_for(setting: Setting) -> Aids | None:
-    """Personas, criteria, paraphrases and the changedoc (`coordination/aids.py`), when
-    the config asks for them; a resumed run takes what its journal says was generated."""
-    aids = Aids.of(setting.loaded.config.orchestrator.coordination)
+def aids_for(setting: Setting, *made: Aid) -> Aids | None:
+    """The aids the config asks for (`coordination/aids/`: personas, criteria,
+    paraphrases, the changedoc), then `made`, those equipping made (the broadcasts); a
+    resumed run takes what its journal says was generated."""
+    aids = configured(setting.loaded.config.orchestrator.coordination, *made)
     if aids is not None and setting.resumed and setting.log_dir is not None:
         from massgen.record.journal import JournalError, read_journal
 

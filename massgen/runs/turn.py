@@ -283,7 +283,8 @@ class TeamRun:
                 setting = self.setting()
                 self.equipment = equipped = await equipment.equip(setting, members, stack)
                 self.sinks.extend(equipped.sinks)
-                aids = equipment.aids_for(setting)
+                made = (equipped.broadcasts,) if equipped.broadcasts is not None else ()
+                aids = equipment.aids_for(setting, *made)
                 self.orchestrator = Orchestrator(
                     list(equipped.members),
                     replaying.seeded(self.loaded.config.orchestrator, self.tape),
@@ -292,7 +293,6 @@ class TeamRun:
                     workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
                     memories=equipment.memories_for(setting),
                     aids=aids,
-                    broadcasts=equipped.broadcasts,
                     verifier=verifier_for(loaded.config.verifier, loaded.source, self.workspaces),
                 )
                 outcome = await self.orchestrator.run(self.question, self.history, self.resumed)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from massgen.coordination.broadcast import ANSWER_CHARS, QUESTION_CHARS
+from massgen.coordination.aids.broadcast import ANSWER_CHARS, QUESTION_CHARS
 from massgen.permissions.describe import visible
 
 MAX_OPEN = 8  # questions waiting at once in one run; past that one is unanswered at once

@@ -1,4 +1,4 @@
-"""Personas, evaluation criteria and the changedoc (`coordination/aids.py`) in team runs on
+"""Personas, evaluation criteria and the changedoc (`coordination/aids/`) in team runs on
 the fake provider: what each agent's system prompt holds, run by run, what the views and
 the log show, and that a failed generation leaves a run that still ends well."""
 

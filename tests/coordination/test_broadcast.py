@@ -17,8 +17,8 @@ import pytest
 
 from massgen.api import TeamRun
 from massgen.config import config_from_dict
-from massgen.coordination import broadcast
 from massgen.coordination.agent import Member, RunSetup, Verdict, run_agent
+from massgen.coordination.aids import broadcast
 from massgen.coordination.board import Board
 from massgen.coordination.labels import Labels
 from massgen.core import events as ev

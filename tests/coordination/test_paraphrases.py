@@ -1,4 +1,4 @@
-"""Question paraphrases (`coordination/paraphrases.py`, `question_paraphraser`) in team runs
+"""Question paraphrases (`coordination/aids/paraphrases.py`, `question_paraphraser`) in team runs
 on the fake provider: which phrasing each agent's user message holds, that the presenter
 and the log keep the original, that a failed generation leaves every agent the original,
 and that the predecessor's `orchestrator.dspy` block loads as this."""
@@ -14,8 +14,8 @@ import yaml
 
 from massgen.api import TeamRun
 from massgen.config.predecessor import translate
-from massgen.coordination import paraphrases
-from massgen.coordination.generation import GenerationFailed
+from massgen.coordination.aids import paraphrases
+from massgen.coordination.aids.generation import GenerationFailed
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
 from massgen.record.journal import read_journal

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from massgen.coordination import broadcast
+from massgen.coordination.aids import broadcast
 from massgen.serve.approvals import WebApprover
 from massgen.serve.questions import AnswerTooLong, QuestionClosed, UnknownQuestion, WebQuestions
 

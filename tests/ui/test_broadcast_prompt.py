@@ -14,7 +14,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 from run_events import coordination
 
-from massgen.coordination.broadcast import Person
+from massgen.coordination.aids.broadcast import Person
 from massgen.ui.approval import TerminalApprover
 from massgen.ui.live import LiveView
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from massgen.coordination.generation import GenerationFailed, json_object
+from massgen.coordination.aids.generation import GenerationFailed, json_object
 from massgen.coordination.quoting import quoted
 
 # The predecessor's instruction for each strategy (its `_get_strategy_context`).

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from massgen.coordination.generation import GenerationFailed, json_object
+from massgen.coordination.aids.generation import GenerationFailed, json_object
 
 # A persona longer than this is cut: it rides in every system prompt of its agent.
 MAX_PERSONA_CHARS = 2000

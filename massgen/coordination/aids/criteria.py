@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from massgen.coordination.generation import GenerationFailed, json_object
+from massgen.coordination.aids.generation import GenerationFailed, json_object
 
 MAX_CRITERION_CHARS = 1200
 _CATEGORIES = {"primary": "primary", "stretch": "stretch", "could": "stretch"}

@@ -5,7 +5,7 @@ It is an ordinary workspace file, so it is part of each answer's snapshot: peers
 under `peers/<label>/tasks/changedoc.md`, a vote endorses it with the answer, and the
 presenter starts from the winner's copy, which its system prompt also shows (bounded),
 with the instruction to consolidate it. `[SELF]` in an agent's changedoc becomes its
-answer's label when it publishes (`Stamped`). Agents without a workspace keep none.
+answer's label when it publishes (`Changedoc.on_answer`). Agents without a workspace keep none.
 What the predecessor added on top (checklist gap reports scored against it, changedoc
 evaluation criteria) is not part of this version.
 """
@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+
+from massgen.coordination.agent import Member
+from massgen.coordination.aids.base import Aid
+from massgen.coordination.board import Answer
 
 PATH = "tasks/changedoc.md"
 # The winner's changedoc in the presenter's prompt; past this it is cut (the file is in
@@ -104,43 +108,19 @@ def stamp(workspace: Path, label: str) -> None:
         temp.unlink(missing_ok=True)
 
 
-class Publishing(Protocol):
-    """What the orchestrator calls on the run's workspaces (`run_state.Workspaces`)."""
+class Changedoc(Aid):
+    """The changedoc as an aid: the note in each agent's system prompt (those with a
+    workspace), the winner's changedoc in the presenter's, and `[SELF]` stamped before
+    each answer's snapshot."""
 
-    def published(self, agent: str, label: str) -> None: ...
+    name = "changedoc"
 
-    def presenting(self, agent: str, label: str) -> Path | None: ...
+    def notes(self, member: Member, answered: bool, shown: Sequence[Answer]) -> tuple[str, ...]:
+        return (note(bool(shown)),) if member.workspace is not None else ()
 
-    def presenting_directly(self, agent: str) -> Path | None: ...
+    def presenter_notes(self, workspace: Path | None) -> tuple[str, ...]:
+        text = presenter_note(workspace)
+        return (text,) if text else ()
 
-    def new_attempt(self) -> None: ...
-
-
-class Snapshots(Publishing, Protocol):
-    """The run's workspaces (`workspace/team.py`), and where an agent's workspace is."""
-
-    @property
-    def agents(self) -> tuple[str, ...]: ...
-
-    def path(self, agent: str) -> Path: ...
-
-
-class Stamped:
-    """The run's workspaces, stamping an agent's changedoc before each snapshot."""
-
-    def __init__(self, workspaces: Snapshots) -> None:
-        self._workspaces = workspaces
-
-    def published(self, agent: str, label: str) -> None:
-        if agent in self._workspaces.agents:
-            stamp(self._workspaces.path(agent), label)
-        self._workspaces.published(agent, label)
-
-    def presenting(self, agent: str, label: str) -> Path | None:
-        return self._workspaces.presenting(agent, label)
-
-    def presenting_directly(self, agent: str) -> Path | None:
-        return self._workspaces.presenting_directly(agent)
-
-    def new_attempt(self) -> None:
-        self._workspaces.new_attempt()
+    def on_answer(self, workspace: Path, label: str) -> None:
+        stamp(workspace, label)

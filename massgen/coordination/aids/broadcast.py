@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from massgen.backends.common import estimated_usage, request_chars
+from massgen.coordination.aids.base import Aid
 from massgen.coordination.replies import TextReply
 from massgen.core import events as ev
 from massgen.core.effects import Effect, External
@@ -237,10 +238,12 @@ class _Run:
     emit: Emit = lambda event: None
 
 
-class Broadcasts:
+class Broadcasts(Aid):
     """One turn's questions: who asked how many, answers on their way, the person's
-    earlier answers. `begin` is called when the run starts (`Orchestrator`); `aclose`
-    cancels what is still in flight."""
+    earlier answers. An aid (`aids/base.py`) whose `begin` is called when the run starts;
+    `aclose` cancels what is still in flight."""
+
+    name = "broadcast"
 
     def __init__(self, settings: Settings, person: Person | None = None) -> None:
         self.settings = settings
