@@ -217,10 +217,11 @@ def _free_text_start(member: Member, setup: RunSetup, submit: Submit, emit: Emit
     decision line (`free_text.py`); a short constrained call decides when it has none."""
     if setup.python_blocks:  # its imagined code output is never written: the real one is
         member = replace(member, params=python_blocks.stopping(member.params))
-    messages = [
-        Message("system", setup.system),
-        Message("user", setup.user, attachments=member.attachments),
-    ]
+    # An empty system message is not the same request as none: chat templates put their
+    # default system prompt in only when there is none (Qwen's does), and a first answer
+    # must be asked exactly as a single call asks it.
+    system = [Message("system", setup.system)] if setup.system else []
+    messages = [*system, Message("user", setup.user, attachments=member.attachments)]
     same_calls = CallWatch(setup.guards.max_identical_tool_calls)  # it calls no tools
     return _Run(member, setup, submit, emit, messages, same_calls)
 

@@ -42,17 +42,32 @@ async def test_a_first_answer_is_the_question_alone_answered_in_free_text():
     outcome = await Orchestrator(members, settings(), emit=events.append).run(QUESTION)
 
     first = a.requests[0]
-    # What a single call sends: no JSON schema, no coordination rules, the question alone.
+    # What a single call sends: no JSON schema, no coordination rules, the question alone,
+    # and no system message at all (an empty one would displace a chat template's default
+    # system prompt, and the answer would no longer be the member's single-call answer).
     assert first.json_schema is None
-    assert [m.role for m in first.messages] == ["system", "user"]
-    assert first.messages[1].content == QUESTION
-    assert "vote" not in first.messages[0].content.lower()
+    assert [(m.role, m.content) for m in first.messages] == [("user", QUESTION)]
     # The answer keeps its newlines and Markdown, as the model wrote it.
     published = [e.content for e in events if isinstance(e, ev.AnswerPublished)]
     assert WORKING in published
     assert outcome.answer == WORKING
     # Views render the text as prose, not as a JSON action being decoded.
     assert not any(e.json_actions for e in events if isinstance(e, ev.AgentStarted))
+
+
+async def test_a_first_answer_keeps_the_members_own_system_message_and_nothing_else():
+    a = ScriptedBackend(text(WORKING), voting("72"))
+    b = ScriptedBackend(text("It is 70."), voting("72"))
+    members = [
+        Member(id="a", backend=a, structured_actions=True, system_message="You are terse."),
+        Member(id="b", backend=b, structured_actions=True),
+    ]
+    await Orchestrator(members, settings(), emit=lambda event: None).run(QUESTION)
+
+    assert [(m.role, m.content) for m in a.requests[0].messages] == [
+        ("system", "You are terse."),
+        ("user", QUESTION),
+    ]
 
 
 async def test_a_vote_line_ends_the_turn_and_the_reasoning_is_its_reason():
