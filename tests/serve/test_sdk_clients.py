@@ -84,6 +84,9 @@ def test_langchain_structured_output_and_the_responses_api(server, fake):
     )
     assert answer == Sum(**SUM)
     assert _told(fake.requests[sent:], FORM) and _told(fake.requests[sent:], BANANA)
+    # A tool the call forces (`tool_choice` naming it) is the form of the answer too.
+    called = chat.with_structured_output(Sum, method="function_calling").invoke("What is 2+2?")
+    assert called == Sum(**SUM)
     assert chat.invoke("What is 2+2?").content == FINAL_MARKDOWN.strip()
     responses = ChatOpenAI(
         model="massgen", base_url=server.url + "/v1", api_key=TOKEN, use_responses_api=True
