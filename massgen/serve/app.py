@@ -30,7 +30,7 @@ from starlette.routing import Route
 from massgen.core import events as ev
 from massgen.core.errors import ConfigError
 from massgen.permissions.approval import Choice
-from massgen.serve import history, responses, shaping, wire
+from massgen.serve import history, responses, shaping, stored, wire
 from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
 from massgen.serve.completions import (
@@ -165,7 +165,7 @@ class _Routes:
     def __init__(self, settings: Settings, runs: Runs) -> None:
         self.settings, self.runs, self.teams = settings, runs, settings.teams
         self.stopping: anyio.Event | None = None  # set by the lifespan
-        self.conversations = responses.Conversations()  # for `previous_response_id`
+        self.store = stored.Responses()  # GET /v1/responses/{id}, `previous_response_id`
 
     def _sse(self, events: AsyncIterator[dict[str, str]]) -> EventSourceResponse:
         # `sep="\n"`: frames end with a blank line, as OpenAI's (not `\r\n\r\n`).
@@ -187,6 +187,11 @@ class _Routes:
             Route("/v1/models/{name:path}", guard(self.model)),
             Route("/v1/chat/completions", guard(self.chat), methods=["POST"]),
             Route("/v1/responses", guard(self.respond), methods=["POST"]),
+            Route(
+                "/v1/responses/{response_id}",
+                guard(self.stored_response),
+                methods=["GET", "DELETE"],
+            ),
             Route("/api/login", guard(self.login), methods=["POST"]),
             Route("/api/runs", guard(self.list_runs)),
             Route("/api/runs", guard(self.start_run), methods=["POST"]),
@@ -281,7 +286,7 @@ class _Routes:
 
     async def respond(self, request: Request) -> Response:
         try:
-            req = responses.parse(await _json_body(request), self.conversations)
+            req = responses.parse(await _json_body(request), self.store)
             loaded = shaping.shape(load_runnable(self.teams, req.model), req.ask)
             run = await self.runs.start(
                 req.model, loaded, req.question, req.history, attachments=req.ask.images
@@ -290,14 +295,17 @@ class _Routes:
             return _refused(error)
         reply = responses.Reply(req)
         if req.stream:
-            return self._sse(responses.stream(run, reply, self.conversations))
+            return self._sse(responses.stream(run, reply, self.store))
         try:
             answer = await wait_answer(request, run, req.ask)
         except Failed as failed:
             return failed.response()
         if isinstance(answer, Response):
             return answer
-        return JSONResponse(reply.finished(answer, reasoning_of(run), self.conversations))
+        return JSONResponse(reply.finished(answer, reasoning_of(run), self.store))
+
+    async def stored_response(self, request: Request) -> Response:
+        return await stored.answer(request, self.store)
 
     # --- the web page's API ------------------------------------------------------------
 

@@ -86,6 +86,11 @@ async def delivered(run: LiveRun, ask: Ask) -> Answer:
     return Answer(text, finish, usage)
 
 
+def tool_of(ask: Ask) -> str | None:
+    """The client's tool whose call carries the answer (`options.forced_tool`), if any."""
+    return ask.output.name if ask.output is not None and ask.output.tool else None
+
+
 def reasoning_of(run: LiveRun) -> str:
     """The team's work so far as progress lines: what a client shows as reasoning."""
     lines = (wire.progress_line(e) for e in run.events)
@@ -102,7 +107,13 @@ async def answer_once(
     if isinstance(answer, Response):
         return answer
     body = wire.completion(
-        completion_id, req.model, answer.text, reasoning_of(run), answer.usage, answer.finish
+        completion_id,
+        req.model,
+        answer.text,
+        reasoning_of(run),
+        answer.usage,
+        answer.finish,
+        tool=tool_of(req.ask),
     )
     return JSONResponse(body)
 
@@ -182,16 +193,20 @@ async def answer_stream(
     def frame(delta: dict[str, Any], finish: str | None = None) -> dict[str, str]:
         return {"data": json.dumps(wire.chunk(completion_id, req.model, delta, finish))}
 
+    tool = tool_of(req.ask)
     yield frame({"role": "assistant", "content": ""})
     async for item in follow(run, req.ask):
         if isinstance(item, Progress):
             yield frame({"reasoning_content": item.line})
+        elif isinstance(item, Text) and tool is not None:  # held: the whole JSON at once
+            yield frame({"tool_calls": [wire.tool_call(tool, item.delta, index=0)]})
         elif isinstance(item, Text):
             yield frame({"content": item.delta})
         elif isinstance(item, Failed):
             yield {"data": json.dumps(item.body())}
         else:
-            yield frame({}, item.finish or "stop")
+            finish = item.finish or "stop"
+            yield frame({}, "tool_calls" if tool is not None and finish == "stop" else finish)
             if req.include_usage:
                 usage = wire.usage_chunk(completion_id, req.model, item.usage)
                 yield {"data": json.dumps(usage)}

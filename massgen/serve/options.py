@@ -50,6 +50,7 @@ class OutputFormat:
     schema: dict[str, Any] | None
     name: str = "answer"
     param: str = "response_format"  # where the client asked for it, for errors
+    tool: bool = False  # the answer goes back as a call of the client's tool `name`
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +148,54 @@ def _format(kind: Any, spec: Any, param: str) -> OutputFormat | None:
         raise RequestError(message, param=param) from None
     name = spec.get("name") if isinstance(spec.get("name"), str) else "answer"
     return OutputFormat(schema, name or "answer", param)
+
+
+TOOLS_REFUSED = (
+    "a team calls no client tools: `tools` are served only as structured output, one "
+    'function tool that `tool_choice` forces ("required", or naming it), whose arguments '
+    "the team's answer becomes (pydantic-ai's default `output_type`); for structured output "
+    "otherwise send `response_format` (Responses: `text.format`) with a JSON schema"
+)
+
+
+def forced_tool(body: dict[str, Any], *, nested: bool) -> OutputFormat | None:
+    """A request forcing its one function tool asks for that tool's arguments: the answer
+    is JSON for the tool's `parameters`, sent back as a call of it. Any other `tools` are
+    a RequestError. `nested`: Chat Completions' shape (`{"function": {"name", ...}}`);
+    else Responses' (`{"name", ...}`)."""
+    tools = body.get("tools")
+    if not tools and not body.get("functions"):
+        return None
+    tool = tools[0] if isinstance(tools, list) and len(tools) == 1 else None
+    spec = tool.get("function") if nested and isinstance(tool, dict) else tool
+    if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(spec, dict):
+        raise RequestError(TOOLS_REFUSED, param="tools")
+    name = spec.get("name")
+    if not isinstance(name, str) or not name or not _forces(body.get("tool_choice"), name, nested):
+        raise RequestError(TOOLS_REFUSED, param="tools")
+    parameters = spec.get("parameters") or {"type": "object", "properties": {}}
+    checked = _format("json_schema", {"schema": parameters, "name": name}, "tools")
+    assert checked is not None
+    return OutputFormat(checked.schema, name, "tools", tool=True)
+
+
+def _forces(choice: Any, name: str, nested: bool) -> bool:
+    if choice == "required":
+        return True
+    if not isinstance(choice, dict) or choice.get("type") != "function":
+        return False
+    named = choice.get("function") if nested else choice
+    return isinstance(named, dict) and named.get("name") == name
+
+
+def output(given: OutputFormat | None, tool: OutputFormat | None) -> OutputFormat | None:
+    """The one form the answer must take. Raises RequestError if asked for both."""
+    if given is not None and tool is not None:
+        raise RequestError(
+            f"ask for the answer's form once: `{given.param}` or a forced tool, not both",
+            param="tools",
+        )
+    return given or tool
 
 
 def instructions(texts: list[str]) -> str:

@@ -3,11 +3,12 @@
 
 `input` is a string or a list of messages (`{"role", "content"}`, typed `message` items;
 `reasoning` items a client hands back are skipped); `instructions` and system/developer
-messages are the user's instructions; `previous_response_id` continues a conversation
-this server answered (kept in memory, the newest `MAX_STORED`); `text.format`,
-`max_output_tokens`, `temperature` and `top_p` are honoured as in Chat Completions. A
-stream sends the team's progress as a reasoning item's summary text, then one message
-item, with the event types OpenAI sends; a failure is an `error` event, then `[DONE]`.
+messages are the user's instructions; a response is stored unless `store` is false
+(`serve/stored.py`: `GET /v1/responses/{id}`), and `previous_response_id` continues a
+stored one; `text.format`, `max_output_tokens`, `temperature` and `top_p` are honoured
+as in Chat Completions. A stream sends the team's progress as a reasoning item's summary
+text, then one message item, with the event types OpenAI sends; a failure is an `error`
+event, then `[DONE]`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,12 +26,13 @@ from massgen.serve import options
 from massgen.serve.completions import Answer, Failed, Progress, Text, follow
 from massgen.serve.options import Ask, RequestError
 from massgen.serve.runs import LiveRun
+from massgen.serve.stored import MAX_STORED, Responses
 from massgen.serve.wire import INSTRUCTION_ROLES, MAX_MESSAGES, Said, conversation, model_of
 from massgen.serve.wire import message_content as content_of
 
 Json = dict[str, Any]
-MAX_STORED = 1000  # conversations `previous_response_id` can continue, newest kept
-SKIPPED_ITEMS = ("reasoning", "item_reference")
+# A forced tool's output is the client's receipt of an answer: nothing for the team.
+SKIPPED_ITEMS = ("reasoning", "item_reference", "function_call_output")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,60 +44,33 @@ class ResponsesRequest:
     ask: Ask
     instructions: str | None
     previous: str | None
+    store: bool = True  # kept for GET /v1/responses/{id} and `previous_response_id`
     echo: Json = field(default_factory=dict)  # request fields the response repeats
 
 
-class Conversations:
-    """Each answered response's whole conversation, by response id (newest `MAX_STORED`)."""
-
-    def __init__(self, limit: int = MAX_STORED) -> None:
-        self.limit = limit
-        self._kept: OrderedDict[str, tuple[Turn, ...]] = OrderedDict()
-
-    def get(self, response_id: str) -> tuple[Turn, ...] | None:
-        return self._kept.get(response_id)
-
-    def keep(self, response_id: str, turns: tuple[Turn, ...]) -> None:
-        self._kept[response_id] = turns
-        while len(self._kept) > self.limit:
-            self._kept.popitem(last=False)
-
-
-def parse(body: Any, conversations: Conversations) -> ResponsesRequest:
+def parse(body: Any, stored: Responses) -> ResponsesRequest:
     """Raises RequestError for anything but a usable Responses request."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     model = model_of(body)
-    if body.get("tools"):
-        raise RequestError(
-            "a team answers in text: `tools` are not supported; for structured output "
-            "send `text.format` with a JSON schema",
-            param="tools",
-        )
     said = _input(body.get("input"))
     given = body.get("instructions")
     if given is not None and not isinstance(given, str):
         raise RequestError("`instructions` must be text", param="instructions")
+    store = body.get("store", True)
+    if not isinstance(store, bool):
+        raise RequestError("`store` must be true or false", param="store")
     previous = body.get("previous_response_id")
-    earlier: tuple[Turn, ...] = ()
-    if previous is not None:
-        found = conversations.get(previous) if isinstance(previous, str) else None
-        if found is None:
-            raise RequestError(
-                f"previous_response_id {previous!r} is unknown here: this server keeps the "
-                f"newest {MAX_STORED} responses it gave, until it restarts",
-                status=404,
-                code="previous_response_not_found",
-                param="previous_response_id",
-            )
-        earlier = found
+    earlier = _earlier(previous, stored) if previous is not None else ()
     question, history, images = conversation(said)
     texts = [given or ""] + [t for r, t, _ in said if r in INSTRUCTION_ROLES]
     ask = Ask(
         instructions=options.instructions(texts),
         sampling=options.sampling(body, ("temperature", "top_p")),
         max_tokens=options.max_tokens(body, "max_output_tokens"),
-        output=options.responses_format(body),
+        output=options.output(
+            options.responses_format(body), options.forced_tool(body, nested=False)
+        ),
         images=images,
     )
     echo = {
@@ -107,10 +81,39 @@ def parse(body: Any, conversations: Conversations) -> ResponsesRequest:
         "text": body.get("text") or {"format": {"type": "text"}},
         "metadata": body.get("metadata") or {},
         "previous_response_id": previous,
+        "store": store,
+        **(
+            {"tools": body["tools"], "tool_choice": body.get("tool_choice")}
+            if ask.output and ask.output.tool
+            else {}
+        ),
     }
+    stream = bool(body.get("stream"))
     return ResponsesRequest(
-        model, question, earlier + history, bool(body.get("stream")), ask, given, previous, echo
+        model, question, earlier + history, stream, ask, given, previous, store, echo
     )
+
+
+def _earlier(previous: Any, stored: Responses) -> tuple[Turn, ...]:
+    """The conversation `previous_response_id` continues. Raises RequestError."""
+    kept = stored.get(previous) if isinstance(previous, str) else None
+    if kept is None:
+        raise RequestError(
+            f"previous_response_id {previous!r} is unknown here: this server keeps the "
+            f"{MAX_STORED} most recently used responses made with `store` true (the "
+            "default), until it restarts",
+            status=404,
+            code="previous_response_not_found",
+            param="previous_response_id",
+        )
+    if kept.turns is None:
+        raise RequestError(
+            f"previous_response_id {previous!r} has no answer to continue (it is "
+            f"{kept.body['status']})",
+            code="previous_response_not_completed",
+            param="previous_response_id",
+        )
+    return kept.turns
 
 
 def _input(given: Any) -> list[Said]:
@@ -125,6 +128,9 @@ def _input(given: Any) -> list[Said]:
         at = f"input[{index}]"
         kind = item.get("type", "message") if isinstance(item, dict) else None
         if kind in SKIPPED_ITEMS:
+            continue
+        if kind == "function_call":  # an earlier answer, given as the forced tool's call
+            said.append(("assistant", str(item.get("arguments") or ""), ()))
             continue
         if kind != "message" or not isinstance(item.get("role"), str):
             raise RequestError(
@@ -164,6 +170,19 @@ def text_part(text: str | None) -> Json:
     return {"type": "output_text", "text": text or "", "annotations": [], "logprobs": []}
 
 
+def function_call_item(reply: Reply, arguments: str | None) -> Json:
+    """The answer as a call of the client's forced tool: in progress (None) or done."""
+    assert reply.req.ask.output is not None
+    return {
+        "type": "function_call",
+        "id": reply.call_item_id,
+        "call_id": reply.call_id,
+        "name": reply.req.ask.output.name,
+        "arguments": arguments or "",
+        "status": "in_progress" if arguments is None else "completed",
+    }
+
+
 def reasoning_item(item_id: str, summary: str | None) -> Json:
     parts = [] if summary is None else [{"type": "summary_text", "text": summary}]
     status = "in_progress" if summary is None else "completed"
@@ -178,6 +197,8 @@ class Reply:
     id: str = field(default_factory=lambda: f"resp_{secrets.token_hex(16)}")
     message_id: str = field(default_factory=lambda: f"msg_{secrets.token_hex(16)}")
     reasoning_id: str = field(default_factory=lambda: f"rs_{secrets.token_hex(16)}")
+    call_item_id: str = field(default_factory=lambda: f"fc_{secrets.token_hex(16)}")
+    call_id: str = field(default_factory=lambda: f"call_{secrets.token_hex(12)}")
     created: int = field(default_factory=lambda: int(time.time()))
 
     def body(
@@ -205,26 +226,55 @@ class Reply:
             **self.req.echo,
         }
 
-    def finished(self, answer: Answer, reasoning: str, conversations: Conversations) -> Json:
-        """The whole response, its conversation kept for `previous_response_id`."""
-        conversations.keep(self.id, (*self.req.history, Turn(self.req.question, answer.text)))
+    def finished(self, answer: Answer, reasoning: str, stored: Responses) -> Json:
+        """The whole response, stored with its conversation (unless `store` is false)."""
         output = [reasoning_item(self.reasoning_id, reasoning)] if reasoning else []
-        output.append(message_item(self.message_id, answer.text))
-        return self.body("completed", output, answer.usage, answer.finish)
+        output.append(self.answer_item(answer.text))
+        done = self.body("completed", output, answer.usage, answer.finish)
+        self.keep(stored, done, (*self.req.history, Turn(self.req.question, answer.text)))
+        return done
+
+    @property
+    def tool(self) -> bool:
+        return self.req.ask.output is not None and self.req.ask.output.tool
+
+    def answer_item(self, text: str) -> Json:
+        """The answer's output item: a message, or a call of the forced tool."""
+        return function_call_item(self, text) if self.tool else message_item(self.message_id, text)
+
+    def keep(self, stored: Responses, body: Json, turns: tuple[Turn, ...] | None = None) -> None:
+        if self.req.store:
+            stored.keep(body, turns)
 
 
-async def stream(
-    run: LiveRun, reply: Reply, conversations: Conversations
-) -> AsyncIterator[dict[str, str]]:
-    """The Responses event stream over a run; every event carries `sequence_number`."""
+async def stream(run: LiveRun, reply: Reply, stored: Responses) -> AsyncIterator[dict[str, str]]:
+    """The Responses event stream over a run; the stored response follows it (in
+    progress, then how it ended: `cancelled` if the client went away first)."""
+    ended = False
+    try:
+        async for frame in _events(run, reply, stored):
+            ended = ended or frame.get("event") in ENDINGS
+            yield frame
+    finally:
+        if not ended:
+            reply.keep(stored, reply.body("cancelled", []))
+
+
+ENDINGS = ("response.completed", "response.incomplete", "response.failed")
+
+
+async def _events(run: LiveRun, reply: Reply, stored: Responses) -> AsyncIterator[dict[str, str]]:
+    """Every event carries `sequence_number`."""
     counter = iter(range(1_000_000_000))
 
     def event(kind: str, **fields: Any) -> dict[str, str]:
         data = {"type": kind, "sequence_number": next(counter), **fields}
         return {"event": kind, "data": json.dumps(data, ensure_ascii=False)}
 
-    yield event("response.created", response=reply.body("in_progress", []))
-    yield event("response.in_progress", response=reply.body("in_progress", []))
+    created = reply.body("in_progress", [])
+    reply.keep(stored, created)
+    yield event("response.created", response=created)
+    yield event("response.in_progress", response=created)
     progress: list[str] = []
     text: list[str] = []
     msg = {"item_id": reply.message_id, "content_index": 0}
@@ -240,6 +290,8 @@ async def stream(
                             part={"type": "summary_text", "text": ""})  # fmt: skip
             progress.append(item.line)
             yield event("response.reasoning_summary_text.delta", **rs, delta=item.line)
+        elif isinstance(item, Text) and reply.tool:  # held JSON: sent whole at the end
+            text.append(item.delta)
         elif isinstance(item, Text):
             if not text:
                 for frame in _open_message(event, reply, "".join(progress), msg):
@@ -254,7 +306,14 @@ async def stream(
             failed = reply.body(
                 "failed", [], error={"code": error["code"], "message": error["message"]}
             )
+            reply.keep(stored, failed)
             yield event("response.failed", response=failed)
+        elif reply.tool:
+            for frame in _call_tool(event, reply, "".join(progress), "".join(text)):
+                yield frame
+            done = reply.finished(Answer("".join(text), item.finish, item.usage),
+                                  "".join(progress), stored)  # fmt: skip
+            yield event(_ending(done), response=done)
         else:
             if not text:
                 for frame in _open_message(event, reply, "".join(progress), msg):
@@ -268,22 +327,47 @@ async def stream(
             yield event("response.output_item.done", output_index=index,
                         item=message_item(reply.message_id, whole))  # fmt: skip
             done = reply.finished(Answer(whole, item.finish, item.usage), "".join(progress),
-                                  conversations)  # fmt: skip
-            kind = "response.incomplete" if done["status"] == "incomplete" else "response.completed"
-            yield event(kind, response=done)
+                                  stored)  # fmt: skip
+            yield event(_ending(done), response=done)
     yield {"data": "[DONE]"}
+
+
+def _ending(done: Json) -> str:
+    return "response.incomplete" if done["status"] == "incomplete" else "response.completed"
+
+
+def _close_reasoning(event: Any, reply: Reply, reasoning: str) -> list[dict[str, str]]:
+    if not reasoning:
+        return []
+    rs = {"item_id": reply.reasoning_id, "summary_index": 0, "output_index": 0}
+    part = {"type": "summary_text", "text": reasoning}
+    return [
+        event("response.reasoning_summary_text.done", **rs, text=reasoning),
+        event("response.reasoning_summary_part.done", **rs, part=part),
+        event("response.output_item.done", output_index=0,
+              item=reasoning_item(reply.reasoning_id, reasoning)),
+    ]  # fmt: skip
+
+
+def _call_tool(event: Any, reply: Reply, reasoning: str, arguments: str) -> list[dict[str, str]]:
+    """The whole answer as the forced tool's call, after the reasoning item (if any)."""
+    index = 1 if reasoning else 0
+    at = {"item_id": reply.call_item_id, "output_index": index}
+    return [
+        *_close_reasoning(event, reply, reasoning),
+        event("response.output_item.added", output_index=index,
+              item=function_call_item(reply, None)),
+        event("response.function_call_arguments.delta", **at, delta=arguments),
+        event("response.function_call_arguments.done", **at, arguments=arguments,
+              name=function_call_item(reply, arguments)["name"]),
+        event("response.output_item.done", output_index=index,
+              item=function_call_item(reply, arguments)),
+    ]  # fmt: skip
 
 
 def _open_message(event: Any, reply: Reply, reasoning: str, msg: Json) -> list[dict[str, str]]:
     """Close the reasoning item (if any), then open the message item and its text part."""
-    frames = []
-    if reasoning:
-        rs = {"item_id": reply.reasoning_id, "summary_index": 0, "output_index": 0}
-        part = {"type": "summary_text", "text": reasoning}
-        frames.append(event("response.reasoning_summary_text.done", **rs, text=reasoning))
-        frames.append(event("response.reasoning_summary_part.done", **rs, part=part))
-        frames.append(event("response.output_item.done", output_index=0,
-                            item=reasoning_item(reply.reasoning_id, reasoning)))  # fmt: skip
+    frames = _close_reasoning(event, reply, reasoning)
     index = 1 if reasoning else 0
     frames.append(event("response.output_item.added", output_index=index,
                         item=message_item(reply.message_id, None)))  # fmt: skip

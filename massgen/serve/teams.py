@@ -21,6 +21,7 @@ from pathlib import Path
 from massgen.backends import registry
 from massgen.core.errors import ConfigError
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
+from massgen.serve.loads import FreshLoads
 
 SERVED = "massgen"
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -43,6 +44,7 @@ class Teams:
     def __init__(self, served: ConfigLike, teams_dir: Path | None = None) -> None:
         self.served = served
         self.teams_dir = teams_dir
+        self._loads = FreshLoads()  # a team is loaded again once its files change
 
     def check(self) -> None:
         """Load the served config once at start, so a broken one fails the command.
@@ -73,15 +75,15 @@ class Teams:
             ConfigError: the team's config is invalid (or needs a key that is not set).
         """
         if name == SERVED:
-            return load(self.served)
+            return self._loads.load(self.served)
         if name.startswith("@examples/"):
             from massgen.config.presets import list_examples
 
             if name.removeprefix("@examples/") in {n for n, _ in list_examples()}:
-                return load(name)
+                return self._loads.load(name)
         files = self._files()
         if name in files:
-            return load(str(files[name]))
+            return self._loads.load(str(files[name]))
         raise UnknownTeam(name, [team.name for team in self.listed()])
 
     def _files(self) -> dict[str, Path]:

@@ -12,6 +12,8 @@ did), the final answer as `content`.
 
 from __future__ import annotations
 
+import re
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,12 +57,6 @@ def parse_request(body: Any) -> ChatRequest:
         raise RequestError("`messages` must be a non-empty list", param="messages")
     if len(messages) > MAX_MESSAGES:
         raise RequestError(f"at most {MAX_MESSAGES} messages", param="messages")
-    if body.get("tools") or body.get("functions"):
-        raise RequestError(
-            "a team answers in text: `tools` are not supported; for structured output "
-            "send `response_format` with a JSON schema",
-            param="tools",
-        )
     if body.get("n") not in (None, 1):
         raise RequestError("a team gives one answer: `n` must be 1", param="n")
     said = [_said(m, i) for i, m in enumerate(messages)]
@@ -71,7 +67,7 @@ def parse_request(body: Any) -> ChatRequest:
         sampling=options.sampling(body),
         max_tokens=options.max_tokens(body, "max_completion_tokens", "max_tokens"),
         stop=options.stop(body),
-        output=options.chat_format(body),
+        output=options.output(options.chat_format(body), options.forced_tool(body, nested=True)),
         images=images,
     )
     return ChatRequest(
@@ -121,7 +117,17 @@ def _said(message: Any, index: int) -> Said:
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
         raise RequestError(f"messages[{index}] needs a `role`", param=f"messages[{index}]")
     role = str(message["role"])
-    return role, *message_content(message.get("content"), f"messages[{index}]")
+    text, images = message_content(message.get("content"), f"messages[{index}]")
+    calls = message.get("tool_calls")
+    if role == "assistant" and not text and isinstance(calls, list) and calls:
+        text = _arguments(calls[0])  # an earlier answer, given as the forced tool's call
+    return role, text, images
+
+
+def _arguments(call: Any) -> str:
+    function = call.get("function") if isinstance(call, dict) else None
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    return arguments if isinstance(arguments, str) else ""
 
 
 # Content part types: text, and images (Chat Completions' and Responses' names).
@@ -158,16 +164,27 @@ def message_content(content: Any, at: str) -> tuple[str, tuple[Attachment, ...]]
 
 
 def _history(chat: list[tuple[str, str]]) -> tuple[Turn, ...]:
-    """User/assistant pairs; a user message without a reply joins the next question."""
+    """User/assistant pairs; a user message without a reply joins the next question, and
+    assistant messages in a row are one reply (a client may replay one answer as its
+    reasoning, then its text or tool call). Reasoning a client hands back as a leading
+    `<think>...</think>` block is left out: the team reads the answers."""
     turns: list[Turn] = []
     asked: list[str] = []
     for role, text in chat:
+        text = _THINK.sub("", text, count=1) if role == "assistant" else text
         if role == "user":
             asked.append(text)
         elif asked:
             turns.append(Turn("\n\n".join(asked), text))
             asked = []
+        elif turns and text.strip():
+            last = turns[-1]
+            joined = f"{last.answer}\n\n{text}" if last.answer.strip() else text
+            turns[-1] = Turn(last.question, joined)
     return tuple(turns)
+
+
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 
 
 # --- responses ---------------------------------------------------------------------------
@@ -190,8 +207,13 @@ def completion(
     reasoning: str,
     usage: Usage,
     finish: str = "stop",
+    tool: str | None = None,
 ) -> Json:
+    """The whole answer; with `tool`, as a call of the client's tool of that name."""
     message: Json = {"role": "assistant", "content": answer}
+    if tool is not None:
+        message = {"role": "assistant", "content": None, "tool_calls": [tool_call(tool, answer)]}
+        finish = "tool_calls" if finish == "stop" else finish
     if reasoning:
         message["reasoning_content"] = reasoning
     return {
@@ -202,6 +224,13 @@ def completion(
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": usage_body(usage),
     }
+
+
+def tool_call(name: str, arguments: str, index: int | None = None) -> Json:
+    """A call of the client's tool `name` (with `index`: as a stream's delta has it)."""
+    function = {"name": name, "arguments": arguments}
+    call: Json = {"id": f"call_{secrets.token_hex(12)}", "type": "function", "function": function}
+    return call if index is None else {"index": index, **call}
 
 
 def chunk(completion_id: str, model: str, delta: Json, finish: str | None = None) -> Json:

@@ -84,6 +84,9 @@ def test_langchain_structured_output_and_the_responses_api(server, fake):
     )
     assert answer == Sum(**SUM)
     assert _told(fake.requests[sent:], FORM) and _told(fake.requests[sent:], BANANA)
+    # A tool the call forces (`tool_choice` naming it) is the form of the answer too.
+    called = chat.with_structured_output(Sum, method="function_calling").invoke("What is 2+2?")
+    assert called == Sum(**SUM)
     assert chat.invoke("What is 2+2?").content == FINAL_MARKDOWN.strip()
     responses = ChatOpenAI(
         model="massgen", base_url=server.url + "/v1", api_key=TOKEN, use_responses_api=True
@@ -96,14 +99,14 @@ def test_langchain_structured_output_and_the_responses_api(server, fake):
 # --- pydantic-ai --------------------------------------------------------------------------
 
 
-def _pydantic_ai_agent(server, output_type):
+def _pydantic_ai_agent(server, output_type, responses: bool = False):
     from pydantic_ai import Agent
-    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
     provider = OpenAIProvider(base_url=server.url + "/v1", api_key=TOKEN)
-    model = OpenAIChatModel("massgen", provider=provider)
-    return Agent(model, output_type=output_type, instructions=BANANA, retries=0)
+    wire = OpenAIResponsesModel if responses else OpenAIChatModel
+    return Agent(wire("massgen", provider=provider), output_type=output_type, instructions=BANANA, retries=0)  # fmt: skip
 
 
 def test_pydantic_ai_native_output_and_instructions(server, fake):
@@ -123,17 +126,46 @@ def test_pydantic_ai_native_output_and_instructions(server, fake):
     assert asyncio.run(streamed()) == FINAL_MARKDOWN
 
 
-def test_pydantic_ai_default_tool_output_is_refused_saying_what_works(server, fake):
-    """pydantic-ai's default for a model `output_type` is a `final_result` tool; a team
-    calls no client tools, so the 400 says to ask for native output instead."""
-    from pydantic_ai.exceptions import ModelHTTPError
-
+@pytest.mark.parametrize("responses", [False, True], ids=["chat", "responses"])
+def test_pydantic_ai_default_tool_output_gets_the_answer_as_the_tool_call(server, fake, responses):
+    """pydantic-ai's default for a model `output_type` is a `final_result` tool it forces
+    (`tool_choice: required`): the team's answer, JSON for the tool's schema, comes back as
+    that tool's call; streamed too, and a conversation goes on from it."""
+    agent = _pydantic_ai_agent(server, Sum, responses)
     sent = len(fake.requests)
-    with pytest.raises(ModelHTTPError) as raised:
-        _pydantic_ai_agent(server, Sum).run_sync("What is 2+2?")
-    assert raised.value.status_code == 400
-    assert "`tools` are not supported" in str(raised.value.body)
-    assert "response_format" in str(raised.value.body)
+    result = agent.run_sync("What is 2+2?")
+    assert result.output == Sum(**SUM)
+    assert _told(fake.requests[sent:], FORM) and _told(fake.requests[sent:], '"explanation"')
+
+    async def streamed() -> Sum:
+        async with agent.run_stream("What is 2+2?") as run:
+            return await run.get_output()
+
+    assert asyncio.run(streamed()) == Sum(**SUM)
+    sent = len(fake.requests)
+    again = agent.run_sync("And 3+3?", message_history=result.all_messages())
+    assert again.output == Sum(**SUM)
+    seen = json.dumps(fake.requests[sent]["messages"])
+    assert "What is 2+2?" in seen and "two and two" in seen and "And 3+3?" in seen
+
+
+def test_client_tools_the_team_would_have_to_call_are_refused_saying_what_works(server, fake):
+    """A function tool the model may call (pydantic-ai's `@agent.tool`, `tool_choice`
+    auto) would need the client to run it mid-answer: a team calls no client tools."""
+    import openai
+
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key=TOKEN, max_retries=0)
+    tool = {"type": "function", "function": {"name": "roll_die", "parameters": {"type": "object"}}}
+    sent = len(fake.requests)
+    asked = {"model": "massgen", "messages": [{"role": "user", "content": "Roll."}]}
+    for extra in ({"tools": [tool]}, {"tools": [tool, tool], "tool_choice": "required"}):
+        with pytest.raises(openai.BadRequestError) as raised:
+            client.chat.completions.create(**asked, **extra)
+        assert raised.value.param == "tools" and "calls no client tools" in raised.value.message
+        assert "forces" in raised.value.message and "response_format" in raised.value.message
+    flat = {"type": "function", "name": "roll_die", "parameters": {"type": "object"}}
+    with pytest.raises(openai.BadRequestError, match="calls no client tools"):
+        client.responses.create(model="massgen", input="Roll.", tools=[flat], tool_choice="auto")
     assert len(fake.requests) == sent  # refused before any agent ran
 
 
