@@ -19,7 +19,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from massgen.backends import media
+from massgen.backends import media, wires
 from massgen.backends.common import (
     Endpoint,
     HttpSdkBackend,
@@ -37,10 +37,6 @@ from massgen.log import logger
 # The API requires max_tokens; this is what we ask for when the config does not say.
 DEFAULT_MAX_TOKENS = 8192
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
-# Ours -> the wire's, for what `wires.ANTHROPIC_MESSAGES` accepts; max_tokens, thinking
-# and effort are shaped in `_params`.
-PARAMS = {"stop": "stop_sequences"}
-_IN_BODY = {"temperature": "temperature", "top_p": "top_p"}
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls"}
 _STOP_REASONS["max_tokens"] = "length"
 _CONTEXT_WORDING = re.compile(r"prompt is too long|context (window|length)|too many tokens", re.I)
@@ -136,17 +132,17 @@ class AnthropicBackend(HttpSdkBackend):
 
 
 def _params(params: types.GenerationParams) -> dict[str, Any]:
-    """The typed parameters in the Messages API's terms; temperature and top_p travel in
-    the body as the API defines them (the SDK has no keyword for them)."""
+    """The typed parameters in the Messages API's terms (`wires.ANTHROPIC_MESSAGES.params`),
+    with max_tokens, thinking and effort shaped here."""
     budget = params.thinking_budget
-    out: dict[str, Any] = wire_params(params, PARAMS)
+    out: dict[str, Any] = wire_params(params, wires.ANTHROPIC_MESSAGES.params)
     base = params.max_tokens or DEFAULT_MAX_TOKENS
     out["max_tokens"] = base + budget if budget and params.max_tokens is None else base
     if budget:
         out["thinking"] = {"type": "enabled", "budget_tokens": budget}
     if params.reasoning_effort is not None:
         out["output_config"] = {"effort": _EFFORT[params.reasoning_effort]}
-    body = {**wire_params(params, _IN_BODY), **(params.extra_body or {})}
+    body = {**out.pop("extra_body", {}), **(params.extra_body or {})}
     if body:
         out["extra_body"] = body
     return out

@@ -31,8 +31,6 @@ from massgen.config.schema import BackendConfig
 from massgen.core import errors, types
 from massgen.core.citations import Citations
 
-# Ours -> the wire's; the names `wires.CHAT_COMPLETIONS` accepts, all sent as they are.
-PARAMS = {name: name for name in sorted(wires.CHAT_COMPLETIONS.params)}
 # Servers put reasoning in non-standard delta fields: vLLM/DeepSeek `reasoning_content`,
 # OpenRouter/Ollama/newer vLLM `reasoning`.
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -79,7 +77,7 @@ class ChatCompletionsBackend(OpenAiSdkBackend):
             payload["tools"] = [_tool(t) for t in request.tools]
         if request.json_schema is not None:
             payload["response_format"] = _response_format(request.json_schema)
-        payload.update(wire_params(request.params, PARAMS))
+        payload.update(wire_params(request.params, wires.CHAT_COMPLETIONS.params))
         extra = dict(request.params.extra_body or {})
         if "web_search" in request.hosted:  # OpenRouter's web plugin (`wires.OPENROUTER`)
             extra.setdefault("plugins", [{"id": "web"}])

@@ -214,14 +214,20 @@ class StreamState:
         raise NotImplementedError
 
 
-def wire_params(params: GenerationParams, names: Mapping[str, str]) -> dict[str, Any]:
+def wire_params(params: GenerationParams, names: Mapping[str, str | None]) -> dict[str, Any]:
     """The parameters `params` sets, each under the wire's name for it (`names`: ours ->
-    the wire's); a tuple (`stop`) goes as a list."""
+    the wire's, a dotted name nested, None left to the caller); a tuple (`stop`) goes as a
+    list."""
     out: dict[str, Any] = {}
     for ours, theirs in names.items():
         value = getattr(params, ours)
-        if value is not None:
-            out[theirs] = list(value) if isinstance(value, tuple) else value
+        if value is None or theirs is None:
+            continue
+        *outer, last = theirs.split(".")
+        place = out
+        for key in outer:
+            place = place.setdefault(key, {})
+        place[last] = list(value) if isinstance(value, tuple) else value
     return out
 
 

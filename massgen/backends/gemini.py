@@ -23,7 +23,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as gt
 
-from massgen.backends import tls
+from massgen.backends import tls, wires
 from massgen.backends.common import (
     Endpoint,
     SdkBackend,
@@ -39,17 +39,6 @@ from massgen.core import errors, types
 from massgen.core.citations import Citations
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-# Ours -> GenerateContentConfig's, for what `wires.GEMINI` accepts; reasoning effort and
-# the thinking budget become its `thinking_config` (`_thinking`).
-PARAMS = {
-    "temperature": "temperature",
-    "top_p": "top_p",
-    "max_tokens": "max_output_tokens",
-    "seed": "seed",
-    "presence_penalty": "presence_penalty",
-    "frequency_penalty": "frequency_penalty",
-    "stop": "stop_sequences",
-}
 # Gemini 2.5 takes a thinking budget in tokens; Gemini 3 takes a level.
 _THINKING_BUDGET = {"minimal": 128, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 24576}
 _NO_THINKING = re.compile(r"^(models/)?gemini-(1\.|2\.0)", re.IGNORECASE)
@@ -161,7 +150,7 @@ class GeminiBackend(SdkBackend):
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = request.json_schema
         params = request.params
-        config.update(wire_params(params, PARAMS))
+        config.update(wire_params(params, wires.GEMINI.params))
         if params.extra_body:
             # The SDK merges this into the request body: the escape hatch for new API fields.
             config["http_options"] = gt.HttpOptions(extra_body=params.extra_body)

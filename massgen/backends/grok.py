@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = "https://api.x.ai"
 # A whole call may take this long; `timeout` bounds the gap between chunks.
 _CALL_DEADLINE = 27 * 60.0
-# Ours -> `chat.create`'s keyword arguments: what `wires.GROK` accepts, under the same names.
-PARAMS = {name: name for name in sorted(wires.GROK.params)}
 # xAI has no "minimal"; "low" is the least reasoning that still reasons.
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 _FINISH = {
@@ -74,7 +72,7 @@ _EXTRA_BODY_FIX = (
 def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
     """The first reason `cfg` cannot work for this wire format, as the registry's
     (config key, what is wrong, how to fix it), or None. Loads no SDK."""
-    if cfg.extra_body:
+    if cfg.generation_params().extra_body:
         return (
             "extra_body",
             f"backend type {cfg.type!r} does not accept extra_body",
@@ -229,7 +227,7 @@ def _create_args(request: types.Request) -> dict[str, Any]:
         args["response_format"] = chat_pb2.ResponseFormat(
             format_type=chat_pb2.FORMAT_TYPE_JSON_SCHEMA, schema=json.dumps(request.json_schema)
         )
-    args.update(common.wire_params(request.params, PARAMS))
+    args.update(common.wire_params(request.params, wires.GROK.params))
     if "reasoning_effort" in args:
         args["reasoning_effort"] = _EFFORT[args["reasoning_effort"]]
     return args

@@ -33,10 +33,12 @@ import os
 import random
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from massgen.backends import local_models
+from massgen.backends import local_models, wires
+from massgen.backends.common import wire_params
 from massgen.backends.json_actions import chat_messages, close_json, shaped_schema
 from massgen.backends.local_pool import (
     LocalModel,
@@ -89,7 +91,7 @@ def check(cfg: BackendConfig) -> tuple[str, str, str] | None:
             "the local backend runs the model in-process and takes no base_url",
             "remove base_url, or use type: chatcompletion to talk to a server",
         )
-    unknown = sorted(set(cfg.extra_body or {}) - SAMPLER_KEYS)
+    unknown = sorted(set(cfg.generation_params().extra_body or {}) - SAMPLER_KEYS)
     if unknown:
         return (
             "extra_body",
@@ -220,14 +222,10 @@ class LocalBackend:
         seed = params.seed + self._calls if params.seed is not None else random.randrange(2**31)
         kwargs: dict[str, Any] = {
             "messages": chat_messages(request.messages, request.json_schema),
+            **wire_params(params, wires.LOCAL.params),
             "max_tokens": params.max_tokens or DEFAULT_MAX_TOKENS,
             "seed": seed,
         }
-        for name in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
-            if getattr(params, name) is not None:
-                kwargs[name] = getattr(params, name)
-        if params.stop:
-            kwargs["stop"] = list(params.stop)
         kwargs.update(_sampler_options(params.extra_body or {}, self.name))
         return kwargs
 
@@ -315,17 +313,14 @@ def _worker_error(message: dict[str, Any], provider: str) -> BackendError:
 
 
 def _merged(defaults: GenerationParams, override: GenerationParams) -> GenerationParams:
-    values = {
-        name: getattr(override, name) if getattr(override, name) is not None else value
-        for name, value in _fields(defaults).items()
-    }
+    """`override`'s parameters where it sets them, else `defaults`'; `extra_body` merged."""
+    values = {}
+    for f in fields(GenerationParams):
+        given = getattr(override, f.name)
+        values[f.name] = given if given is not None else getattr(defaults, f.name)
     extra = {**(defaults.extra_body or {}), **(override.extra_body or {})}
     values["extra_body"] = extra or None
     return GenerationParams(**values)
-
-
-def _fields(params: GenerationParams) -> dict[str, Any]:
-    return {name: getattr(params, name) for name in GenerationParams.__slots__}
 
 
 def _sampler_options(extra: Mapping[str, Any], provider: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 import openai
 
-from massgen.backends import file_search, media
+from massgen.backends import file_search, media, wires
 from massgen.backends.chat_completions import OpenAiSdkBackend, map_error, prompt_chars
 from massgen.backends.common import (
     Endpoint,
@@ -40,10 +40,6 @@ from massgen.core.citations import Citations
 
 # Azure's Responses API needs a recent api-version unless the endpoint is the v1 API.
 DEFAULT_AZURE_API_VERSION = "2025-04-01-preview"
-# Ours -> the wire's. The Responses API has no seed, stop or penalties (`wires.RESPONSES`
-# does not accept them); reasoning effort and summary go in the `reasoning` object.
-PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"}
-_REASONING = {"reasoning_effort": "effort", "reasoning_summary": "summary"}
 # The provider-hosted tools (`wires.RESPONSES.hosted`) as Responses tools (file search
 # also names its vector stores, `_hosted_tool`), and what to `include` so the stream
 # carries a search's sources and the code's output.
@@ -130,12 +126,9 @@ def _hosted_tool(tool: types.HostedTool, request: types.Request) -> dict[str, An
 
 
 def _params(params: types.GenerationParams) -> dict[str, Any]:
-    out = wire_params(params, PARAMS)
-    reasoning = wire_params(params, _REASONING)
-    if reasoning:
-        out["reasoning"] = reasoning
-    if params.verbosity is not None:
-        out["text"] = {"verbosity": params.verbosity}
+    """The typed parameters in the Responses API's terms (`wires.RESPONSES.params`, which
+    Azure's shares), and `extra_body`."""
+    out = wire_params(params, wires.RESPONSES.params)
     if params.extra_body:
         out["extra_body"] = params.extra_body
     return out

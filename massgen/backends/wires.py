@@ -9,7 +9,7 @@ checks import nothing heavier than the wire module itself (whose SDK imports are
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from massgen.config.schema import BackendConfig
 
 Problem = tuple[str, str, str]  # (config key, what is wrong, how to fix it)
+# Ours (a `GenerationParams` field) -> the request field it fills, for each parameter a
+# format sends. A dotted name nests (`reasoning.effort`); None: the wire module builds its
+# own field from the value (Anthropic's `thinking`, Gemini's `thinking_config`).
+ParamNames = Mapping[str, str | None]
 Create = Callable[["BackendConfig", "Profile", str], "Backend"]
 Check = Callable[["BackendConfig", "Profile"], "Problem | None"]
 
@@ -32,9 +36,9 @@ class Wire:
     load: Callable[[], Create]
     # What a config must satisfy beyond the schema; loads no SDK.
     check: Check
-    # The `GenerationParams` names this format can send; a config that sets another one is
-    # refused rather than silently dropped. The module maps each one onto the wire.
-    params: frozenset[str]
+    # The generation parameters this format sends, and where; a config that sets another
+    # one is refused rather than silently dropped (`common.wire_params` places them).
+    params: ParamNames
     # The provider-hosted tools the format can switch on (`enable_web_search`, ...); a
     # config that asks for another is refused, naming these.
     hosted: frozenset[HostedTool] = frozenset()
@@ -130,21 +134,53 @@ def _check_claude_code(cfg: BackendConfig, profile: Profile) -> Problem | None:
 
 # --- the formats ----------------------------------------------------------------------------
 
-_CHAT_PARAMS = frozenset(
-    {
-        "temperature",
-        "top_p",
+# Chat Completions (and xAI's SDK) take them under our names.
+_CHAT_PARAMS: ParamNames = {
+    name: name
+    for name in (
+        "frequency_penalty",
         "max_tokens",
+        "presence_penalty",
+        "reasoning_effort",
         "seed",
         "stop",
-        "presence_penalty",
-        "frequency_penalty",
-        "reasoning_effort",
-    }
-)
-_RESPONSES_PARAMS = frozenset(
-    {"temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_summary", "verbosity"}
-)
+        "temperature",
+        "top_p",
+    )
+}
+# The Responses API has no seed, stop or penalties.
+_RESPONSES_PARAMS: ParamNames = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_tokens": "max_output_tokens",
+    "reasoning_effort": "reasoning.effort",
+    "reasoning_summary": "reasoning.summary",
+    "verbosity": "text.verbosity",
+}
+# Temperature and top_p travel in the body as the API defines them (the SDK has no
+# keyword for them), beside `extra_body`'s fields.
+_ANTHROPIC_PARAMS: ParamNames = {
+    "temperature": "extra_body.temperature",
+    "top_p": "extra_body.top_p",
+    "max_tokens": None,  # with the thinking budget added, or the module's default
+    "stop": "stop_sequences",
+    "reasoning_effort": None,  # `output_config.effort`, in Anthropic's levels
+    "thinking_budget": None,  # `thinking: {type: enabled, budget_tokens}`
+}
+# GenerateContentConfig's names; effort and the budget become its `thinking_config`.
+_GEMINI_PARAMS: ParamNames = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_tokens": "max_output_tokens",
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "stop": "stop_sequences",
+    "reasoning_effort": None,
+    "thinking_budget": None,
+}
+# llama.cpp's `create_chat_completion` keywords; it has no reasoning effort.
+_LOCAL_PARAMS: ParamNames = {k: v for k, v in _CHAT_PARAMS.items() if k != "reasoning_effort"}
 
 _IMAGES: frozenset[MediaKind] = frozenset({"image"})
 # Chat Completions: `image_url` and `input_audio` content parts.
@@ -182,9 +218,7 @@ ANTHROPIC_MESSAGES = Wire(
     "anthropic",
     _entry("anthropic_messages"),
     check_http,
-    frozenset(
-        {"temperature", "top_p", "max_tokens", "stop", "reasoning_effort", "thinking_budget"}
-    ),
+    _ANTHROPIC_PARAMS,
     _SEARCH_AND_CODE,
     _IMAGES,  # `image` blocks with a base64 source
     # "image exceeds 5 MB maximum": the API bounds the base64 text, not the file.
@@ -197,7 +231,7 @@ GEMINI = Wire(
     "gemini",
     _entry("gemini"),
     check_http,
-    _CHAT_PARAMS | {"thinking_budget"},
+    _GEMINI_PARAMS,
     _SEARCH_AND_CODE,
     frozenset({"image", "audio", "video"}),
 )
@@ -211,10 +245,10 @@ CLAUDE_CODE = Wire(
     "claude_code",
     _entry("claude_code"),
     _check_claude_code,
-    frozenset(),
+    {},
     frozenset({"web_search"}),
 )
-LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
+LOCAL = Wire("local", _entry("local"), _check_local, _LOCAL_PARAMS)
 
 WIRES: tuple[Wire, ...] = (
     CHAT_COMPLETIONS,

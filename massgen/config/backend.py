@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
@@ -63,29 +71,33 @@ CLAUDE_CODE_KEYS = (
 MAX_AGENT_TURNS = 500
 
 
-class BackendConfig(Strict):
+class _Connection(Strict):
     type: str
     model: str | None = None
     api_key: str | None = None
     base_url: str | None = None
     api_version: str | None = None
-    # Typed generation parameters (`core.types.GenerationParams`); nothing else reaches the
-    # provider except `extra_body`.
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    top_p: float | None = Field(default=None, ge=0, le=1)
-    max_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-    stop: list[str] | None = None
-    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
-    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
-    reasoning_effort: Literal["minimal", "low", "medium", "high", "xhigh"] | None = None
-    # OpenAI Responses: stream a summary of the model's reasoning.
-    reasoning_summary: Literal["auto", "concise", "detailed"] | None = None
-    # Anthropic: extended thinking with this many tokens (added to max_tokens).
-    thinking_budget: int | None = Field(default=None, ge=1024)
-    # OpenAI Responses `text.verbosity` (the predecessor's `text: {verbosity: ...}`).
-    verbosity: Literal["low", "medium", "high"] | None = None
-    extra_body: dict[str, Any] | None = None
+
+
+def _generation_fields() -> dict[str, Any]:
+    """`GenerationParams`' fields as config fields: the same names, types and defaults, with
+    the bounds each declares. Nothing else reaches the provider except `extra_body`."""
+    hints = get_type_hints(GenerationParams)
+    return {f.name: (hints[f.name], Field(None, **f.metadata)) for f in fields(GenerationParams)}
+
+
+# The connection's keys, then the generation parameters (in the order of the declaration),
+# then the rest. mypy cannot follow a class built at run time: massgen's code reads the
+# parameters through `BackendConfig.generation_params()`, never as attributes.
+if TYPE_CHECKING:
+    _WithGeneration = _Connection
+else:
+    _WithGeneration = create_model(
+        "_WithGeneration", __base__=_Connection, __module__=__name__, **_generation_fields()
+    )
+
+
+class BackendConfig(_WithGeneration):
     # Ask the model for a JSON action instead of function calls (models without tools).
     structured_actions: bool = False
     # Per-request limits for this backend.
@@ -218,8 +230,11 @@ class BackendConfig(Strict):
         return self
 
     def generation_params(self) -> GenerationParams:
-        """The fields `GenerationParams` names, as this config sets them (a field that
-        `GenerationParams` gains must be declared above, with its bounds)."""
-        values = {f.name: getattr(self, f.name) for f in fields(GenerationParams)}
-        values["stop"] = tuple(self.stop) if self.stop else None
+        """The generation parameters this config sets; an empty `stop` or `extra_body` is
+        the same as none."""
+        values = {f.name: _unset_if_empty(getattr(self, f.name)) for f in fields(GenerationParams)}
         return GenerationParams(**values)
+
+
+def _unset_if_empty(value: Any) -> Any:
+    return None if isinstance(value, tuple | dict) and not value else value

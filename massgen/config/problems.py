@@ -146,6 +146,7 @@ _EXPECTED = {
     "bool_type": "true or false",
     "bool_parsing": "true or false",
     "list_type": "a list",
+    "tuple_type": "a list",  # a YAML list becomes a tuple in a frozen config
     "dict_type": "a mapping",
     "model_type": "a mapping",
     "model_attributes_type": "a mapping",

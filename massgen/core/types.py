@@ -76,29 +76,41 @@ class Message:
     attachments: tuple[Attachment, ...] = ()
 
 
+ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
+ReasoningSummary = Literal["auto", "concise", "detailed"]
+Verbosity = Literal["low", "medium", "high"]
+
+
+def _bounded(**bounds: float) -> Any:
+    """A parameter left to the provider by default, with the bounds a config may give it
+    (`ge`, `le`: pydantic's names, which the config's field takes as they are)."""
+    return field(default=None, metadata=bounds)
+
+
 @dataclass(frozen=True, slots=True)
 class GenerationParams:
     """Typed generation parameters. `None` means "let the provider decide".
 
-    The one list of them: the config's fields (`BackendConfig`) must match, and each wire
-    states which it accepts (`backends/wires.py`). They reach a backend only in the
-    `Request`, never through its constructor.
+    The one declaration of them: the config's fields (`BackendConfig`) are derived from
+    these, with the bounds in each field's metadata, and each wire names the ones it sends
+    and where (`backends/wires.py`). They reach a backend only in the `Request`, never
+    through its constructor.
     """
 
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
+    temperature: float | None = _bounded(ge=0, le=2)
+    top_p: float | None = _bounded(ge=0, le=1)
+    max_tokens: int | None = _bounded(ge=1)
     seed: int | None = None
     stop: tuple[str, ...] | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    reasoning_effort: str | None = None
+    presence_penalty: float | None = _bounded(ge=-2, le=2)
+    frequency_penalty: float | None = _bounded(ge=-2, le=2)
+    reasoning_effort: ReasoningEffort | None = None
     # OpenAI Responses: stream a summary of the model's reasoning.
-    reasoning_summary: str | None = None
+    reasoning_summary: ReasoningSummary | None = None
     # Anthropic, Gemini: thinking tokens (Anthropic adds them to max_tokens).
-    thinking_budget: int | None = None
-    # OpenAI Responses: how long the answer should be ("low", "medium", "high").
-    verbosity: str | None = None
+    thinking_budget: int | None = _bounded(ge=1024)
+    # OpenAI Responses `text.verbosity`: how long the answer should be.
+    verbosity: Verbosity | None = None
     # Provider fields we have no type for, merged into the request body as they are.
     extra_body: dict[str, Any] | None = None
 

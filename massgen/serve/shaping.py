@@ -68,7 +68,7 @@ def json_rule(output: OutputFormat) -> str:
 
 def _agent(agent: AgentConfig, ask: Ask, extra: str) -> AgentConfig:
     wire = PROFILES[agent.backend.type].wire
-    refused = sorted(set(ask.sampling) - wire.params)
+    refused = sorted(set(ask.sampling).difference(wire.params))
     if refused:
         name = refused[0]
         raise RequestError(

@@ -676,7 +676,7 @@ def test_a_wire_refuses_the_parameters_it_does_not_accept(wire_record):
     ]
     if not complete:
         pytest.skip(f"{wire_record.name} cannot run here (the local model is not installed)")
-    for name in sorted(set(types.TYPED_PARAMS) - wire_record.params):
+    for name in sorted(set(types.TYPED_PARAMS).difference(wire_record.params)):
         config = BackendConfig(type=complete[0], **{name: PARAM_VALUES[name]})
         key, message, fix = registry.check(config)
         assert key == name
@@ -685,7 +685,7 @@ def test_a_wire_refuses_the_parameters_it_does_not_accept(wire_record):
 
 
 async def test_every_parameter_a_wire_accepts_reaches_the_wire(wire, make):
-    assert wire.wire.params <= set(types.TYPED_PARAMS)
+    assert set(wire.wire.params) <= set(types.TYPED_PARAMS)
     with wire.fake() as fake:
         backend = make(fake)
         await collect(backend.stream(ask()))
