@@ -109,8 +109,8 @@ async def test_web_search_on_every_hosting_provider_shows_searches_and_sources(
     assert [e.agent for e in used if e.phase == "presentation"] == [finished.winner]
     for event in used:
         query = "" if event.agent in QUERYLESS else search_of(event.agent).query
-        assert event.query == query
-        assert [s.url for s in event.sources] == [f"https://{event.agent}.example/paris"]
+        assert event.activity.query == query
+        assert [s.url for s in event.activity.sources] == [f"https://{event.agent}.example/paris"]
 
     # The live view has a line per search with its query, and its sources under it.
     model = ViewModel()

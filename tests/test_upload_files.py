@@ -94,9 +94,10 @@ async def test_a_team_searches_its_uploaded_files_and_cites_them(workdir):
 
     used = [e for e in events if isinstance(e, ev.HostedToolUsed)]
     assert {e.agent for e in used} == {"a0", "a1"}
-    assert all(e.tool == "file_search" and e.query == "Q3 revenue" for e in used)
-    assert all([s.title for s in e.sources] == ["report.md"] for e in used)
-    winner_file = next(e.sources[0].url for e in used if e.agent == finished.winner)
+    assert all(e.activity.tool == "file_search" for e in used)
+    assert all(e.activity.query == "Q3 revenue" for e in used)
+    assert all([s.title for s in e.activity.sources] == ["report.md"] for e in used)
+    winner_file = next(e.activity.sources[0].url for e in used if e.agent == finished.winner)
     assert f"Sources:\n[1] report.md <{winner_file}>" in finished.answer
     for answer in (e for e in events if isinstance(e, ev.AnswerPublished)):
         assert "Sources:\n[1] report.md <file-fake" in answer.content

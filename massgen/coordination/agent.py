@@ -470,17 +470,7 @@ async def _read(
 def hosted_event(
     member: Member, activity: HostedActivity, phase: str = "coordination"
 ) -> ev.HostedToolUsed:
-    return ev.HostedToolUsed(
-        agent=member.id,
-        call_id=activity.id,
-        tool=activity.tool,
-        query=activity.query,
-        sources=activity.sources,
-        code=activity.code,
-        output=activity.output,
-        ok=activity.ok,
-        phase=phase,
-    )
+    return ev.HostedToolUsed(agent=member.id, activity=activity, phase=phase)
 
 
 def _partial_usage(request: Request, reply: _Reply) -> Usage:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, get_args
 
 from massgen.core.status import Status
-from massgen.core.types import HostedTool, Source, Usage
+from massgen.core.types import HostedActivity, Source, Usage
 
 
 def _now() -> float:
@@ -121,14 +121,15 @@ class HostedToolUsed(Event):
 
     kind: ClassVar[str] = "hosted_tool_used"
     agent: str
-    call_id: str
-    tool: HostedTool
-    query: str = ""
-    sources: tuple[Source, ...] = ()
-    code: str = ""
-    output: str = ""
-    ok: bool = True
+    activity: HostedActivity
     phase: str = "coordination"  # or "presentation"
+
+    def to_dict(self) -> dict[str, Any]:
+        # The activity's fields sit at the top level of the JSON line, its id as `call_id`,
+        # as they always have.
+        data = Event.to_dict(self)
+        activity, phase = data.pop("activity"), data.pop("phase")
+        return {**data, "call_id": activity.pop("id"), **activity, "phase": phase}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -487,13 +488,21 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     for key in ("agents", "answers_in_view", "criteria", "to"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
-    if isinstance(kwargs.get("sources"), (list, tuple)):
-        kwargs["sources"] = tuple(
-            s if isinstance(s, Source) else Source(**s) for s in kwargs["sources"]
-        )
     if "status" in kwargs:
         kwargs["status"] = Status(kwargs["status"])
     if cls is UsageReported:
         counts = {f.name for f in fields(Usage)}
         kwargs["usage"] = Usage(**{k: v for k, v in data.items() if k in counts})
+    if cls is HostedToolUsed:
+        kwargs["activity"] = _activity(data)
     return cls(**kwargs)
+
+
+def _activity(data: dict[str, Any]) -> HostedActivity:
+    """The `HostedActivity` a `hosted_tool_used` line holds (`HostedToolUsed.to_dict`)."""
+    names = {f.name for f in fields(HostedActivity)} - {"id"}
+    given = {k: v for k, v in data.items() if k in names}
+    given["sources"] = tuple(
+        s if isinstance(s, Source) else Source(**s) for s in given.get("sources", ())
+    )
+    return HostedActivity(id=data["call_id"], **given)

@@ -116,11 +116,11 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             took = "" if event.held else f" {seconds_text(event.duration_s)}"
             final = " (final)" if event.phase == "presentation" else ""
             return event.agent, f"tool {event.name}{final}: {word}{took}"
-        case ev.HostedToolUsed():
+        case ev.HostedToolUsed(activity=used):
             final = " (final)" if event.phase == "presentation" else ""
-            what = f"{len(event.sources)} sources" if event.tool != "code_execution" else "ran"
-            word = what if event.ok else "error"
-            return event.agent, f"hosted {event.tool}{final}: {word}"
+            what = f"{len(used.sources)} sources" if used.tool != "code_execution" else "ran"
+            word = what if used.ok else "error"
+            return event.agent, f"hosted {used.tool}{final}: {word}"
         case ev.SubagentFinished():
             took = seconds_text(event.duration_s)
             return event.agent, f"subagent {event.subagent}: {event.outcome} {took}"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 
 from massgen.core import events as ev
-from massgen.core.types import Source
+from massgen.core.types import HostedActivity
 
 
 def preview(text: str | None, limit: int = 200) -> str | None:
@@ -73,19 +73,18 @@ _HOSTED_TITLES = {"web_search": "web search", "code_execution": "code", "x_searc
 _HOSTED_TITLES["file_search"] = "file search"
 
 
-def hosted_lines(
-    tool: str, query: str, sources: Sequence[Source], code: str, output: str, ok: bool
-) -> list[str]:
+def hosted_lines(used: HostedActivity) -> list[str]:
     """A provider-hosted tool's use as a view shows it: the search and its query, then a
     line per source (at most `SHOWN_SOURCES`); or the code and what it printed."""
+    tool, sources = used.tool, used.sources
     mark = "⌕" if tool != "code_execution" else "▶"
     title = _HOSTED_TITLES.get(tool, tool)
     if tool == "code_execution":
-        head = f"{mark} {title} (hosted): {preview(code, 80)}"
-        tail = f"  {'→' if ok else '✗'} {preview(output, 100) or '(no output)'}"
+        head = f"{mark} {title} (hosted): {preview(used.code, 80)}"
+        tail = f"  {'→' if used.ok else '✗'} {preview(used.output, 100) or '(no output)'}"
         return [head, tail]
     found = f" · {len(sources)} source{'s' if len(sources) != 1 else ''}"
-    lines = [f"{mark} {title} (hosted): {preview(query, 80) or '…'}{found}"]
+    lines = [f"{mark} {title} (hosted): {preview(used.query, 80) or '…'}{found}"]
     for n, source in enumerate(sources[:SHOWN_SOURCES], 1):
         name = f"{preview(source.title, 60)} " if source.title else ""
         lines.append(f"  [{n}] {name}<{source.url}>")

@@ -244,11 +244,8 @@ class ViewModel:
 
     def _hosted(self, event: ev.HostedToolUsed) -> None:
         pane = self.pane(event.agent)
-        lines = hosted_lines(
-            event.tool, event.query, event.sources, event.code, event.output, event.ok
-        )
-        for line in lines:
-            pane.line("tool" if event.ok else "failed", line)
+        for line in hosted_lines(event.activity):
+            pane.line("tool" if event.activity.ok else "failed", line)
 
     def _marker(self, event: _Marker) -> None:
         match event:

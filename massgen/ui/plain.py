@@ -68,11 +68,8 @@ class PlainView:
                 mark, _ = tool_outcome(ok, held=False)
                 took = seconds_text(done.duration_s)
                 return f"[{agent}] {mark} {name} {took}: {preview(result, 120)}"
-            case ev.HostedToolUsed(agent=agent) as used:
-                lines = hosted_lines(
-                    used.tool, used.query, used.sources, used.code, used.output, used.ok
-                )
-                return "\n".join(f"[{agent}] {line}" for line in lines)
+            case ev.HostedToolUsed(agent=agent, activity=activity):
+                return "\n".join(f"[{agent}] {line}" for line in hosted_lines(activity))
             case ev.SubagentStarted(agent=agent) | ev.SubagentFinished(agent=agent):
                 return f"[{agent}] {subagent_line(event, 120)}"
             case ev.ToolSourceFailed(agent=agent, error=error):

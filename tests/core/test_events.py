@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import get_args
 
 from massgen.core import events as ev
+from massgen.core.types import HostedActivity, Source
 
 
 def test_every_event_class_is_in_the_union_with_a_distinct_type():
@@ -38,3 +40,20 @@ def test_a_tool_source_failure_reads_back():
     data = event.to_dict()
     assert (data["type"], data["source"]) == ("tool_source_failed", "calc")
     assert ev.event_from_dict(data) == event
+
+
+# A line of events.jsonl as every massgen so far has written a hosted tool's use.
+HOSTED_LINE = (
+    '{"type": "hosted_tool_used", "at": 1.0, "agent": "a", "call_id": "ws1", '
+    '"tool": "web_search", "query": "q", "sources": [{"url": "https://e.org", "title": "E"}], '
+    '"code": "", "output": "", "ok": true, "phase": "presentation"}'
+)
+
+
+def test_a_hosted_tool_use_keeps_its_line_in_the_log():
+    activity = HostedActivity(
+        "ws1", "web_search", query="q", sources=(Source("https://e.org", "E"),)
+    )
+    event = ev.HostedToolUsed(agent="a", activity=activity, phase="presentation", at=1.0)
+    assert json.dumps(event.to_dict()) == HOSTED_LINE
+    assert ev.event_from_dict(json.loads(HOSTED_LINE)) == event

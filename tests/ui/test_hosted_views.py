@@ -7,7 +7,7 @@ from io import StringIO
 from test_live import model_of, screen
 
 from massgen.core import events as ev
-from massgen.core.types import Source
+from massgen.core.types import HostedActivity, Source
 from massgen.record.table import coordination_table
 from massgen.ui.live import render_live
 from massgen.ui.plain import PlainView
@@ -21,22 +21,18 @@ def hosted_run() -> list[ev.AnyEvent]:
         ev.AgentStarted(agent="scout", run=1, answers_in_view=(), at=0),
         ev.HostedToolUsed(
             agent="scout",
-            call_id="ws1",
-            tool="web_search",
-            query="tallest tower",
+            activity=HostedActivity("ws1", "web_search", query="tallest tower", sources=SOURCES),
             at=1,
-            sources=SOURCES,
         ),
         ev.HostedToolUsed(
             agent="scout",
-            call_id="ci1",
-            tool="code_execution",
-            code="print(828 * 3.28)",
-            output="2715.84\n",
+            activity=HostedActivity(
+                "ci1", "code_execution", code="print(828 * 3.28)", output="2715.84\n"
+            ),
             at=1,
         ),
         ev.HostedToolUsed(
-            agent="scout", call_id="ws2", tool="web_search", query="", ok=False, at=2
+            agent="scout", activity=HostedActivity("ws2", "web_search", ok=False), at=2
         ),
     ]
 
