@@ -58,7 +58,8 @@ def _print_final_answer(event: Any) -> None:
     from massgen.core.events import RunFinished
 
     if isinstance(event, RunFinished):
-        print(event.answer or f"(no answer: {event.reason})", flush=True)
+        ended = event.outcome
+        print(ended.answer or f"(no answer: {ended.reason})", flush=True)
 
 
 def _print_event_json(event: Any) -> None:

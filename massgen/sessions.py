@@ -31,6 +31,7 @@ from typing import Any
 
 from massgen.coordination.prompts import Turn
 from massgen.core.errors import ConfigError
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.record.atomic import write_json, write_text
 from massgen.record.text import preview
@@ -41,20 +42,15 @@ _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 @dataclass(frozen=True, slots=True)
-class SavedTurn:
-    """One finished (or cut-short) turn, as stored in turn_<n>/metadata.json."""
+class SavedTurn(Outcome):
+    """One finished (or cut-short) turn, as stored in turn_<n>/metadata.json: how it ended
+    (`Outcome`), its question, votes and tokens."""
 
     number: int
     question: str
-    answer: str
-    status: Status
-    reason: str
-    winner: str | None = None
-    winner_label: str | None = None
     tally: dict[str, int] = field(default_factory=dict)
     votes: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # agent -> token counts
-    failed_agents: dict[str, str] = field(default_factory=dict)
     log_dir: str | None = None
     started: float = 0.0
     finished: float = 0.0
@@ -287,7 +283,9 @@ def summary_text(session: Session, turns: list[SavedTurn]) -> str:
 def _write_turn_files(folder: Path, turn: SavedTurn) -> None:
     (folder / "question.txt").write_text(turn.question + "\n", encoding="utf-8")
     (folder / "answer.txt").write_text(turn.answer + "\n", encoding="utf-8")
-    text = json.dumps(asdict(turn), ensure_ascii=False, indent=2, default=str) + "\n"
+    # The number and the question first, for whoever opens the file.
+    data = {"number": turn.number, "question": turn.question, **asdict(turn)}
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
     (folder / "metadata.json").write_text(text, encoding="utf-8")
 
 

@@ -39,7 +39,7 @@ async def test_stream_yields_the_events_of_the_run_in_order():
     with FakeProvider() as fake:
         seen = [e async for e in massgen.stream("q", config=team(fake.base_url), logs=False)]
     assert isinstance(seen[0], ev.RunStarted)
-    assert isinstance(seen[-1], ev.RunFinished) and seen[-1].status == "ok"
+    assert isinstance(seen[-1], ev.RunFinished) and seen[-1].outcome.status == "ok"
     assert sum(isinstance(e, ev.VoteCast) for e in seen) == 3
     published = [e for e in seen if isinstance(e, ev.AnswerPublished)]
     assert published and all(e.label.startswith("agent") for e in published)

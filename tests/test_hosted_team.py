@@ -102,8 +102,9 @@ async def test_web_search_on_every_hosting_provider_shows_searches_and_sources(
     assert any("web_search" in t for t in requests["grok"]["tools"])
     assert requests["openrouter"]["plugins"] == [{"id": "web"}]
 
-    finished = events[-1]
-    assert isinstance(finished, ev.RunFinished) and finished.status == "ok", finished.reason
+    assert isinstance(events[-1], ev.RunFinished)
+    finished = events[-1].outcome
+    assert finished.status == "ok", finished.reason
     used = [e for e in events if isinstance(e, ev.HostedToolUsed)]
     assert {e.agent for e in used} == set(PROVIDERS)
     assert [e.agent for e in used if e.phase == "presentation"] == [finished.winner]

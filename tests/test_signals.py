@@ -123,7 +123,7 @@ def assert_ended_as_interrupted(proc, log_dir: Path, err: str) -> None:
     assert proc.returncode == 4, err
     assert f"resume with: massgen --resume {log_dir}" in err
     journal = read_journal(log_dir / "events.jsonl")  # whole: no torn line, nothing lost
-    assert journal[-1].kind == "run_finished" and journal[-1].status == "interrupted"
+    assert journal[-1].kind == "run_finished" and journal[-1].outcome.status == "interrupted"
     assert "Traceback" not in err
 
 

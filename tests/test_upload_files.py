@@ -72,8 +72,9 @@ def screen(model: ViewModel, width: int = 200, height: int = 50) -> str:
 async def test_a_team_searches_its_uploaded_files_and_cites_them(workdir):
     with team() as (config, fakes):
         events = [event async for event in massgen.stream(QUESTION, config)]
-    finished = events[-1]
-    assert isinstance(finished, ev.RunFinished) and finished.status == "ok", finished.reason
+    assert isinstance(events[-1], ev.RunFinished)
+    finished = events[-1].outcome
+    assert finished.status == "ok", finished.reason
 
     for fake in fakes:
         api = fake.files

@@ -9,6 +9,7 @@ from typing import Any
 
 from massgen.api import RunResult, Sink
 from massgen.core import events as ev
+from massgen.core.outcome import outcome_fields
 from massgen.core.status import Status
 from massgen.record.state import COORDINATION_EVENTS, RunState
 from massgen.sessions import SavedTurn
@@ -61,14 +62,4 @@ def saved_turn(
         {"voter": v.voter, "target": v.target, "target_label": v.target_label, "reason": v.reason}
         for v in result.votes
     ]
-    return SavedTurn(
-        answer=result.answer,
-        status=result.status,
-        reason=result.reason,
-        winner=result.winner,
-        winner_label=result.winner_label,
-        tally=dict(result.tally),
-        votes=votes,
-        failed_agents=dict(result.failed_agents),
-        **common,
-    )
+    return SavedTurn(**outcome_fields(result), tally=dict(result.tally), votes=votes, **common)

@@ -242,7 +242,7 @@ def outcome(
         tie_break=decision.tie_break,
         votes=tuple(state.board.standing_votes()),
         answers=tuple(state.board.all_answers()),
-        failed=dict(state.failed),
+        failed_agents=dict(state.failed),
         usage={m.id: state.ledger.of(m.id).usage for m in run.members},
         seed=state.seed,
         labels=state.labels.as_dict(),

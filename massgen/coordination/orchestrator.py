@@ -36,6 +36,7 @@ from massgen.coordination.run_state import (
 from massgen.coordination.tool_round import ToolBounds
 from massgen.core import events as ev
 from massgen.core.checks import Check
+from massgen.core.outcome import outcome_of
 from massgen.core.status import Status
 from massgen.log import logger
 
@@ -173,16 +174,7 @@ class Orchestrator:
 
     def _finish(self, outcome: TeamOutcome) -> TeamOutcome:
         self.outcome = outcome
-        self.emit(
-            ev.RunFinished(
-                answer=outcome.answer,
-                status=outcome.status,
-                reason=outcome.reason,
-                winner=outcome.winner,
-                winner_label=outcome.winner_label,
-                failed_agents=dict(outcome.failed),
-            )
-        )
+        self.emit(ev.RunFinished(outcome=outcome_of(outcome)))
         return outcome
 
     # --- events -----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from massgen.coordination.labels import Labels
 from massgen.coordination.restarts import Feedback
 from massgen.core import events as ev
 from massgen.core.checks import Check, Verdict
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 
 Spending = ev.AgentStarted | ev.UsageReported | ev.OrchestrationRestarted
@@ -111,7 +112,7 @@ class _Fold:
     def __init__(self) -> None:
         self.started: ev.RunStarted | None = None
         self.attempts = 0
-        self.finished: ev.RunFinished | None = None
+        self.finished: Outcome | None = None
         self.decisions: list[Decision] = []
         self.failed: dict[str, str] = {}
         self.started_runs: dict[str, int] = {}
@@ -152,7 +153,7 @@ class _Fold:
             case ev.AgentRestarted():
                 self.open.discard(event.agent)
             case ev.RunFinished():
-                self.finished = event
+                self.finished = event.outcome
             case ev.OrchestrationRestarted():
                 self._restarted(event)
             case _:

@@ -23,7 +23,7 @@ from massgen.coordination.resume import Resumed, ResumeError, rebuild
 from massgen.coordination.tool_round import ToolBounds
 from massgen.core import events as ev
 from massgen.core.checks import Check
-from massgen.core.status import Status
+from massgen.core.outcome import Outcome
 from massgen.core.types import Usage
 from massgen.core.usage import UsageLedger
 
@@ -55,17 +55,13 @@ class Memories(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class TeamOutcome:
-    answer: str
-    status: Status
-    reason: str
-    winner: str | None
-    winner_label: str | None
+class TeamOutcome(Outcome):
+    """How the coordination ended (`Outcome`), with the board and the tally behind it."""
+
     tally: dict[str, int]
     tie_break: str | None
     votes: tuple[Vote, ...]
     answers: tuple[Answer, ...]
-    failed: dict[str, str]
     usage: dict[str, Usage]
     seed: int
     labels: dict[str, str] = field(default_factory=dict)

@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, get_args
 
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.core.types import HostedActivity, Source, Usage
 
@@ -24,11 +25,15 @@ def _now() -> float:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     kind: ClassVar[str]  # the "type" in its JSON form; each event class names its own
+    # A record the event embeds whose fields its JSON line holds at the top level, last.
+    flat: ClassVar[str] = ""
     at: float = field(default_factory=_now, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {"type": self.kind, **data}
+        data = {"type": self.kind, **asdict(self)}
+        if self.flat:
+            data.update(data.pop(self.flat))
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,8 +130,7 @@ class HostedToolUsed(Event):
     phase: str = "coordination"  # or "presentation"
 
     def to_dict(self) -> dict[str, Any]:
-        # The activity's fields sit at the top level of the JSON line, its id as `call_id`,
-        # as they always have.
+        # The activity's fields sit at the top level of the JSON line, its id as `call_id`.
         data = Event.to_dict(self)
         activity, phase = data.pop("activity"), data.pop("phase")
         return {**data, "call_id": activity.pop("id"), **activity, "phase": phase}
@@ -347,16 +351,11 @@ class UsageReported(Event):
     the provider reported none (a call cut short)."""
 
     kind: ClassVar[str] = "usage"
+    flat: ClassVar[str] = "usage"  # the token counts, as they always have been
     agent: str
     usage: Usage
     cost_usd: float | None = None
     phase: str = "coordination"  # or "presentation"
-
-    def to_dict(self) -> dict[str, Any]:
-        # The token counts sit at the top level of the JSON line, as they always have.
-        data = Event.to_dict(self)
-        counts = data.pop("usage")
-        return {**data, **counts}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -431,12 +430,8 @@ class OrchestrationRestarted(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(Event):
     kind: ClassVar[str] = "run_finished"
-    answer: str
-    status: Status
-    reason: str
-    winner: str | None
-    winner_label: str | None
-    failed_agents: dict[str, str] = field(default_factory=dict)
+    flat: ClassVar[str] = "outcome"  # its fields, as they always have been
+    outcome: Outcome
 
 
 AnyEvent = (
@@ -488,21 +483,17 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     for key in ("agents", "answers_in_view", "criteria", "to"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
-    if "status" in kwargs:
-        kwargs["status"] = Status(kwargs["status"])
     if cls is UsageReported:
-        counts = {f.name for f in fields(Usage)}
-        kwargs["usage"] = Usage(**{k: v for k, v in data.items() if k in counts})
+        kwargs["usage"] = _embedded(Usage, data)
     if cls is HostedToolUsed:
-        kwargs["activity"] = _activity(data)
+        sources = tuple(s if isinstance(s, Source) else Source(**s) for s in data["sources"])
+        kwargs["activity"] = _embedded(HostedActivity, data, id=data["call_id"], sources=sources)
+    if cls is RunFinished:
+        kwargs["outcome"] = _embedded(Outcome, data, status=Status(data["status"]))
     return cls(**kwargs)
 
 
-def _activity(data: dict[str, Any]) -> HostedActivity:
-    """The `HostedActivity` a `hosted_tool_used` line holds (`HostedToolUsed.to_dict`)."""
-    names = {f.name for f in fields(HostedActivity)} - {"id"}
-    given = {k: v for k, v in data.items() if k in names}
-    given["sources"] = tuple(
-        s if isinstance(s, Source) else Source(**s) for s in given.get("sources", ())
-    )
-    return HostedActivity(id=data["call_id"], **given)
+def _embedded(record: Any, data: dict[str, Any], **given: Any) -> Any:
+    """The record an event embeds, from the fields its JSON line holds (`given`: read else)."""
+    names = {f.name for f in fields(record)} - set(given)
+    return record(**{k: v for k, v in data.items() if k in names}, **given)

@@ -45,5 +45,5 @@ def _line(event: ev.AnyEvent) -> str | None:
     if isinstance(event, ev.PresentationStarted):
         return f"{event.agent} presents the final answer"
     if isinstance(event, ev.RunFinished):
-        return f"run finished: {event.status}"
+        return f"run finished: {event.outcome.status}"
     return None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import iso, version_of
 
@@ -115,7 +116,7 @@ class RunState:
         self.votes: list[LoggedVote] = []
         self.phase = "coordinating"
         self.outcome: ev.CoordinationFinished | None = None
-        self.finished: ev.RunFinished | None = None
+        self.finished: Outcome | None = None  # from RunFinished
         self.presenter: str | None = None
         self.strategy: str | None = None
         self.final_parts: list[str] = []  # presentation text streamed so far
@@ -322,9 +323,9 @@ class RunState:
             self.agents[agent_id] = AgentState(label=state.label)
 
     def _run_finished(self, event: ev.RunFinished) -> None:
-        self.finished = event
+        self.finished = event.outcome
         self.phase = "finished"
-        for agent_id, error in event.failed_agents.items():
+        for agent_id, error in event.outcome.failed_agents.items():
             self.agent(agent_id).status = "failed"
             self.agent(agent_id).error = error
         for state in self.agents.values():

@@ -167,7 +167,7 @@ def _footer(events: list[ev.AnyEvent]) -> list[str]:
         if isinstance(event, ev.CoordinationFinished):
             rows = _outcome_rows(event)
         elif isinstance(event, ev.RunFinished):
-            rows.append(f"result: {event.status} · {_short(event.reason)}")
+            rows.append(f"result: {event.outcome.status} · {_short(event.outcome.reason)}")
     return rows
 
 

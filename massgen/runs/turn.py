@@ -25,7 +25,7 @@ from massgen.coordination.prompts import Turn
 from massgen.coordination.restarts import Feedback
 from massgen.core import events as ev
 from massgen.core.checks import Check, tally
-from massgen.core.status import Status
+from massgen.core.outcome import Outcome, outcome_fields
 from massgen.core.toolbox import Toolbox
 from massgen.core.types import Attachment, Usage
 from massgen.core.usage import UsageLedger
@@ -68,17 +68,14 @@ class RoundUsage:
 
 
 @dataclass(frozen=True, slots=True)
-class RunResult:
-    answer: str
-    status: Status
-    reason: str
-    winner: str | None
-    winner_label: str | None
+class RunResult(Outcome):
+    """How the run ended (`Outcome`: `answer`, `status`, `reason`, `winner`,
+    `winner_label`, `failed_agents`), with the votes, what it spent and what it changed."""
+
     votes: tuple[VoteRecord, ...]
     tally: dict[str, int]
     usage: dict[str, Usage]
     log_dir: Path | None
-    failed_agents: dict[str, str] = field(default_factory=dict)
     tie_break: str | None = None
     # Estimated dollars per agent from the shipped price table; None: the model has no price.
     cost_usd: dict[str, float | None] = field(default_factory=dict)
@@ -376,11 +373,7 @@ class TeamRun:
 
     def result(self, outcome: TeamOutcome) -> RunResult:
         return RunResult(
-            answer=outcome.answer,
-            status=outcome.status,
-            reason=outcome.reason,
-            winner=outcome.winner,
-            winner_label=outcome.winner_label,
+            **outcome_fields(outcome),
             votes=tuple(
                 VoteRecord(v.voter, v.target, v.target_label, v.reason) for v in outcome.votes
             ),
@@ -388,7 +381,6 @@ class TeamRun:
             # The ledger's: it also counts children cancelled as the run closed.
             usage={agent: self.ledger.of(agent).usage for agent in outcome.usage},
             log_dir=self.log_dir,
-            failed_agents=dict(outcome.failed),
             tie_break=outcome.tie_break,
             cost_usd={agent: self.ledger.of(agent).cost_usd for agent in outcome.usage},
             rounds=tuple(

@@ -436,7 +436,8 @@ def _start_index(request: Request) -> int:
 
 
 def _live_summary(run: LiveRun) -> dict[str, Any]:
-    finished = next((e for e in reversed(run.events) if isinstance(e, ev.RunFinished)), None)
+    ended = next((e for e in reversed(run.events) if isinstance(e, ev.RunFinished)), None)
+    finished = ended.outcome if ended else None
     return {
         "id": run.id,
         "question": run.question,

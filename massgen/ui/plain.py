@@ -11,6 +11,7 @@ from typing import TextIO, assert_never
 
 from massgen.backends.pricing import format_cost
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import (
@@ -109,7 +110,7 @@ class PlainView:
                 return f"\n[{agent}] presenting the final answer…"
             case ev.UsageReported():
                 return None
-            case ev.RunFinished() as finished:
+            case ev.RunFinished(outcome=finished):
                 costs = cost_block(self._usage) if self.show_cost else ""
                 return _final_block(finished) + costs
             case ev.ReasoningDelta() | ev.FinalTextDelta():
@@ -206,7 +207,7 @@ def _spent(spent: Spend) -> str:
     return f"{tokens} · {format_cost(spent.cost_usd)}{partial}"
 
 
-def _final_block(finished: ev.RunFinished) -> str:
+def _final_block(finished: Outcome) -> str:
     header = "=" * 20 + " final answer " + "=" * 20
     note = ""
     if finished.status is not Status.OK:

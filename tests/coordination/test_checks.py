@@ -168,7 +168,7 @@ async def test_a_presenters_rewrite_that_fails_its_check_gives_way_to_the_winner
     final = [e for e in events if isinstance(e, ev.AnswerChecked) and e.phase == "presentation"]
     assert [c.verdict for c in final] == ["failed"]
     (finished,) = [e for e in events if isinstance(e, ev.RunFinished)]
-    assert finished.answer == "It is 72."
+    assert finished.outcome.answer == "It is 72."
 
 
 async def test_a_presenters_rewrite_that_passes_is_kept(checks_dir):

@@ -48,7 +48,7 @@ async def test_team_converges_and_winner_presents():
     assert outcome.answer == "B final"
     assert sorted(outcome.tally.values(), reverse=True)[0] == 3
     assert len(of_kind(events, ev.VoteCast)) == 3
-    assert isinstance(events[-1], ev.RunFinished) and events[-1].answer == "B final"
+    assert isinstance(events[-1], ev.RunFinished) and events[-1].outcome.answer == "B final"
     # The winner's presentation call sees its answer and the voters' reasons.
     presentation = b.requests[-1].messages[1].content
     assert "on the Seine" in presentation and "<SELECTED ANSWER" in presentation
@@ -151,8 +151,8 @@ async def test_exhausted_retries_fail_the_agent_and_the_team_carries_on():
     c = ScriptedBackend(text("no tool"), text("still none"))
     outcome = await orchestrator(team(a=a, b=b, c=c), cues, max_invalid_action_retries=1).run("q")
 
-    assert outcome.failed.keys() == {"c"}
-    assert "no valid action after 2 attempts" in outcome.failed["c"]
+    assert outcome.failed_agents.keys() == {"c"}
+    assert "no valid action after 2 attempts" in outcome.failed_agents["c"]
     assert outcome.status == "degraded" and outcome.answer == "A"
 
 
@@ -181,7 +181,7 @@ async def test_deadline_returns_the_best_answer_and_says_so():
     assert outcome.status == "timeout"
     assert "deadline" in outcome.reason
     assert outcome.answer == "alpha"
-    assert isinstance(events[-1], ev.RunFinished) and events[-1].status == "timeout"
+    assert isinstance(events[-1], ev.RunFinished) and events[-1].outcome.status == "timeout"
 
 
 async def test_tie_is_broken_deterministically_and_recorded():
@@ -247,7 +247,7 @@ async def test_cancelling_a_run_keeps_what_was_decided():
         await task
     assert orch.outcome is not None
     assert orch.outcome.status == "interrupted" and orch.outcome.answer == "alpha"
-    assert events[-1].status == "interrupted"
+    assert events[-1].outcome.status == "interrupted"
 
 
 async def test_cancelling_a_run_while_its_final_answer_is_evaluated_keeps_that_answer():
@@ -267,7 +267,7 @@ async def test_cancelling_a_run_while_its_final_answer_is_evaluated_keeps_that_a
     assert orch.outcome is not None
     assert (orch.outcome.status, orch.outcome.answer) == ("interrupted", "A final")
     assert orch.outcome.reason.endswith("while the final answer was evaluated")
-    assert cues.events[-1].answer == "A final"
+    assert cues.events[-1].outcome.answer == "A final"
 
 
 @pytest.mark.parametrize(
@@ -315,7 +315,7 @@ async def test_all_agents_failing_ends_the_run_with_no_answer_and_says_so():
     events: list = []
     outcome = await orchestrator(team(a=a, b=b), events).run("q")
     assert outcome.status == "failed" and outcome.answer == ""
-    assert outcome.failed.keys() == {"a", "b"} and "all agents failed" in outcome.reason
+    assert outcome.failed_agents.keys() == {"a", "b"} and "all agents failed" in outcome.reason
 
 
 async def test_vote_options_follow_the_viewers_shuffled_order_with_its_own_last():

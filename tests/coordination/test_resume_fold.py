@@ -8,6 +8,7 @@ import pytest
 from massgen.coordination.labels import Labels
 from massgen.coordination.resume import ResumeError, from_journal, rebuild
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 
 IDS = ("a", "b", "c")
@@ -77,8 +78,8 @@ def test_an_interrupted_attempt_and_its_fallback_ending_are_continued():
     events = [
         *journal(),
         ev.CoordinationFinished(winner="b", winner_label=L.label("b", 2), tally={}, reason="x"),
-        ev.RunFinished(answer="b2", status=Status.INTERRUPTED, reason="x", winner="b",
-                       winner_label=L.label("b", 2)),
+        ev.RunFinished(outcome=Outcome(answer="b2", status=Status.INTERRUPTED, reason="x",
+                                       winner="b", winner_label=L.label("b", 2))),
         started(attempt=2),
         run("c", 3),
     ]  # fmt: skip
@@ -87,7 +88,7 @@ def test_an_interrupted_attempt_and_its_fallback_ending_are_continued():
 
 
 def test_a_finished_run_or_an_empty_journal_is_not_resumed():
-    done = ev.RunFinished(answer="x", status=Status.OK, reason="r", winner=None, winner_label=None)
+    done = ev.RunFinished(outcome=Outcome(answer="x", status=Status.OK, reason="r"))
     with pytest.raises(ResumeError, match="already finished"):
         from_journal([*journal(), done])
     with pytest.raises(ResumeError, match="no run"):

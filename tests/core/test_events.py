@@ -6,6 +6,7 @@ import json
 from typing import get_args
 
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.types import HostedActivity, Source
 
 
@@ -18,9 +19,10 @@ def test_every_event_class_is_in_the_union_with_a_distinct_type():
 
 
 def test_an_event_reads_back_from_its_json_form():
-    event = ev.RunFinished(
+    outcome = Outcome(
         answer="Paris", status=ev.Status.TIMEOUT, reason="r", winner="a", winner_label="agent1.1"
     )
+    event = ev.RunFinished(outcome=outcome)
     data = event.to_dict()
     assert data["type"] == "run_finished" and data["status"] == "timeout"
     assert ev.event_from_dict(data) == event
@@ -57,3 +59,25 @@ def test_a_hosted_tool_use_keeps_its_line_in_the_log():
     event = ev.HostedToolUsed(agent="a", activity=activity, phase="presentation", at=1.0)
     assert json.dumps(event.to_dict()) == HOSTED_LINE
     assert ev.event_from_dict(json.loads(HOSTED_LINE)) == event
+
+
+# The end of a run as every massgen so far has written it.
+FINISHED_LINE = (
+    '{"type": "run_finished", "at": 2.0, "answer": "Paris", "status": "degraded", '
+    '"reason": "1 agent failed", "winner": "a", "winner_label": "agent1.1", '
+    '"failed_agents": {"b": "AuthFailed"}}'
+)
+
+
+def test_the_end_of_a_run_keeps_its_line_in_the_log():
+    outcome = Outcome(
+        answer="Paris",
+        status=ev.Status.DEGRADED,
+        reason="1 agent failed",
+        winner="a",
+        winner_label="agent1.1",
+        failed_agents={"b": "AuthFailed"},
+    )
+    event = ev.RunFinished(outcome=outcome, at=2.0)
+    assert json.dumps(event.to_dict()) == FINISHED_LINE
+    assert ev.event_from_dict(json.loads(FINISHED_LINE)) == event

@@ -24,7 +24,9 @@ def test_models_load_without_the_repacked_buffers_that_crash_on_amx(model):
         assert worker.load_params == {"use_extra_bufts": False, "use_mmap": True}
 
 
-async def _kill_once_text_flows(model: local_pool.LocalModel, backend: local.LocalBackend) -> Exception:
+async def _kill_once_text_flows(
+    model: local_pool.LocalModel, backend: local.LocalBackend
+) -> Exception:
     try:
         async for event in backend.stream(STORY):
             if isinstance(event, TextChunk):
@@ -92,7 +94,7 @@ async def test_a_crash_fails_one_agent_and_the_team_finishes(model):
             os.kill(model.busy()[0].proc.pid, signal.SIGSEGV)
             killed = True
         if isinstance(event, ev.RunFinished):
-            finished = event
+            finished = event.outcome
     assert killed and finished is not None
     assert finished.status == "degraded" and finished.answer.strip()
     (error,) = finished.failed_agents.values()

@@ -54,7 +54,7 @@ async def test_structured_actions_ask_for_a_json_schema_and_never_send_tools():
         seen = await run(structured_team(fake.base_url))
         requests = fake.requests
 
-    assert seen[-1].status == "ok"
+    assert seen[-1].outcome.status == "ok"
     coordination = [r for r in requests if r.get("response_format")]
     assert coordination and all("tools" not in r for r in requests)
     schema_of = [r["response_format"]["json_schema"]["schema"] for r in coordination]
@@ -86,7 +86,7 @@ async def test_malformed_json_is_rejected_then_corrected():
     assert retry[-2] == {"role": "assistant", "content": "Sure! The answer is 4."}
     assert retry[-1]["role"] == "user" and "one JSON object" in retry[-1]["content"]
     assert any(e.agent == "m-a" for e in seen if isinstance(e, ev.AnswerPublished))
-    assert seen[-1].status == "ok"
+    assert seen[-1].outcome.status == "ok"
 
 
 async def test_a_vote_for_a_label_not_offered_is_refused_with_the_valid_ones():
@@ -96,7 +96,7 @@ async def test_a_vote_for_a_label_not_offered_is_refused_with_the_valid_ones():
     rejected = [e for e in seen if isinstance(e, ev.ActionRejected)]
     assert len(rejected) == 1 and "Invalid agent_id 'agent9.9'" in rejected[0].reason
     assert "Valid: agent" in rejected[0].reason
-    assert seen[-1].status == "ok"
+    assert seen[-1].outcome.status == "ok"
 
 
 def _bad_vote_once_all_answers_in(inner):

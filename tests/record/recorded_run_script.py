@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.core.types import Usage
 
@@ -104,12 +105,14 @@ def three_agent_run() -> list[ev.AnyEvent]:
         ),
         ev.RunFinished(
             at=next(at),
-            answer=FINAL,
-            status=Status.DEGRADED,
-            reason="consensus; 1 agent failed",
-            winner="beta",
-            winner_label="agent2.1",
-            failed_agents={"gamma": FAILURE},
+            outcome=Outcome(
+                answer=FINAL,
+                status=Status.DEGRADED,
+                reason="consensus; 1 agent failed",
+                winner="beta",
+                winner_label="agent2.1",
+                failed_agents={"gamma": FAILURE},
+            ),
         ),
     ]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from recorded_run_script import QUESTION
 
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.record import Recorder, coordination_table, table_from_log
 
@@ -43,11 +44,13 @@ def small_run() -> list[ev.AnyEvent]:
         ),
         ev.PresentationStarted(agent="a", strategy="winner_present"),
         ev.RunFinished(
-            answer="y",
-            status=Status.DEGRADED,
-            reason="1 agent failed",
-            winner="a",
-            winner_label="agent1.2",
+            outcome=Outcome(
+                answer="y",
+                status=Status.DEGRADED,
+                reason="1 agent failed",
+                winner="a",
+                winner_label="agent1.2",
+            )
         ),
     ]
 
@@ -175,7 +178,9 @@ def test_a_tool_call_is_one_row_when_it_finishes() -> None:
 def test_a_tool_call_of_the_final_presentation_says_so() -> None:
     events = [
         ev.RunStarted(question="q", agents=("a", "b"), labels={"a": "agent1", "b": "agent2"}),
-        ev.ToolCallFinished(agent="b", call_id="c", name="send", result="r", ok=True, duration_s=0.5),
+        ev.ToolCallFinished(
+            agent="b", call_id="c", name="send", result="r", ok=True, duration_s=0.5
+        ),
         ev.ToolCallFinished(
             agent="b",
             call_id="c2",

@@ -136,3 +136,43 @@ def test_unknown_or_missing_sessions_are_user_errors(tmp_path):
 def test_new_sessions_get_sortable_unique_ids(tmp_path):
     a, b = Session.new(tmp_path), Session.new(tmp_path)
     assert a.id != b.id and a.id[:8].isdigit() and not (tmp_path / a.id).exists()
+
+
+# turn_1/metadata.json as massgen wrote it before a turn was an `Outcome` with its question.
+OLD_METADATA = {
+    "number": 1,
+    "question": "Q?",
+    "answer": "A.",
+    "status": "degraded",
+    "reason": "1 agent failed",
+    "winner": "a",
+    "winner_label": "agent1.1",
+    "tally": {"agent1.1": 1},
+    "votes": [],
+    "usage": {},
+    "failed_agents": {"b": "AuthFailed"},
+    "log_dir": None,
+    "started": 1.0,
+    "finished": 2.0,
+}
+
+
+def test_a_turn_saved_by_an_earlier_massgen_reads_back(tmp_path):
+    saved = SavedTurn(
+        number=1,
+        question="Q?",
+        answer="A.",
+        status=Status.DEGRADED,
+        reason="1 agent failed",
+        winner="a",
+        winner_label="agent1.1",
+        tally={"agent1.1": 1},
+        failed_agents={"b": "AuthFailed"},
+        started=1.0,
+        finished=2.0,
+    )
+    Session("s1", tmp_path).save(saved)
+    metadata = tmp_path / "s1" / "turn_1" / "metadata.json"
+    assert json.loads(metadata.read_text()) == OLD_METADATA  # the same keys and values
+    metadata.write_text(json.dumps(OLD_METADATA, indent=2))
+    assert Session.open("s1", tmp_path).turns() == [saved]

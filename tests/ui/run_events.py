@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.core.types import Usage
 
@@ -62,12 +63,14 @@ def ending() -> list[ev.AnyEvent]:
         ev.PresentationStarted(agent="careful", strategy="winner_present", at=5),
         ev.FinalTextDelta(agent="careful", text=FINAL, at=6),
         ev.RunFinished(
-            answer=FINAL,
-            status=Status.DEGRADED,
-            reason="consensus: 2 of 3 agents hold a standing vote; failed: creative",
-            winner="careful",
-            winner_label="agent1.1",
-            failed_agents={"creative": "AuthFailed: Incorrect API key provided"},
+            outcome=Outcome(
+                answer=FINAL,
+                status=Status.DEGRADED,
+                reason="consensus: 2 of 3 agents hold a standing vote; failed: creative",
+                winner="careful",
+                winner_label="agent1.1",
+                failed_agents={"creative": "AuthFailed: Incorrect API key provided"},
+            ),
             at=6,
         ),
     ]

@@ -9,6 +9,7 @@ from rich.console import Console
 from run_events import LABELS, QUESTION, coordination, ending, tool_calls
 
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.ui.live import LiveView, render_live
 from massgen.ui.model import ViewModel
@@ -180,11 +181,13 @@ def test_an_interrupted_run_shows_the_best_answer_so_far():
         view(event)
     view(
         ev.RunFinished(
-            answer="Paris.",
-            status=Status.INTERRUPTED,
-            reason="interrupted by the user",
-            winner="careful",
-            winner_label="agent1.1",
+            outcome=Outcome(
+                answer="Paris.",
+                status=Status.INTERRUPTED,
+                reason="interrupted by the user",
+                winner="careful",
+                winner_label="agent1.1",
+            )
         )
     )
     text = out.getvalue()

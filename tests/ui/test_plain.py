@@ -8,6 +8,7 @@ import pytest
 from run_events import coordination, ending, tool_calls
 
 from massgen.core import events as ev
+from massgen.core.outcome import Outcome
 from massgen.core.status import Status
 from massgen.ui.choice import wants_live
 from massgen.ui.plain import PlainView
@@ -57,7 +58,9 @@ def test_concurrent_streams_print_whole_lines_and_unfinished_lines_come_before_t
         view(ev.TextDelta(agent=agent, text=text))
     view(
         ev.RunFinished(
-            answer="done", status=Status.OK, reason="r", winner="a", winner_label="agent1.1"
+            outcome=Outcome(
+                answer="done", status=Status.OK, reason="r", winner="a", winner_label="agent1.1"
+            )
         )
     )
     assert out.getvalue().splitlines()[:5] == [
