@@ -94,6 +94,8 @@ def _stages(result: Mapping[str, Any]) -> str:
         ("final", "final"),
     ):
         rows.append(_rate_row(name, found[key]))
+    if found.get("checked_passed", {}).get("n"):  # a batch with a verifier; n: candidates
+        rows.append(_rate_row("candidates that passed their check: right", found["checked_passed"]))
     gap = found["oracle_gap"]
     agreed = found["agreement"]
     notes = [
