@@ -23,6 +23,7 @@ from typing import Any
 MAX_LINE = 16 * 2**20  # one message; a file's content travels inside one
 STDERR_TAIL = 2000
 CLOSE_GRACE_S = 3.0
+STDERR_WAIT_S = 1.0  # for the last words of an agent that exited
 Json = dict[str, Any]
 Handler = Callable[[str, Json], Awaitable[Any]]
 Notify = Callable[[str, Json], None]
@@ -104,6 +105,9 @@ class Connection:
         except (ValueError, asyncio.LimitOverrunError):
             pass  # a line past MAX_LINE: the connection is over
         code = await self.process.wait()
+        # What it said last (why it died) belongs in the error: let stderr drain first.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._stderr_reader), STDERR_WAIT_S)
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(Ended(f"exited with code {code}"))
@@ -124,7 +128,8 @@ class Connection:
                 else:
                     future.set_result(message.get("result"))
             return
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        given = message.get("params")
+        params: Json = given if isinstance(given, dict) else {}
         if "id" not in message:
             self._notify(str(method), params)
             return

@@ -230,18 +230,19 @@ class _Turn:
         raise ValueError(f"massgen does not serve {method}")
 
     async def _permission(self, params: dict[str, Any]) -> dict[str, Any]:
-        call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+        call = _obj(params.get("toolCall"))
         call_id = str(call.get("toolCallId") or "")
         kind, title = str(call.get("kind") or ""), str(call.get("title") or "")
         name = gemini_cli_tools.tool_name(call_id, title, kind)
-        arguments = {"kind": kind, "title": title, "call_id": call_id}
+        arguments: dict[str, Any] = {"kind": kind, "title": title, "call_id": call_id}
         arguments["locations"] = call.get("locations") or []
         self._started(call_id, name, arguments)
         try:
             refusal = await self.binding.decide(call_id, name, arguments)
         except Exception:  # fail closed: an error is never a yes
             refusal = "the permission check failed"
-        options = params.get("options") if isinstance(params.get("options"), list) else []
+        given = params.get("options")
+        options = given if isinstance(given, list) else []
         wanted = "allow_once" if refusal is None else "reject_once"
         chosen = next((o for o in options if isinstance(o, dict) and o.get("kind") == wanted), None)
         if chosen is None:
@@ -276,7 +277,7 @@ class _Turn:
         if method != "session/update" or update is None:
             return
         kind = update.get("sessionUpdate")
-        content = update.get("content") if isinstance(update.get("content"), dict) else {}
+        content = _obj(update.get("content"))
         if kind == "agent_message_chunk" and isinstance(content.get("text"), str):
             self._said(content["text"])
         elif kind == "agent_thought_chunk" and isinstance(content.get("text"), str):
@@ -326,9 +327,7 @@ class _Turn:
         )
 
     def finished(self, result: Mapping[str, Any]) -> None:
-        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
-        quota = meta.get("quota") if isinstance(meta.get("quota"), dict) else {}
-        tokens = quota.get("token_count") if isinstance(quota.get("token_count"), dict) else {}
+        tokens = _obj(_obj(_obj(result.get("_meta")).get("quota")).get("token_count"))
         self.usage = Usage(
             input_tokens=int(tokens.get("input_tokens") or 0),
             output_tokens=int(tokens.get("output_tokens") or 0),
@@ -366,6 +365,11 @@ def last_object(text: str) -> str | None:
             return json.dumps(value)
         start = text.rfind("{", 0, start)
     return None
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """A JSON object of the agent's, or an empty one for anything else it sent."""
+    return value if isinstance(value, dict) else {}
 
 
 def _result_text(content: Any) -> str:

@@ -17,10 +17,10 @@ from massgen.core import events as ev
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 from massgen.testing.fake_gemini import FakeGemini
 
-if shutil.which("gemini") is None:
-    pytest.skip(
-        "Gemini CLI is not installed (npm i -g @google/gemini-cli)", allow_module_level=True
-    )
+needs_cli = pytest.mark.skipif(
+    shutil.which("gemini") is None,
+    reason="Gemini CLI is not installed (npm i -g @google/gemini-cli)",
+)
 
 QUESTION = "What is the capital of France?"
 SCHEMA_AT = "matches this JSON schema:\n"
@@ -57,6 +57,7 @@ def files_under(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file()}
 
 
+@needs_cli
 async def test_a_gemini_cli_member_and_an_api_member_reach_an_answer(tmp_path, monkeypatch):
     from massgen import api
 
@@ -68,6 +69,8 @@ async def test_a_gemini_cli_member_and_an_api_member_reach_an_answer(tmp_path, m
     calls = [
         ("write_file", {"file_path": "notes.txt", "content": "Paris"}),
         ("write_file", {"file_path": str(outside), "content": "stolen"}),
+        # A read: Gemini CLI's own policy would run it unasked; massgen's makes it ask.
+        ("read_file", {"file_path": "notes.txt"}),
     ]
     events: list[ev.AnyEvent] = []
     with (
@@ -108,6 +111,7 @@ async def test_a_gemini_cli_member_and_an_api_member_reach_an_answer(tmp_path, m
         ("write_file", True),
         ("write_file", False),
     ]
+    assert any(e.tool == "read_file" and e.allowed for e in decided)
     records = [
         json.loads(line)
         for path in (tmp_path / "log").rglob("*.jsonl")
@@ -122,12 +126,13 @@ async def test_a_gemini_cli_member_and_an_api_member_reach_an_answer(tmp_path, m
     assert keys == {"fake-gemini-key"}
     assert "canceled" in sent  # the refused call's result, as the model read it
     started = [e for e in events if isinstance(e, ev.ToolCallStarted) and e.agent == "gc"]
-    assert [e.name for e in started][:2] == ["write_file", "write_file"]
+    assert [e.name for e in started][:3] == ["write_file", "write_file", "read_file"]
     assert any(
         isinstance(e, ev.UsageReported) and e.agent == "gc" and e.usage.input_tokens for e in events
     )
 
 
+@needs_cli
 async def test_a_crashing_gemini_cli_fails_only_its_member(tmp_path, monkeypatch):
     """A CLI that dies at start: its member fails with a message naming Gemini CLI and
     what it said; the API member still answers, and no process is left behind."""
@@ -183,3 +188,36 @@ def test_the_cli_gets_only_the_environment_it_needs():
     assert env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9"
     # Without a key: Gemini CLI's own login, and no key of massgen's environment.
     assert "GEMINI_API_KEY" not in child_env(massgen_env, None, None)
+
+
+def test_gemini_cli_calls_whose_effects_cannot_be_told_are_refused(tmp_path):
+    from massgen.backends.gemini_cli_tools import Unjudgeable, effects
+    from massgen.core.effects import Read, Write
+
+    edit = {"kind": "edit", "locations": [{"path": "a.txt"}]}
+    assert effects("replace", edit, tmp_path) == (Write(tmp_path / "a.txt"),)
+    assert effects("glob", {"kind": "search", "locations": []}, tmp_path) == (Read(tmp_path),)
+    bookkeeping = {"kind": "think", "call_id": "write_todos__write_todos_17_0"}
+    assert effects("write_todos", bookkeeping, tmp_path) == ()
+    refused = [
+        ("run_shell_command", {"kind": "execute"}),
+        ("write_file", {"kind": "edit", "locations": []}),  # no path: nothing to judge
+        # A bookkeeping name on a call id the CLI did not give: not believed.
+        ("write_todos", {"kind": "other", "call_id": "write_todos__evil"}),
+        ("mcp_tool", {"kind": "other"}),
+    ]
+    for name, arguments in refused:
+        with pytest.raises(Unjudgeable):
+            effects(name, arguments, tmp_path)
+
+
+def test_gemini_cli_asks_for_every_tool_in_the_policy_it_is_given():
+    import tomllib
+
+    from massgen.backends.gemini_cli_tools import DENIED_TOOLS, policy_toml
+
+    rules = tomllib.loads(policy_toml())["rule"]
+    assert {"toolName": "*", "decision": "ask_user", "priority": 998} in rules
+    denied = next(r for r in rules if r["decision"] == "deny")
+    assert "run_shell_command" in denied["toolName"] and denied["priority"] > 998
+    assert set(DENIED_TOOLS) == set(denied["toolName"])
