@@ -236,7 +236,6 @@ PROFILES: dict[str, Profile] = {
 # used. No `title` or `models`: the wizard and the default team leave them out.
 AGENT_CLI_APIS = {
     "codex": "openai",
-    "gemini_cli": "gemini",
     "antigravity_cli": "gemini",  # Google's `agy` agent CLI, on Gemini models
 }
 PROFILES |= {
@@ -247,6 +246,17 @@ PROFILES |= {
 # user's own Claude Code login; the model is Claude Code's default unless set.
 PROFILES["claude_code"] = Profile(
     "claude_code", None, ("ANTHROPIC_API_KEY",), None, False, wire=wires.CLAUDE_CODE
+)
+# Gemini CLI itself (`gemini_cli.py`): likewise, with the user's own Gemini CLI login.
+# Its workflow action is the JSON object its turn ends with (`tools=False`), not a tool.
+PROFILES["gemini_cli"] = Profile(
+    "gemini_cli",
+    None,
+    ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    None,
+    False,
+    wire=wires.GEMINI_CLI,
+    tools=False,
 )
 
 # Host suffix -> key env vars, for the generic `chatcompletion` type. Matched on the URL's

@@ -132,6 +132,22 @@ def _check_claude_code(cfg: BackendConfig, profile: Profile) -> Problem | None:
     return None
 
 
+def _check_gemini_cli(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    """Gemini CLI is an npm package, found on PATH. (Its workspace: as Claude Code's.)"""
+    import shutil
+
+    from massgen.backends.gemini_cli_tools import COMMAND, NPM_PACKAGE
+
+    if shutil.which(COMMAND) is None:
+        return (
+            "type",
+            f"Gemini CLI is not installed (no `{COMMAND}` on PATH)",
+            f"npm install -g {NPM_PACKAGE}, or use type: gemini to run the same model over "
+            "the Gemini API with massgen's own tools",
+        )
+    return None
+
+
 # --- the formats ----------------------------------------------------------------------------
 
 # Chat Completions (and xAI's SDK) take them under our names.
@@ -248,6 +264,15 @@ CLAUDE_CODE = Wire(
     {},
     frozenset({"web_search"}),
 )
+# Gemini CLI's own agent loop over ACP (`gemini_cli.py`); `enable_web_search` gives it its
+# own web tools.
+GEMINI_CLI = Wire(
+    "gemini_cli",
+    _entry("gemini_cli"),
+    _check_gemini_cli,
+    {},
+    frozenset({"web_search"}),
+)
 LOCAL = Wire("local", _entry("local"), _check_local, _LOCAL_PARAMS)
 
 WIRES: tuple[Wire, ...] = (
@@ -259,4 +284,5 @@ WIRES: tuple[Wire, ...] = (
     GROK,
     LOCAL,
     CLAUDE_CODE,
+    GEMINI_CLI,
 )

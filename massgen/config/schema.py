@@ -21,6 +21,9 @@ from massgen.config.coordination import CoordinationConfig
 from massgen.config.permissions import PermissionsConfig, permissions_block
 from massgen.config.verifier import VerifierConfig
 
+# The backend types that run a whole agent in a workspace of their own.
+AGENT_HOSTS = ("claude_code", "gemini_cli")
+
 
 class AgentConfig(Strict):
     id: str = Field(min_length=1)
@@ -31,12 +34,13 @@ class AgentConfig(Strict):
     @model_validator(mode="before")
     @classmethod
     def _claude_code_workspace(cls, data: Any) -> Any:
-        """Claude Code works in the agent's own workspace: without a `cwd`, one named after
-        the agent (`<id>_workspace`), as the predecessor gave its coding agents."""
+        """Claude Code and Gemini CLI work in the agent's own workspace: without a `cwd`,
+        one named after the agent (`<id>_workspace`), as the predecessor gave its coding
+        agents."""
         backend = data.get("backend") if isinstance(data, dict) else None
         if isinstance(backend, BackendConfig):
             backend = backend.model_dump(exclude_unset=True)
-        if not isinstance(backend, dict) or backend.get("type") != "claude_code":
+        if not isinstance(backend, dict) or backend.get("type") not in AGENT_HOSTS:
             return data
         if backend.get("cwd"):
             return data

@@ -55,7 +55,6 @@ def test_check_names_predecessor_types_as_not_supported_yet(old_type):
     ("old_type", "wire"),
     [
         ("codex", "responses"),
-        ("gemini_cli", "gemini"),
         ("antigravity_cli", "gemini"),
     ],
 )
@@ -75,6 +74,15 @@ def test_claude_code_is_claude_code_itself_in_its_own_workspace():
     agent = AgentConfig(id="coder one", backend=cfg(type="claude_code"))
     assert agent.backend.cwd == "coder_one_workspace"
     assert AgentConfig(id="c", backend=cfg(type="claude_code", cwd="mine")).backend.cwd == "mine"
+
+
+def test_gemini_cli_is_gemini_cli_itself_in_its_own_workspace():
+    from massgen.config.schema import AgentConfig
+
+    assert registry.PROFILES["gemini_cli"].wire.name == "gemini_cli"
+    assert not registry.PROFILES["gemini_cli"].tools  # its action: a JSON object
+    agent = AgentConfig(id="gem", backend=cfg(type="gemini_cli"))
+    assert agent.backend.cwd == "gem_workspace"
 
 
 def test_check_requires_a_model_without_a_profile_default():
