@@ -128,6 +128,23 @@ def _check_claude_code(cfg: BackendConfig, profile: Profile) -> Problem | None:
     return None
 
 
+def _check_codex(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    """Codex needs its CLI (`codex_tools.find_cli`); its app server is what we speak."""
+    import os
+
+    from massgen.backends import codex_tools  # cheap: stdlib only
+
+    if codex_tools.find_cli(cfg.codex_path, os.environ) is None:
+        where = f"`codex_path` ({cfg.codex_path}) is not" if cfg.codex_path else "it is not"
+        return (
+            "codex_path" if cfg.codex_path else "type",
+            f"the Codex CLI is not installed ({where} an executable file)",
+            f"{codex_tools.INSTALL} (or set codex_path), or use type: openai to run the "
+            "same model over OpenAI's Responses API with massgen's own tools",
+        )
+    return None
+
+
 # --- the formats ----------------------------------------------------------------------------
 
 _CHAT_PARAMS = frozenset(
@@ -214,6 +231,9 @@ CLAUDE_CODE = Wire(
     frozenset(),
     frozenset({"web_search"}),
 )
+# Codex's own agent loop (`codex.py`): no generation parameters of ours;
+# `enable_web_search` turns on its web search and its commands' network.
+CODEX = Wire("codex", _entry("codex"), _check_codex, frozenset(), frozenset({"web_search"}))
 LOCAL = Wire("local", _entry("local"), _check_local, _CHAT_PARAMS - {"reasoning_effort"})
 
 WIRES: tuple[Wire, ...] = (
@@ -225,4 +245,5 @@ WIRES: tuple[Wire, ...] = (
     GROK,
     LOCAL,
     CLAUDE_CODE,
+    CODEX,
 )

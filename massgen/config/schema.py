@@ -21,6 +21,9 @@ from massgen.config.coordination import CoordinationConfig
 from massgen.config.permissions import PermissionsConfig, permissions_block
 from massgen.config.verifier import VerifierConfig
 
+# The backends that run a whole agent in the member's own workspace.
+WORKSPACE_AGENTS = frozenset({"claude_code", "codex"})
+
 
 class AgentConfig(Strict):
     id: str = Field(min_length=1)
@@ -31,12 +34,12 @@ class AgentConfig(Strict):
     @model_validator(mode="before")
     @classmethod
     def _claude_code_workspace(cls, data: Any) -> Any:
-        """Claude Code works in the agent's own workspace: without a `cwd`, one named after
+        """Claude Code and Codex work in the agent's own workspace: without a `cwd`, one named after
         the agent (`<id>_workspace`), as the predecessor gave its coding agents."""
         backend = data.get("backend") if isinstance(data, dict) else None
         if isinstance(backend, BackendConfig):
             backend = backend.model_dump(exclude_unset=True)
-        if not isinstance(backend, dict) or backend.get("type") != "claude_code":
+        if not isinstance(backend, dict) or backend.get("type") not in WORKSPACE_AGENTS:
             return data
         if backend.get("cwd"):
             return data
