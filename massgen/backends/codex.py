@@ -147,6 +147,7 @@ class CodexBackend:
         params: dict[str, Any] = {
             "cwd": str(binding.workspace),
             "approvalPolicy": "untrusted",  # Codex asks before every command and change
+            "approvalsReviewer": "user",  # asks massgen, not its automatic reviewer
             "ephemeral": True,
             "config": profile,
             "developerInstructions": system or None,
@@ -185,6 +186,7 @@ class _Turn:
         await server.request("initialize", {"clientInfo": CLIENT, "capabilities": capabilities})
         await server.notify("initialized")
         started = await server.request("thread/start", thread)
+        _check_held(started)
         self.thread = started["thread"]["id"]
         text = {"type": "text", "text": transcript(self.request)}
         begun = await server.request("turn/start", {"threadId": self.thread, "input": [text]})
@@ -299,6 +301,21 @@ class _Turn:
             output_tokens=int(total.get("outputTokens") or 0),
             reasoning_tokens=int(total.get("reasoningOutputTokens") or 0),
             cached_input_tokens=int(total.get("cachedInputTokens") or 0),
+        )
+
+
+def _check_held(started: Mapping[str, Any]) -> None:
+    """The thread must run under massgen's profile and ask massgen. The thread's own
+    settings win over the user's config.toml (a `sandbox_mode` there is checked not to
+    replace the profile); should a later Codex decide otherwise, the turn does not start."""
+    profile = (started.get("activePermissionProfile") or {}).get("id")
+    asks = (started.get("approvalPolicy"), started.get("approvalsReviewer"))
+    if profile != codex_tools.PROFILE or asks != ("untrusted", "user"):
+        raise BackendError(
+            f"Codex would not run under massgen's sandbox and approvals (profile {profile!r}, "
+            f"approvals {asks[0]!r} reviewed by {asks[1]!r}); check `sandbox_mode`, "
+            "`default_permissions` and `approvals_reviewer` in your Codex config.toml",
+            provider="codex",
         )
 
 

@@ -37,6 +37,14 @@ def codex_agent(commands: list[str]):
     return policy
 
 
+def patch(path: str) -> str:
+    """Codex's own file change, as a model writes it in a command: Codex runs it as a
+    file change (`apply_patch`), not through the shell."""
+    return (
+        f"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {path}\n+patched\n*** End Patch\nEOF"
+    )
+
+
 def ledger(log_dir) -> list[dict[str, Any]]:
     return [
         json.loads(line)
@@ -48,14 +56,16 @@ def ledger(log_dir) -> list[dict[str, Any]]:
 
 @needs_cli
 async def test_a_codex_member_and_an_api_member_reach_an_answer(tmp_path, monkeypatch):
-    """Codex's command inside its workspace is allowed and runs; its read of a file
-    outside is refused by the engine and never runs; both are in the ledger."""
+    """Codex's command and file change inside its workspace are allowed and happen; its
+    read of a file outside and its file change outside are refused by the engine and do
+    not happen; every one is in the ledger."""
     from massgen import api
 
     monkeypatch.chdir(tmp_path)
     outside = tmp_path / "outside.txt"
     outside.write_text("NOT FOR CODEX")
-    commands = ["echo made > made.txt", f"cat {outside}"]
+    escaped = tmp_path / "patched.txt"
+    commands = ["echo made > made.txt", f"cat {outside}", patch(str(escaped)), patch("notes.txt")]
     events: list[ev.AnyEvent] = []
     with FakeResponses(codex_agent(commands)) as fake, FakeProvider(cooperative_agent) as other:
         config = {
@@ -86,25 +96,25 @@ async def test_a_codex_member_and_an_api_member_reach_an_answer(tmp_path, monkey
     published = [e for e in events if isinstance(e, ev.AnswerPublished)]
     assert {e.agent for e in published} == {"cx", "api"}
     decided = [e for e in events if isinstance(e, ev.PermissionDecided) and e.agent == "cx"]
-    # Each of its turns runs both commands: the write in its workspace allowed, the read
-    # outside refused; the ledger has every one.
-    turns = len(decided) // 2
-    assert (
-        turns >= 1
-        and [(e.tool, e.allowed) for e in decided]
-        == [
-            ("exec_command", True),
-            ("exec_command", False),
-        ]
-        * turns
-    )
+    # Each of its turns makes all four calls; the ledger has every one.
+    each = [
+        ("exec_command", True),
+        ("exec_command", False),
+        ("apply_patch", False),
+        ("apply_patch", True),
+    ]
+    turns = len(decided) // len(each)
+    assert turns >= 1
+    assert [(e.tool, e.allowed) for e in decided] == each * turns
     records = [r for r in ledger(tmp_path / "log") if r["agent"] == "cx"]
-    assert [r["decision"] for r in records] == ["allow", "deny"] * turns
+    assert [r["decision"] for r in records] == ["allow", "deny", "deny", "allow"] * turns
     made = list((tmp_path / ".massgen").rglob("made.txt"))
     assert made and made[0].read_text() == "made\n"
-    assert "NOT FOR CODEX" not in sent
+    notes = list((tmp_path / ".massgen").rglob("notes.txt"))
+    assert notes and notes[0].read_text() == "patched\n"
+    assert "NOT FOR CODEX" not in sent and not escaped.exists()
     started = [e for e in events if isinstance(e, ev.ToolCallStarted) and e.agent == "cx"]
-    assert [e.name for e in started][:2] == ["exec_command", "exec_command"]
+    assert [e.name for e in started][:4] == [name for name, _ in each]
     assert any(
         isinstance(e, ev.UsageReported) and e.agent == "cx" and e.usage.input_tokens for e in events
     )
@@ -120,6 +130,9 @@ async def test_what_codex_runs_stays_in_its_sandbox(tmp_path, monkeypatch):
     outside = tmp_path / "outside_marker"
     commands = [f"touch {outside}", "touch inside_marker"]
     with FakeResponses(codex_agent(commands)) as fake:
+        port = fake.base_url.split(":")[-1].split("/")[0]
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('IN')"
+        commands.append(f'python3 -c "{connect}"')
         backend = {"type": "codex", "cwd": "cx_ws", "base_url": fake.base_url, "model": MODEL}
         config = {
             "agents": [{"id": "cx", "backend": {**backend, "api_key": "sk-fake"}}],
@@ -130,7 +143,8 @@ async def test_what_codex_runs_stays_in_its_sandbox(tmp_path, monkeypatch):
                    if item.get("type") == "function_call_output"]  # fmt: skip
 
     assert result.ok, result
-    assert not outside.exists() and outputs
+    assert not outside.exists() and len(outputs) >= 3
+    assert "Process exited with code 1" in outputs[2] and "\nIN" not in outputs[2]
     assert list((tmp_path / ".massgen").rglob("inside_marker"))
 
 
