@@ -8,9 +8,10 @@ engine records as a refusal.
 What Codex runs once allowed runs in Codex's own sandbox (bubblewrap on Linux), held to a
 permission profile massgen writes (`permission_profile`): write only in the workspace,
 read only the system's minimal set, the workspace, the context paths and Codex itself, no
-network. The profile denies reading Codex's credentials file, and a profile with a denied
-read is one Codex never leaves: it does not retry a sandbox-denied command without the
-sandbox (its `unsandboxed_execution_allowed`), as it otherwise would after an approval.
+network. The profile denies reading Codex's credentials file; by Codex's source a profile
+with a denied read is one it never leaves (`unsandboxed_execution_allowed`): it does not
+retry a sandbox-denied command without the sandbox, as its orchestrator otherwise may
+after an approval (seen here with the legacy `workspace-write` sandbox).
 """
 
 from __future__ import annotations

@@ -128,7 +128,11 @@ async def test_what_codex_runs_stays_in_its_sandbox(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     outside = tmp_path / "outside_marker"
-    commands = [f"touch {outside}", "touch inside_marker"]
+    # A context path is mounted read-only: the write there is one the sandbox blocks, and
+    # Codex would retry it outside the sandbox but for the profile's denied read.
+    (tmp_path / "ctx").mkdir()
+    escaped = tmp_path / "ctx" / "escaped"
+    commands = [f"touch {outside}", "touch inside_marker", f"touch {escaped}"]
     with FakeResponses(codex_agent(commands)) as fake:
         port = fake.base_url.split(":")[-1].split("/")[0]
         connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('IN')"
@@ -136,15 +140,19 @@ async def test_what_codex_runs_stays_in_its_sandbox(tmp_path, monkeypatch):
         backend = {"type": "codex", "cwd": "cx_ws", "base_url": fake.base_url, "model": MODEL}
         config = {
             "agents": [{"id": "cx", "backend": {**backend, "api_key": "sk-fake"}}],
+            "orchestrator": {"context_paths": [{"path": "ctx"}]},
             "permissions": False,
         }
         result = await api.TeamRun(api.load(config), QUESTION, logs=False).execute()
-        outputs = [item["output"] for body in fake.requests for item in body["input"]
-                   if item.get("type") == "function_call_output"]  # fmt: skip
+        # What the model read of its commands (each request repeats the turn so far).
+        outputs = max(([item["output"] for item in body["input"]
+                        if item.get("type") == "function_call_output"]
+                       for body in fake.requests), key=len)  # fmt: skip
 
     assert result.ok, result
-    assert not outside.exists() and len(outputs) >= 3
-    assert "Process exited with code 1" in outputs[2] and "\nIN" not in outputs[2]
+    assert not outside.exists() and len(outputs) >= 4
+    assert "Read-only file system" in outputs[2] and not escaped.exists()
+    assert "Process exited with code 1" in outputs[3] and "\nIN" not in outputs[3]
     assert list((tmp_path / ".massgen").rglob("inside_marker"))
 
 
@@ -235,3 +243,10 @@ def test_the_cli_gets_only_the_environment_it_needs(tmp_path):
         "OPENAI_API_KEY": "sk-config",
     }
     assert "OPENAI_API_KEY" not in child_env(environ, None, tmp_path)  # its own login
+
+
+def test_ci_installs_the_pinned_cli():
+    from pathlib import Path
+
+    ci = (Path(__file__).parents[2] / ".ci" / "run").read_text()
+    assert f"@openai/codex@{codex_tools.PIN}" in ci
