@@ -310,10 +310,10 @@ def _system(request: Request) -> str:
 
 async def _prompt(request: Request) -> AsyncIterator[dict[str, Any]]:
     """The turn as one user message (streamed: the SDK's permission callback needs it)."""
-    yield {"type": "user", "message": {"role": "user", "content": _transcript(request)}}
+    yield {"type": "user", "message": {"role": "user", "content": transcript(request)}}
 
 
-def _transcript(request: Request) -> str:
+def transcript(request: Request) -> str:
     """The conversation so far. The first call of a turn is the task alone; a retry after a
     rejected action also carries what was said and why it was rejected."""
     said = [m for m in request.messages if m.role != "system"]

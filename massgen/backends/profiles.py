@@ -231,11 +231,10 @@ PROFILES: dict[str, Profile] = {
         ),
     )
 }
-# The predecessor's agent-CLI types, as the same model over its API with massgen's own
-# tools (the workspace's file tools, `execute_command` when enabled); the vendor CLI is not
-# used. No `title` or `models`: the wizard and the default team leave them out.
+# The predecessor's agent-CLI types that run here as the same model over its API with
+# massgen's own tools (the workspace's file tools, `execute_command` when enabled); the
+# vendor CLI is not used. No `title` or `models`: the wizard and the default team leave them out.
 AGENT_CLI_APIS = {
-    "codex": "openai",
     "antigravity_cli": "gemini",  # Google's `agy` agent CLI, on Gemini models
 }
 PROFILES |= {
@@ -258,6 +257,9 @@ PROFILES["gemini_cli"] = Profile(
     wire=wires.GEMINI_CLI,
     tools=False,
 )
+# Codex itself (`codex.py`): the config's or the environment's key, else the user's own
+# Codex login; the model is Codex's default unless set.
+PROFILES["codex"] = Profile("codex", None, ("OPENAI_API_KEY",), None, False, wire=wires.CODEX)
 
 # Host suffix -> key env vars, for the generic `chatcompletion` type. Matched on the URL's
 # host at a dot boundary (the predecessor used raw substrings, and checked `nebius.com`

@@ -148,6 +148,23 @@ def _check_gemini_cli(cfg: BackendConfig, profile: Profile) -> Problem | None:
     return None
 
 
+def _check_codex(cfg: BackendConfig, profile: Profile) -> Problem | None:
+    """Codex needs its CLI (`codex_tools.find_cli`); its app server is what we speak."""
+    import os
+
+    from massgen.backends import codex_tools  # cheap: stdlib only
+
+    if codex_tools.find_cli(cfg.codex_path, os.environ) is None:
+        where = f"`codex_path` ({cfg.codex_path}) is not" if cfg.codex_path else "it is not"
+        return (
+            "codex_path" if cfg.codex_path else "type",
+            f"the Codex CLI is not installed ({where} an executable file)",
+            f"{codex_tools.INSTALL} (or set codex_path), or use type: openai to run the "
+            "same model over OpenAI's Responses API with massgen's own tools",
+        )
+    return None
+
+
 # --- the formats ----------------------------------------------------------------------------
 
 # Chat Completions (and xAI's SDK) take them under our names.
@@ -273,6 +290,9 @@ GEMINI_CLI = Wire(
     {},
     frozenset({"web_search"}),
 )
+# Codex's own agent loop (`codex.py`): no generation parameters of ours;
+# `enable_web_search` turns on its web search and its commands' network.
+CODEX = Wire("codex", _entry("codex"), _check_codex, {}, frozenset({"web_search"}))
 LOCAL = Wire("local", _entry("local"), _check_local, _LOCAL_PARAMS)
 
 WIRES: tuple[Wire, ...] = (
@@ -285,4 +305,5 @@ WIRES: tuple[Wire, ...] = (
     LOCAL,
     CLAUDE_CODE,
     GEMINI_CLI,
+    CODEX,
 )

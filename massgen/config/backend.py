@@ -156,6 +156,9 @@ class BackendConfig(_WithGeneration):
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     max_turns: int | None = Field(default=None, ge=1, le=MAX_AGENT_TURNS)
+    # `type: codex` only (`backends/codex.py`): the Codex CLI to run, where it is not
+    # `codex` on PATH (or `$MASSGEN_CODEX_PATH`).
+    codex_path: str | None = Field(default=None, min_length=1)
     # Provider-hosted tools (the predecessor's keys): the provider runs them on its own
     # servers, outside our toolboxes and permission engine; the key is the permission.
     # Checked against what the backend's wire offers (`Wire.hosted`).
@@ -227,6 +230,11 @@ class BackendConfig(_WithGeneration):
                     f"`{'`, `'.join(given)}` configure Claude Code, and this backend is "
                     f"`type: {self.type}`; remove them, or use type: claude_code"
                 )
+        if self.type != "codex" and self.codex_path is not None:
+            raise ValueError(
+                f"`codex_path` names the Codex CLI, and this backend is `type: {self.type}`; "
+                "remove it, or use type: codex"
+            )
         return self
 
     def generation_params(self) -> GenerationParams:

@@ -21,8 +21,8 @@ from massgen.config.coordination import CoordinationConfig
 from massgen.config.permissions import PermissionsConfig, permissions_block
 from massgen.config.verifier import VerifierConfig
 
-# The backend types that run a whole agent in a workspace of their own.
-AGENT_HOSTS = ("claude_code", "gemini_cli")
+# The backend types that run a whole agent (a vendor's CLI) in a workspace of its own.
+AGENT_HOSTS = ("claude_code", "codex", "gemini_cli")
 
 
 class AgentConfig(Strict):
@@ -34,7 +34,7 @@ class AgentConfig(Strict):
     @model_validator(mode="before")
     @classmethod
     def _claude_code_workspace(cls, data: Any) -> Any:
-        """Claude Code and Gemini CLI work in the agent's own workspace: without a `cwd`,
+        """Claude Code, Codex and Gemini CLI work in the agent's own workspace: without a `cwd`,
         one named after the agent (`<id>_workspace`), as the predecessor gave its coding
         agents."""
         backend = data.get("backend") if isinstance(data, dict) else None

@@ -54,7 +54,6 @@ def test_check_names_predecessor_types_as_not_supported_yet(old_type):
 @pytest.mark.parametrize(
     ("old_type", "wire"),
     [
-        ("codex", "responses"),
         ("antigravity_cli", "gemini"),
     ],
 )
@@ -62,6 +61,19 @@ def test_agent_cli_types_are_their_model_over_its_api(old_type, wire):
     assert registry.check(cfg(type=old_type)) is None
     assert registry.PROFILES[old_type].wire.name == wire
     assert not registry.PROFILES[old_type].models  # never offered by the wizard
+
+
+def test_codex_is_codex_itself_in_its_own_workspace():
+    assert registry.PROFILES["codex"].wire.name == "codex"
+    from massgen.config.schema import AgentConfig
+
+    agent = AgentConfig(id="cx", backend=cfg(type="codex"))
+    assert agent.backend.cwd == "cx_workspace"
+
+
+def test_codex_path_belongs_to_codex():
+    with pytest.raises(ValueError, match="codex_path"):
+        cfg(type="openai", codex_path="/usr/bin/codex")
 
 
 def test_claude_code_is_claude_code_itself_in_its_own_workspace():
