@@ -87,12 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     cost = measure(runs)
     text = render(cost, runs, (load_before, os.getloadavg()[0]), _cli_overhead())
-    if args.quick:
-        print(text)
-    else:
-        from bench.local import write
-
-        write(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
+    report.publish(text, BEGIN, END, quick=args.quick)
     return 0
 
 

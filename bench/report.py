@@ -110,3 +110,14 @@ def shown(argv: Sequence[str]) -> str:
             part = os.path.relpath(part, ROOT)
         parts.append(f'"{part}"' if " " in part else part)
     return "`" + " ".join(parts) + "`"
+
+
+def publish(text: str, begin: str, end: str, *, quick: bool) -> None:
+    """A bench module's section: printed for `--quick`, else written between its markers in
+    docs/benchmarks.md."""
+    if quick:
+        print(text)
+        return
+    from bench.local import write  # here, not at the top: bench.local loads the model stack
+
+    write(ROOT / "docs" / "benchmarks.md", text, begin, end)

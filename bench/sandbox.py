@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import report
-from bench.proc import ROOT
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, Wrapped, select_sandbox
@@ -44,12 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     timings = {mode: asyncio.run(_calls(sandbox, runs)) for mode, sandbox in _sandboxes()}
     text = render(timings, runs, (load_before, os.getloadavg()[0]))
-    if args.quick:
-        print(text)
-    else:
-        from bench.local import write
-
-        write(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
+    report.publish(text, BEGIN, END, quick=args.quick)
     return 0
 
 

@@ -29,8 +29,28 @@ def hosted(events: list[types.BackendEvent]) -> list[types.HostedActivity]:
     return [e for e in events if isinstance(e, types.HostedActivity)]
 
 
-def sources_of(activity: types.HostedActivity) -> list[tuple[str, str]]:
-    return [(s.url, s.title) for s in activity.sources]
+def assert_searched_and_ran(
+    search: types.HostedActivity, code: types.HostedActivity, *, titles: bool = True
+) -> None:
+    """The stream's activity carries SEARCH's query and sources (their titles where the
+    wire has them) and CODE's code and output."""
+    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
+    assert [s.url for s in search.sources] == [url for url, _ in SEARCH.sources]
+    if titles:
+        assert [s.title for s in search.sources] == [title for _, title in SEARCH.sources]
+    assert (code.tool, code.code, code.output, code.ok) == (
+        "code_execution",
+        CODE.code,
+        CODE.output,
+        True,
+    )
+
+
+def assert_cited(events: list[types.BackendEvent], starts: str = ANSWER) -> None:
+    """The answer text, then the numbered list of SEARCH's sources."""
+    text = text_of(events)
+    assert text.startswith(starts)
+    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
 
 
 # --- OpenAI Responses --------------------------------------------------------------------
@@ -66,12 +86,8 @@ async def test_responses_search_streams_query_sources_and_cited_answer(responses
     with FakeResponses(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
         events = await collect(responses(fake).stream(ask(hosted=("web_search",))))
     search, code = hosted(events)
-    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
-    assert [s.url for s in search.sources] == [url for url, _ in SEARCH.sources]
-    assert (code.tool, code.code, code.output) == ("code_execution", CODE.code, CODE.output)
-    text = text_of(events)
-    assert text.startswith(ANSWER)
-    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+    assert_searched_and_ran(search, code, titles=False)  # Responses' sources have no titles
+    assert_cited(events)
 
 
 # --- Anthropic Messages ------------------------------------------------------------------
@@ -95,18 +111,9 @@ async def test_anthropic_search_streams_query_sources_and_cited_answer(claude):
     with FakeAnthropic(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
         events = await collect(claude(fake).stream(ask(hosted=("web_search",))))
     search, code = hosted(events)
-    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
-    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
-    assert (code.tool, code.code, code.output, code.ok) == (
-        "code_execution",
-        CODE.code,
-        CODE.output,
-        True,
-    )
-    text = text_of(events)
+    assert_searched_and_ran(search, code)
     # The cited block ends with its markers; the message ends with the numbered list.
-    assert text.startswith(f"{ANSWER} [1][2]")
-    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+    assert_cited(events, starts=f"{ANSWER} [1][2]")
 
 
 # --- Gemini ------------------------------------------------------------------------------
@@ -129,17 +136,8 @@ async def test_gemini_grounding_streams_queries_sources_and_cited_answer(gemini)
     with FakeGemini(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
         events = await collect(gemini(fake).stream(ask(hosted=("web_search",))))
     code, search = hosted(events)
-    assert (code.tool, code.code, code.output, code.ok) == (
-        "code_execution",
-        CODE.code,
-        CODE.output,
-        True,
-    )
-    assert (search.tool, search.query) == ("web_search", SEARCH.query)
-    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
-    text = text_of(events)
-    assert text.startswith(ANSWER)
-    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+    assert_searched_and_ran(search, code)
+    assert_cited(events)
 
 
 # --- xAI ---------------------------------------------------------------------------------
