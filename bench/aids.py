@@ -13,7 +13,6 @@ because its replies depend on the request (the generation calls get JSON).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -79,20 +78,13 @@ PARAPHRASE_LEADS = ("Put differently:", "In other words,", "Said another way:")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.aids")
-    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (default 5)")
-    parser.add_argument("--quick", action="store_true", help="2 runs each; print, don't write")
-    args = parser.parse_args(argv)
-    runs = 2 if args.quick else args.runs
+    runs, quick = report.runs_and_quick(
+        argv, "python -m bench.aids", 5, 2, "runs", "per measurement"
+    )
     load_before = os.getloadavg()[0]
     cost = measure(runs)
     text = render(cost, runs, (load_before, os.getloadavg()[0]), _cli_overhead())
-    if args.quick:
-        print(text)
-    else:
-        from bench.local import write
-
-        write(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
+    report.publish(text, BEGIN, END, quick=quick)
     return 0
 
 

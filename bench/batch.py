@@ -25,8 +25,7 @@ import time
 from pathlib import Path
 
 from bench import report
-from bench.local import write
-from bench.proc import ROOT, FakeServer
+from bench.proc import FakeServer
 from massgen.api import TeamRun, load
 from massgen.batch import cli
 from massgen.batch.tasks import load_tasks
@@ -47,10 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         overhead = _overhead(Path(scratch), overhead_n)
         throughput = _throughput(Path(scratch), throughput_n)
     text = _render(overhead_n, overhead, throughput_n, throughput)
-    if args.quick:
-        print(text)
-    else:
-        write(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
+    report.publish(text, BEGIN, END, quick=args.quick)
     return 0
 
 

@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from bench import report
-from bench.proc import ROOT
 from massgen.core.effects import Effect, Read, Run, Write
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
@@ -145,12 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     n = 30 if args.quick else 300
     text = render(measure(n), n, os.getloadavg()[0], measure_file_tools(n))
-    if args.quick:
-        print(text)
-    else:
-        from bench.local import write
-
-        write(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
+    report.publish(text, BEGIN, END, quick=args.quick)
     return 0
 
 

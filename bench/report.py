@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
@@ -110,3 +111,28 @@ def shown(argv: Sequence[str]) -> str:
             part = os.path.relpath(part, ROOT)
         parts.append(f'"{part}"' if " " in part else part)
     return "`" + " ".join(parts) + "`"
+
+
+def runs_and_quick(
+    argv: list[str] | None, prog: str, runs: int, quick_runs: int, unit: str, per: str
+) -> tuple[int, bool]:
+    """A measuring module's command line: `--runs N` (default `runs`), or `--quick`
+    (`quick_runs`, printed rather than written). The runs, and whether it is quick."""
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--runs", type=int, default=runs, help=f"{unit} {per} (default {runs})")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{quick_runs} {unit} each; print, don't write"
+    )
+    args = parser.parse_args(argv)
+    return (quick_runs if args.quick else args.runs), args.quick
+
+
+def publish(text: str, begin: str, end: str, *, quick: bool) -> None:
+    """A bench module's section: printed for `--quick`, else written between its markers in
+    docs/benchmarks.md."""
+    if quick:
+        print(text)
+        return
+    from bench.local import write  # here, not at the top: bench.local loads the model stack
+
+    write(ROOT / "docs" / "benchmarks.md", text, begin, end)

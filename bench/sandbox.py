@@ -13,7 +13,6 @@ and output capture): bare (the runner alone, no pid namespace, no limits: the ba
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -24,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import report
-from bench.proc import ROOT
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, Wrapped, select_sandbox
@@ -36,20 +34,13 @@ MODES = ("none", "bubblewrap", "landlock")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.sandbox")
-    parser.add_argument("--runs", type=int, default=30, help="calls per sandbox (default 30)")
-    parser.add_argument("--quick", action="store_true", help="5 calls each; print, don't write")
-    args = parser.parse_args(argv)
-    runs = 5 if args.quick else args.runs
+    runs, quick = report.runs_and_quick(
+        argv, "python -m bench.sandbox", 30, 5, "calls", "per sandbox"
+    )
     load_before = os.getloadavg()[0]
     timings = {mode: asyncio.run(_calls(sandbox, runs)) for mode, sandbox in _sandboxes()}
     text = render(timings, runs, (load_before, os.getloadavg()[0]))
-    if args.quick:
-        print(text)
-    else:
-        from bench.local import write
-
-        write(ROOT / "docs" / "benchmarks.md", text, BEGIN, END)
+    report.publish(text, BEGIN, END, quick=quick)
     return 0
 
 

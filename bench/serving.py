@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.local import write
+from bench import report
 from bench.proc import ROOT, FakeServer
 
 BEGIN, END = "<!-- serving: begin -->", "<!-- serving: end -->"
@@ -55,10 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         inproc, inproc_cpu = asyncio.run(_in_process(folder, team, args.requests))
     cpu = (served_cpu / args.requests, inproc_cpu / args.requests)
     section = _section(args.requests, served, inproc, calls, cpu)
-    if args.print:
-        print(section)
-    else:
-        write(ROOT / "docs" / "benchmarks.md", section, BEGIN, END)
+    report.publish(section, BEGIN, END, quick=args.print)
     return 0
 
 

@@ -1,7 +1,10 @@
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from massgen.core import safe_open
 
 # Protocol tests share the scripted backend in tests/scripted.py.
 sys.path.insert(0, str(Path(__file__).parent))
@@ -14,3 +17,18 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("MASSGEN_LOG_BASE_DIR", raising=False)
     return tmp_path
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(True, id="openat2", marks=pytest.mark.skipif(
+            not safe_open.has_openat2(), reason="this kernel has no openat2")),
+        pytest.param(False, id="walk"),
+    ]
+)  # fmt: skip
+def open_way(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """Run a test both ways `safe_open` opens beneath a root: the kernel's openat2 and the
+    component-by-component walk (openat2 again afterwards, where the kernel has it)."""
+    safe_open.use_openat2(request.param)
+    yield request.param
+    safe_open.use_openat2(True)

@@ -14,27 +14,23 @@ from massgen.core import events as ev
 from massgen.record.recorder import Recorder
 from massgen.runs.loading import load
 from massgen.runs.members import build as build_members
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import FakeProvider, Reply, cooperative_agent, tool_first
 from massgen.testing.tools import InProcessTools
 from massgen.ui.plain import PlainView
 
 QUESTION = "What is the population of the capital of France?"
 
 
-def tool_user(request: dict) -> Reply:
-    """Look the figure up before the first answer; vote when there is something to vote
-    for; present the selected answer."""
-    offered = {t["function"]["name"] for t in request.get("tools") or []}
-    results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
-    if "vote" in offered:
-        return cooperative_agent(request)
-    if "new_answer" in offered:
-        if not results:
-            return Reply(tool_calls=[("population", {"city": "Paris"})])
-        return Reply(tool_calls=[("new_answer", {"content": f"Paris has {results[-1]}."})])
+def present_selected(request: dict) -> Reply:
     user = request["messages"][-1]["content"]
     selected = re.search(r"<SELECTED ANSWER [^>]+>\n(.*?)\n<END OF SELECTED ANSWER>", user, re.S)
     return Reply(text=f"Final: {selected.group(1) if selected else '?'}")
+
+
+# Look the figure up before the first answer; vote; present the selected answer.
+tool_user = tool_first(
+    "population", {"city": "Paris"}, lambda found: f"Paris has {found}.", present_selected
+)
 
 
 async def population(city: str) -> str:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from massgen.core.errors import ConfigError
+from massgen.verifiers.sandboxed import RLIMITS
 
 if TYPE_CHECKING:
     from massgen.permissions.sandbox import Sandbox
@@ -51,18 +52,19 @@ _BLOCK = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)([^\n]*)\n(.*?)(?:```|\Z)", re.D
 
 # Runs inside the sandbox: the limits first, then the answer, then the tests; the marker
 # (a nonce from argv) is printed only if all of that finished.
-HARNESS = """\
+HARNESS = (
+    """\
 import resource, sys
 memory, cpu = int(sys.argv[2]), int(sys.argv[3])
-resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+"""
+    + RLIMITS
+    + """\
 namespace = {"__name__": "solution"}
 exec(compile(open("solution.py").read(), "solution.py", "exec"), namespace)
 exec(compile(open("tests.py").read(), "tests.py", "exec"), namespace)
 print(sys.argv[1])
 """
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from massgen.core.status import ExitCode
 from massgen.serve.auth import Token, is_loopback
 from massgen.serve.cli import MIN_NETWORK_TOKEN
+from massgen.serve.launch import listen, prepare
 
 DEFAULT_PORT = 8643
 DEFAULT_TOKEN_ENV = "MASSGEN_MCP_TOKEN"
@@ -53,17 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    token = Token.from_env(dict(os.environ), args.token_env)
-    problem = _refusal(args, token)
-    if problem:
-        print(f"massgen mcp: error: {problem}", file=sys.stderr)
+    prepared = prepare(args, _refusal, "massgen mcp")
+    if prepared is None:
         return ExitCode.CONFIG
+    token, teams = prepared
     from massgen.mcp_server.asking import Asker, Limits
     from massgen.mcp_server.server import build
-    from massgen.serve.teams import Teams
 
-    teams = Teams(args.config, Path(args.teams_dir) if args.teams_dir else None)
-    teams.check()  # a ConfigError here is printed as one line by massgen.cli
     limits = Limits(args.max_concurrent, args.timeout, args.max_cost)
     server = build(Asker(teams, limits))
     if not args.http:
@@ -100,10 +96,6 @@ def _refusal(args: argparse.Namespace, token: Token) -> str | None:
 
 
 def _serve_http(server: object, args: argparse.Namespace, token: Token) -> int:
-    import contextlib
-
-    import uvicorn
-
     from massgen.mcp_server.http import PATH, guarded
 
     app = guarded(server.streamable_http_app(), token, args.token_env, args.host)  # type: ignore[attr-defined]
@@ -114,9 +106,4 @@ def _serve_http(server: object, args: argparse.Namespace, token: Token) -> int:
               file=sys.stderr)  # fmt: skip
     else:
         print(f"token: from ${args.token_env}", file=sys.stderr)
-    config = uvicorn.Config(
-        app, host=args.host, port=args.port, access_log=False, log_level="warning", lifespan="on"
-    )
-    with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run()
-    return ExitCode.OK
+    return listen(app, args.host, args.port)

@@ -11,18 +11,11 @@ one user on one machine and wrong for a listening network port.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import shlex
-import sys
-from pathlib import Path
 
 from massgen.core.status import ExitCode
 from massgen.serve.auth import DEFAULT_TOKEN_ENV, Token, is_loopback
-
-TYPE_CHECKING = False  # not typing's: `massgen serve --help` stays light
-if TYPE_CHECKING:
-    from starlette.applications import Starlette
+from massgen.serve.launch import listen, prepare
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8642
 MIN_NETWORK_TOKEN = 16  # characters: a token that guards a network port must not be guessable
@@ -85,16 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    token = Token.from_env(dict(os.environ), args.token_env)
-    problem = _refusal(args, token)
-    if problem:
-        print(f"massgen serve: error: {problem}", file=sys.stderr)
+    prepared = prepare(args, _refusal, "massgen serve")
+    if prepared is None:
         return ExitCode.CONFIG
+    token, teams = prepared
     from massgen.serve.app import Settings, build_app
-    from massgen.serve.teams import Teams
 
-    teams = Teams(args.config, Path(args.teams_dir) if args.teams_dir else None)
-    teams.check()  # a ConfigError here is printed as one line by massgen.cli
     settings = Settings(
         teams,
         token,
@@ -105,7 +94,7 @@ def main(argv: list[str]) -> int:
         allowed_hosts=tuple(args.allowed_host),
     )
     print(start_lines(args.host, args.port, token, args.token_env), flush=True)
-    return _serve(build_app(settings), args.host, args.port)
+    return listen(build_app(settings), args.host, args.port)
 
 
 def _refusal(args: argparse.Namespace, token: Token) -> str | None:
@@ -144,15 +133,3 @@ def start_lines(host: str, port: int, token: Token, token_env: str) -> str:
         lines.append(f"web view: {url}/ (log in with the token)")
     lines.append(f"try: {curl} -H 'Content-Type: application/json' -d {shlex.quote(body)}")
     return "\n".join(lines)
-
-
-def _serve(app: Starlette, host: str, port: int) -> int:
-    import uvicorn
-
-    # No access log: the web view's first URL carries the token as a query parameter.
-    config = uvicorn.Config(
-        app, host=host, port=port, access_log=False, log_level="warning", lifespan="on"
-    )
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn already shut down
-        uvicorn.Server(config).run()
-    return ExitCode.OK

@@ -9,6 +9,7 @@ from massgen.testing.fake_provider import (
     cooperative_agent,
     prompt_chars,
 )
+from massgen.testing.policy import tool_first
 
 __all__ = [
     "FakeProvider",
@@ -18,4 +19,5 @@ __all__ = [
     "Scripted",
     "cooperative_agent",
     "prompt_chars",
+    "tool_first",
 ]

@@ -179,6 +179,30 @@ def cooperative_agent(request: Json) -> Reply:
     return Reply(text=f"Final answer from {model}. {answer}")
 
 
+def tool_first(
+    name: str,
+    arguments: Json,
+    answer: Callable[[str], str],
+    present: Callable[[Json], Reply] = cooperative_agent,
+) -> Policy:
+    """A team member that calls tool `name` once before it answers, answers
+    `answer(what the tool gave it)`, and votes like `cooperative_agent`; asked with no
+    coordination tools (the presentation), it replies `present(request)`."""
+
+    def agent(request: Json) -> Reply:
+        offered = set(_offered_tools(request))
+        results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+        if "vote" in offered:
+            return cooperative_agent(request)
+        if "new_answer" not in offered:
+            return present(request)
+        if not results:
+            return Reply(tool_calls=[(name, arguments)])
+        return Reply(tool_calls=[("new_answer", {"content": answer(results[-1])})])
+
+    return agent
+
+
 def _offered_tools(request: Json) -> dict[str, Json]:
     tools: dict[str, Json] = {}
     for tool in request.get("tools") or []:

@@ -57,7 +57,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from massgen.core.effects import Effect, External
-from massgen.core.toolbox import Progress, ToolContext, ToolResult
+from massgen.core.toolbox import Progress, ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolCall, ToolSpec
 from massgen.tools.python_context import VALUES, AgentFacts, context_values
 
@@ -303,12 +303,7 @@ def _validated(tool: PythonTool, text: str) -> dict[str, Any]:
     Raises:
         ValueError: not a JSON object, or not what the signature asks for.
     """
-    try:
-        raw = json.loads(text or "{}")
-    except json.JSONDecodeError as error:
-        raise ValueError(f"the arguments are not valid JSON ({error}).") from None
-    if not isinstance(raw, dict):
-        raise ValueError("the arguments must be a JSON object.")
+    raw = arguments_of(text)
     try:
         model = tool.arguments.model_validate(raw)
     except ValidationError as error:

@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-from massgen.verifiers.sandboxed import run_confined
+from massgen.verifiers.sandboxed import RLIMITS, run_confined
 
 TIMEOUT_SECONDS = 10.0
 CPU_SECONDS = 8
@@ -35,13 +35,13 @@ _PYTHON = ("python", "py", "python3")
 _QUOTES = re.compile(r"^\s*(\"\"\"|''')\s*$")
 
 # Runs inside the sandbox: limits first, then the answer's code, then the examples.
-HARNESS = """\
+HARNESS = (
+    """\
 import doctest, json, resource, sys
 memory, cpu = int(sys.argv[1]), int(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+"""
+    + RLIMITS
+    + """\
 globs = {"__name__": "__main__"}
 try:
     exec(compile(open("solution.py").read(), "solution.py", "exec"), globs)
@@ -55,6 +55,7 @@ failed, attempted = runner.run(test, out=sys.stdout.write)
 print(f"{attempted - failed} of {attempted} examples passed")
 sys.exit(1 if failed else 0)
 """
+)
 
 
 async def python_examples(answer: str, question: str, workspace: Path | None) -> tuple[bool, str]:

@@ -20,6 +20,14 @@ from pathlib import Path
 from massgen.permissions.sandbox import Confinement, NoSandbox, Sandbox, select_sandbox
 from massgen.workspace.runner import Finished, Limits, command_environment, run_command
 
+# The first lines a Python harness runs in the sandbox, once it has set `memory` (bytes of
+# address space) and `cpu` (seconds): no file over 1 MiB, and no new process.
+RLIMITS = """\
+resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+"""
 MAX_OUTPUT_BYTES = 64 * 1024  # read from the program; the check keeps less
 MAX_PROCESSES = 64
 MAX_MEMORY_MB = 2048

@@ -29,8 +29,41 @@ def hosted(events: list[types.BackendEvent]) -> list[types.HostedActivity]:
     return [e for e in events if isinstance(e, types.HostedActivity)]
 
 
-def sources_of(activity: types.HostedActivity) -> list[tuple[str, str]]:
-    return [(s.url, s.title) for s in activity.sources]
+def assert_searched_and_ran(
+    search: types.HostedActivity, code: types.HostedActivity, *, titles: bool = True
+) -> None:
+    """The stream's activity carries SEARCH's query and sources (their titles where the
+    wire has them) and CODE's code and output."""
+    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
+    assert [s.url for s in search.sources] == [url for url, _ in SEARCH.sources]
+    if titles:
+        assert [s.title for s in search.sources] == [title for _, title in SEARCH.sources]
+    assert (code.tool, code.code, code.output, code.ok) == (
+        "code_execution",
+        CODE.code,
+        CODE.output,
+        True,
+    )
+
+
+def assert_cited(events: list[types.BackendEvent], starts: str = ANSWER) -> None:
+    """The answer text, then the numbered list of SEARCH's sources."""
+    text = text_of(events)
+    assert text.startswith(starts)
+    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+
+
+async def sent(backend, fake_type, hosted: tuple[str, ...] = ()):
+    """The fake `backend` talked to, after one request offering the `hosted` tools."""
+    with fake_type(Scripted([Reply(text="ok")])) as fake:
+        await collect(backend(fake).stream(ask(hosted=hosted)))
+    return fake
+
+
+async def searched(backend, fake_type) -> list[types.BackendEvent]:
+    """What `backend` streams for a reply that searched (SEARCH), ran CODE and said ANSWER."""
+    with fake_type(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
+        return await collect(backend(fake).stream(ask(hosted=("web_search",))))
 
 
 # --- OpenAI Responses --------------------------------------------------------------------
@@ -42,11 +75,7 @@ def responses(backends):
 
 
 async def test_responses_sends_web_search_and_code_interpreter(responses):
-    reply = Reply(text="ok")
-    with FakeResponses(Scripted([reply])) as fake:
-        request = ask(hosted=("web_search", "code_execution"))
-        await collect(responses(fake).stream(request))
-        body = fake.requests[0]
+    body = (await sent(responses, FakeResponses, ("web_search", "code_execution"))).requests[0]
     assert {"type": "web_search"} in body["tools"]
     assert {"type": "code_interpreter", "container": {"type": "auto"}} in body["tools"]
     assert set(body["include"]) == {
@@ -56,22 +85,15 @@ async def test_responses_sends_web_search_and_code_interpreter(responses):
 
 
 async def test_responses_without_hosted_tools_sends_none(responses):
-    with FakeResponses(Scripted([Reply(text="ok")])) as fake:
-        await collect(responses(fake).stream(ask()))
-        body = fake.requests[0]
+    body = (await sent(responses, FakeResponses)).requests[0]
     assert "tools" not in body and "include" not in body
 
 
 async def test_responses_search_streams_query_sources_and_cited_answer(responses):
-    with FakeResponses(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
-        events = await collect(responses(fake).stream(ask(hosted=("web_search",))))
+    events = await searched(responses, FakeResponses)
     search, code = hosted(events)
-    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
-    assert [s.url for s in search.sources] == [url for url, _ in SEARCH.sources]
-    assert (code.tool, code.code, code.output) == ("code_execution", CODE.code, CODE.output)
-    text = text_of(events)
-    assert text.startswith(ANSWER)
-    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+    assert_searched_and_ran(search, code, titles=False)  # Responses' sources have no titles
+    assert_cited(events)
 
 
 # --- Anthropic Messages ------------------------------------------------------------------
@@ -83,30 +105,19 @@ def claude(backends):
 
 
 async def test_anthropic_sends_server_tools_and_code_execution_beta(claude):
-    with FakeAnthropic(Scripted([Reply(text="ok")])) as fake:
-        await collect(claude(fake).stream(ask(hosted=("web_search", "code_execution"))))
-        body, headers = fake.requests[0], fake.headers[0]
+    fake = await sent(claude, FakeAnthropic, ("web_search", "code_execution"))
+    body, headers = fake.requests[0], fake.headers[0]
     assert {"type": "web_search_20250305", "name": "web_search", "max_uses": 5} in body["tools"]
     assert {"type": "code_execution_20250825", "name": "code_execution"} in body["tools"]
     assert headers["anthropic-beta"] == CODE_EXECUTION_BETA
 
 
 async def test_anthropic_search_streams_query_sources_and_cited_answer(claude):
-    with FakeAnthropic(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
-        events = await collect(claude(fake).stream(ask(hosted=("web_search",))))
+    events = await searched(claude, FakeAnthropic)
     search, code = hosted(events)
-    assert (search.tool, search.query, search.ok) == ("web_search", SEARCH.query, True)
-    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
-    assert (code.tool, code.code, code.output, code.ok) == (
-        "code_execution",
-        CODE.code,
-        CODE.output,
-        True,
-    )
-    text = text_of(events)
+    assert_searched_and_ran(search, code)
     # The cited block ends with its markers; the message ends with the numbered list.
-    assert text.startswith(f"{ANSWER} [1][2]")
-    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+    assert_cited(events, starts=f"{ANSWER} [1][2]")
 
 
 # --- Gemini ------------------------------------------------------------------------------
@@ -118,28 +129,16 @@ def gemini(backends):
 
 
 async def test_gemini_sends_google_search_and_code_execution(gemini):
-    with FakeGemini(Scripted([Reply(text="ok")])) as fake:
-        await collect(gemini(fake).stream(ask(hosted=("web_search", "code_execution"))))
-        body = fake.requests[0]
+    body = (await sent(gemini, FakeGemini, ("web_search", "code_execution"))).requests[0]
     tools = body["tools"]
     assert {"googleSearch": {}} in tools and {"codeExecution": {}} in tools
 
 
 async def test_gemini_grounding_streams_queries_sources_and_cited_answer(gemini):
-    with FakeGemini(Scripted([Reply(text=ANSWER, hosted=[SEARCH, CODE])])) as fake:
-        events = await collect(gemini(fake).stream(ask(hosted=("web_search",))))
+    events = await searched(gemini, FakeGemini)
     code, search = hosted(events)
-    assert (code.tool, code.code, code.output, code.ok) == (
-        "code_execution",
-        CODE.code,
-        CODE.output,
-        True,
-    )
-    assert (search.tool, search.query) == ("web_search", SEARCH.query)
-    assert sources_of(search) == [(url, title) for url, title in SEARCH.sources]
-    text = text_of(events)
-    assert text.startswith(ANSWER)
-    assert "Sources:\n[1] Burj Khalifa <https://example.org/burj>\n[2] Tall list" in text
+    assert_searched_and_ran(search, code)
+    assert_cited(events)
 
 
 # --- xAI ---------------------------------------------------------------------------------
@@ -151,10 +150,7 @@ def grok(backends):
 
 
 async def test_grok_sends_server_side_tools(grok):
-    with FakeXai(Scripted([Reply(text="ok")])) as fake:
-        request = ask(hosted=("web_search", "x_search", "code_execution"))
-        await collect(grok(fake).stream(request))
-        body = fake.requests[0]
+    body = (await sent(grok, FakeXai, ("web_search", "x_search", "code_execution"))).requests[0]
     kinds = [next(iter(tool)) for tool in body["tools"]]
     assert kinds == ["web_search", "x_search", "code_execution"]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from workspace_agents import workspace_agents
+
 from massgen.api import TeamRun
 from massgen.core import events as ev
 from massgen.runs.loading import load
@@ -14,19 +16,7 @@ from massgen.testing.policy import Fault, Reply
 
 def agents(base_url: str) -> list[dict]:
     """Two agents with workspaces, told apart by their models."""
-    return [
-        {
-            "id": agent,
-            "backend": {
-                "type": "chatcompletion",
-                "base_url": base_url,
-                "api_key": "k",
-                "model": f"model-{n}",
-                "cwd": f"ws{n}",
-            },
-        }
-        for n, agent in enumerate(("first", "second"))
-    ]
+    return workspace_agents(base_url, ("first", "second"), model="model-{n}")
 
 
 def writes_then_answers(target: Path):

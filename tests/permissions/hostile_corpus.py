@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 PY_WRITE = "open('{target}','w').write('pwned')"
 
 
@@ -42,6 +44,13 @@ class Tree:
         (self.home / ".config" / "massgen" / ".env").write_text("OPENAI_API_KEY=sk-home\n")
         (self.home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
         (self.project / ".env").write_text("OPENAI_API_KEY=sk-project\n")
+
+    def enter(self, monkeypatch: pytest.MonkeyPatch) -> Tree:
+        """Build the tree and run in it: HOME is its home, the working directory its project."""
+        self.build()
+        monkeypatch.setenv("HOME", str(self.home))
+        monkeypatch.chdir(self.project)
+        return self
 
     def snapshot(self) -> dict[str, bytes]:
         """Every file outside the project's .massgen (workspaces, logs), with its bytes."""

@@ -24,11 +24,7 @@ from massgen.workspace.team import Workspaces
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    t = Tree(tmp_path)
-    t.build()
-    monkeypatch.setenv("HOME", str(t.home))
-    monkeypatch.chdir(t.project)
-    return t
+    return Tree(tmp_path).enter(monkeypatch)
 
 
 def guarded(tree: Tree, approver=None, book: Book | None = None):

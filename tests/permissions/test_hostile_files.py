@@ -23,7 +23,6 @@ import pytest
 from hostile_corpus import Tree
 
 from massgen.config.schema import ContextPathConfig
-from massgen.core import safe_open
 from massgen.core.effects import Read
 from massgen.core.errors import ConfigError
 from massgen.core.toolbox import Toolboxes, ToolContext, ToolResult
@@ -40,32 +39,17 @@ from massgen.workspace.runner import Limits
 from massgen.workspace.team import Workspaces
 
 CANARY = "canary-7d1f-never-shown"
-WAYS = [
-    pytest.param(True, id="openat2", marks=pytest.mark.skipif(
-        not safe_open.has_openat2(), reason="this kernel has no openat2")),
-    pytest.param(False, id="walk"),
-]  # fmt: skip
-
-
-@pytest.fixture(params=WAYS)
-def way(request):
-    safe_open.use_openat2(request.param)
-    yield request.param
-    safe_open.use_openat2(True)
 
 
 @pytest.fixture
-def tree(tmp_path, monkeypatch, way):
-    t = Tree(tmp_path)
-    t.build()
+def tree(tmp_path, monkeypatch, open_way):  # every test runs with openat2 and the walk
+    t = Tree(tmp_path).enter(monkeypatch)
     for rel in (".ssh/id_rsa", ".config/massgen/.env", ".git-credentials",
                 ".config/gh/hosts.yml"):  # fmt: skip
         (t.home / rel).parent.mkdir(parents=True, exist_ok=True)
         (t.home / rel).write_text(f"{rel}={CANARY}\n")
     (t.home / ".bashrc").write_text("export PS1='$ '\n")
     (t.outside / "secret.txt").write_text(f"{CANARY}\n")
-    monkeypatch.setenv("HOME", str(t.home))
-    monkeypatch.chdir(t.project)
     return t
 
 

@@ -44,11 +44,7 @@ def team(base_url: str) -> dict:
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    t = Tree(tmp_path)
-    t.build()
-    monkeypatch.setenv("HOME", str(t.home))
-    monkeypatch.chdir(t.project)
-    return t
+    return Tree(tmp_path).enter(monkeypatch)
 
 
 async def run_team(tree: Tree, calls):

@@ -13,6 +13,19 @@ T0 = 1_700_000_000.0
 QUESTION = "What is the capital of France?"
 FAILURE = "AuthFailed: the provider rejected the API key"
 FINAL = "The capital of France is Paris, on the Seine."
+LABELS = {"alpha": "agent1", "beta": "agent2", "gamma": "agent3"}
+
+
+def vote(at: float, voter: str, target: str, target_label: str, reason: str) -> ev.VoteCast:
+    """`voter`'s vote, under its label in LABELS."""
+    return ev.VoteCast(
+        at=at,
+        agent=voter,
+        voter_label=LABELS[voter],
+        target=target,
+        target_label=target_label,
+        reason=reason,
+    )
 
 
 def three_agent_run() -> list[ev.AnyEvent]:
@@ -22,8 +35,8 @@ def three_agent_run() -> list[ev.AnyEvent]:
         ev.RunStarted(
             at=next(at),
             question=QUESTION,
-            agents=("alpha", "beta", "gamma"),
-            labels={"alpha": "agent1", "beta": "agent2", "gamma": "agent3"},
+            agents=tuple(LABELS),
+            labels=LABELS,
         ),
         ev.AgentStarted(at=next(at), agent="alpha", run=1, answers_in_view=()),
         ev.AgentStarted(at=next(at), agent="beta", run=1, answers_in_view=()),
@@ -40,14 +53,7 @@ def three_agent_run() -> list[ev.AnyEvent]:
         ev.AnswerPublished(
             at=next(at), agent="alpha", label="agent1.1", content="Paris is the capital."
         ),
-        ev.VoteCast(
-            at=next(at),
-            agent="gamma",
-            voter_label="agent3",
-            target="alpha",
-            target_label="agent1.1",
-            reason="Correct and short.",
-        ),
+        vote(next(at), "gamma", "alpha", "agent1.1", "Correct and short."),
         ev.ToolCallStarted(at=next(at), agent="beta", call_id="c1", name="search", arguments="{}"),
         ev.ToolCallFinished(
             at=next(at), agent="beta", call_id="c1", name="search", result="ok", ok=True
@@ -70,22 +76,8 @@ def three_agent_run() -> list[ev.AnyEvent]:
             agent="beta",
             usage=Usage(input_tokens=300, output_tokens=50, reasoning_tokens=10),
         ),
-        ev.VoteCast(
-            at=next(at),
-            agent="alpha",
-            voter_label="agent1",
-            target="beta",
-            target_label="agent2.1",
-            reason="More complete than mine.",
-        ),
-        ev.VoteCast(
-            at=next(at),
-            agent="beta",
-            voter_label="agent2",
-            target="beta",
-            target_label="agent2.1",
-            reason="Still the best.",
-        ),
+        vote(next(at), "alpha", "beta", "agent2.1", "More complete than mine."),
+        vote(next(at), "beta", "beta", "agent2.1", "Still the best."),
         ev.CoordinationFinished(
             at=next(at),
             winner="beta",

@@ -38,6 +38,16 @@ def post(server: Server, path: str, body: Any, headers: dict[str, str] | None = 
         return error.code, json.loads(error.read()), error.headers
 
 
+def stop_run(server: Server, run_id: str) -> dict[str, Any]:
+    """DELETE /api/runs/ID with the token; its JSON reply."""
+    request = urllib.request.Request(
+        f"{server.url}/api/runs/{run_id}", method="DELETE",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return dict(json.loads(response.read()))
+
+
 def start_run(server: Server, question: str) -> str:
     status, body, _ = post(server, "/api/runs", {"question": question, "team": "asks"})
     assert status == 201, body
@@ -136,12 +146,7 @@ def test_a_finished_run_has_no_open_ask_and_its_feed_says_so(asks_server):
 def test_stopping_a_run_mid_ask_closes_the_ask_and_runs_nothing(asks_server):
     run_id = start_run(asks_server, "Stop it.")
     ask = first_ask(asks_server, run_id)
-    request = urllib.request.Request(
-        f"{asks_server.url}/api/runs/{run_id}", method="DELETE",
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert json.loads(response.read())["cancelled"] is True
+    assert stop_run(asks_server, run_id)["cancelled"] is True
     assert post(asks_server, f"/api/runs/{run_id}/asks/{ask['id']}", {"choice": "once"})[0] == 404
     assert not made(asks_server, run_id)
     records = [r for r in ledger(asks_server, run_id) if r["tool"] == "execute_command"]

@@ -4,15 +4,13 @@ against a real `massgen serve` subprocess on the fake provider."""
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from questions_team import HEARD, QUESTION, asking_agent, tool_result, write_questions_team
 from serve_fixture import TOKEN, Server, running_server
-from test_web_asks import login_cookie, messages, post, wait_finished
+from test_web_asks import login_cookie, messages, post, stop_run, wait_finished
 
 from massgen.testing.fake_provider import FakeProvider
 
@@ -218,12 +216,7 @@ def test_stopping_a_run_mid_question_ends_it(served):
     server, fake = served
     run_id = start_run(server, "API: stop while asking.")
     question = first_question(server, run_id)
-    request = urllib.request.Request(
-        f"{server.url}/api/runs/{run_id}", method="DELETE",
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert json.loads(response.read())["cancelled"] is True
+    assert stop_run(server, run_id)["cancelled"] is True
     assert [(q["id"], q["outcome"]) for q in closed(server, run_id)] == [(question["id"], "ended")]
     path = f"/api/runs/{run_id}/questions/{question['id']}"
     status, body, _ = post(server, path, {"text": "Too late."})

@@ -20,7 +20,7 @@ from massgen.core.errors import ConfigError
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.runs.toolboxes import python_toolboxes
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import FakeProvider, Reply, tool_first
 from massgen.tools.python import PythonToolbox, effects, tool_from_function
 
 CTX = ToolContext(agent="a1")
@@ -264,18 +264,15 @@ def test_a_function_that_is_no_built_in_needs_a_path(tmp_path):
 # ---------------------------------------------------------------- a whole team
 
 
-def adder_agent(request: dict) -> Reply:
-    """Add with the tool before answering; vote; present the selected answer."""
-    offered = {t["function"]["name"] for t in request.get("tools") or []}
-    results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
-    if "vote" in offered:
-        return cooperative_agent(request)
-    if "new_answer" in offered:
-        if not results:
-            return Reply(tool_calls=[("two_num_tool", {"x": 1234, "y": 4321})])
-        return Reply(tool_calls=[("new_answer", {"content": f"Result: {results[-1]}"})])
+def present_selected(request: dict) -> Reply:
     user = request["messages"][-1]["content"]
     return Reply(text="Final. " + user.split("<SELECTED ANSWER", 1)[-1][:200])
+
+
+# Add with the tool before answering; vote; present the selected answer.
+adder_agent = tool_first(
+    "two_num_tool", {"x": 1234, "y": 4321}, lambda sum_: f"Result: {sum_}", present_selected
+)
 
 
 def test_a_team_uses_a_custom_tool_and_the_answer_has_its_result(tmp_path, monkeypatch):

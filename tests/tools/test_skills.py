@@ -324,33 +324,29 @@ def skilled_agent(request: dict) -> Reply:
     return Reply(text="Final. " + user.split("<SELECTED ANSWER", 1)[-1][:200])
 
 
-def test_a_team_loads_a_skill_and_the_answer_uses_it(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def write_word_skill(project: Path) -> None:
+    """The project's skill `secret-word`, which tells WORD."""
     write_skill(
-        tmp_path / ".agent" / "skills",
+        project / ".agent" / "skills",
         "secret-word",
         "name: secret-word\ndescription: The word to answer with.",
         f"When asked for the word: The word is {WORD}.",
     )
+
+
+def test_a_team_loads_a_skill_and_the_answer_uses_it(in_tmp):
+    write_word_skill(in_tmp)
     with FakeProvider(skilled_agent) as fake:
-        file = team_config(tmp_path, {"use_skills": True}, fake.base_url)
+        file = team_config(in_tmp, {"use_skills": True}, fake.base_url)
         result = massgen.run("What is the word?", config=str(file), logs=False)
     assert result.status == "ok", result
     assert WORD in result.answer
 
 
-def test_a_team_whose_rules_deny_the_skill_gets_a_refusal(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    write_skill(
-        tmp_path / ".agent" / "skills",
-        "secret-word",
-        "name: secret-word\ndescription: The word to answer with.",
-        f"The word is {WORD}.",
-    )
+def test_a_team_whose_rules_deny_the_skill_gets_a_refusal(in_tmp):
+    write_word_skill(in_tmp)
     with FakeProvider(skilled_agent) as fake:
-        file = team_config(tmp_path, {"use_skills": True}, fake.base_url)
+        file = team_config(in_tmp, {"use_skills": True}, fake.base_url)
         data = yaml.safe_load(file.read_text())
         data["permissions"] = {"rules": {"deny": ["Read(./.agent/skills/secret-word/**)"]}}
         file.write_text(yaml.safe_dump(data))

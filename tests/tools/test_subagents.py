@@ -302,27 +302,30 @@ def test_the_tool_declares_its_effects_and_its_own_time_bound(tmp_path: Path):
 # --- the config ----------------------------------------------------------------------
 
 
-def test_the_predecessors_subagent_keys_load_typed():
+def predecessor_coordination(**keys: object):
+    """The typed `orchestrator.coordination` of a predecessor config with subagents on
+    and these `coordination` keys."""
     from massgen.config.predecessor import translate
 
     raw = {
         "agents": [{"id": "a", "backend": {"type": "openai", "model": "gpt-4o"}}],
-        "orchestrator": {
-            "coordination": {
-                "enable_subagents": True,
-                "subagent_default_timeout": 200,
-                "subagent_max_concurrent": 3,
-                "subagent_types": ["evaluator", "Critic"],
-                "subagent_orchestrator": {
-                    "enabled": True,
-                    "enable_web_search": True,
-                    "agents": [{"backend": {"type": "openai", "model": "gpt-4o-mini"}}],
-                },
-            }
-        },
+        "orchestrator": {"coordination": {"enable_subagents": True, **keys}},
     }
     data, _ = translate(raw, "x.yaml")
-    coordination = config_from_dict(data).orchestrator.coordination
+    return config_from_dict(data).orchestrator.coordination
+
+
+def test_the_predecessors_subagent_keys_load_typed():
+    coordination = predecessor_coordination(
+        subagent_default_timeout=200,
+        subagent_max_concurrent=3,
+        subagent_types=["evaluator", "Critic"],
+        subagent_orchestrator={
+            "enabled": True,
+            "enable_web_search": True,
+            "agents": [{"backend": {"type": "openai", "model": "gpt-4o-mini"}}],
+        },
+    )
     assert coordination.enable_subagents and coordination.subagent_default_timeout == 200
     assert coordination.subagent_types == ("evaluator", "critic")
     assert coordination.subagent_orchestrator.agents[0].backend.model == "gpt-4o-mini"

@@ -10,12 +10,12 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from massgen.api import TeamRun
-from massgen.config import config_from_dict
 from massgen.core import events as ev
 from massgen.core.effects import External, Write
 from massgen.core.toolbox import ToolContext
@@ -26,6 +26,8 @@ from massgen.runs.subagents import SUBAGENT_NOTE
 from massgen.testing import FakeProvider, Fault, Reply
 from massgen.tools.subagent_jobs import JobLimits, Jobs
 from massgen.tools.subagents import ChildOutcome, Limits, SubagentToolbox
+
+from .test_subagents import predecessor_coordination, team
 
 WATER = {"task": "Find the boiling point of water at sea level.", "subagent_id": "water"}
 
@@ -50,12 +52,17 @@ def _answer(text: str) -> Reply:
     return Reply(tool_calls=[("new_answer", {"content": text})])
 
 
-def team(base_url: str, **coordination) -> dict:
-    backend = {"type": "chatcompletion", "base_url": base_url, "api_key": "k", "model": "m"}
-    return {
-        "agents": [{"id": "lead", "backend": {**backend, "cwd": "lead_ws"}}],
-        "orchestrator": {"coordination": {"enable_subagents": True, **coordination}},
-    }
+def _spawns_water_then_answers(seen: Callable[[dict], None]) -> Callable[[dict], Reply]:
+    """Spawns WATER in the background, then answers with what the spawn said; `seen` is
+    shown every request first."""
+
+    def policy(request: dict) -> Reply:
+        seen(request)
+        if not _results(request):
+            return _spawn(WATER)
+        return _answer(f"Got: {_results(request)[-1]}")
+
+    return policy
 
 
 def _others() -> list[asyncio.Task]:
@@ -215,13 +222,7 @@ async def test_interrupting_the_parent_cancels_its_background_children(in_tmp: P
 
 async def test_with_background_off_the_tools_are_not_offered(in_tmp: Path):
     offered: list[set[str]] = []
-
-    def policy(request: dict) -> Reply:
-        offered.append(_offered(request))
-        if not _results(request):
-            return _spawn(WATER)
-        return _answer(f"Got: {_results(request)[-1]}")
-
+    policy = _spawns_water_then_answers(lambda request: offered.append(_offered(request)))
     with FakeProvider(policy) as fake:
         config = team(fake.base_url, background_subagents={"enabled": False})
         result = await TeamRun(load(config), "Try.").execute()
@@ -337,13 +338,7 @@ def test_each_tool_declares_its_effects(tmp_path: Path):
 
 async def test_a_background_spawn_the_permission_engine_refuses_runs_nothing(in_tmp: Path):
     asked = []
-
-    def policy(request: dict) -> Reply:
-        asked.append(_is_child(request))
-        if not _results(request):
-            return _spawn(WATER)
-        return _answer(f"Got: {_results(request)[-1]}")
-
+    policy = _spawns_water_then_answers(lambda request: asked.append(_is_child(request)))
     with FakeProvider(policy) as fake:
         config = team(fake.base_url)
         config["permissions"] = {"automation_default": "deny-all"}
@@ -354,18 +349,8 @@ async def test_a_background_spawn_the_permission_engine_refuses_runs_nothing(in_
 
 
 def test_the_predecessors_background_key_loads_typed():
-    from massgen.config.predecessor import translate
-
-    raw = {
-        "agents": [{"id": "a", "backend": {"type": "openai", "model": "gpt-4o"}}],
-        "orchestrator": {
-            "coordination": {
-                "enable_subagents": True,
-                "background_subagents": {"enabled": False, "injection_strategy": "user_message"},
-            }
-        },
-    }
-    data, _ = translate(raw, "x.yaml")
-    background = config_from_dict(data).orchestrator.coordination.background_subagents
+    background = predecessor_coordination(
+        background_subagents={"enabled": False, "injection_strategy": "user_message"}
+    ).background_subagents
     assert background.enabled is False and background.injection_strategy == "user_message"
     assert background.max_per_agent == 4 and background.max_per_run == 8

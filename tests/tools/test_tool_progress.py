@@ -20,7 +20,7 @@ from massgen.core import tool_progress as progress
 from massgen.core.tool_progress import ProgressGate
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import FakeProvider, Reply, tool_first
 from massgen.tools.mcp import open_team
 
 TOOLS = '''
@@ -63,19 +63,11 @@ def team_file(directory: Path, base_url: str) -> Path:
 def calling(name: str, arguments: dict[str, Any], seen: list[str]):
     """An agent that calls `name` once, keeps what the tool gave it, then answers."""
 
-    def agent(request: dict) -> Reply:
-        offered = {t["function"]["name"] for t in request.get("tools") or []}
-        results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
-        if "vote" in offered:
-            return cooperative_agent(request)
-        if "new_answer" in offered:
-            if not results:
-                return Reply(tool_calls=[(name, arguments)])
-            seen.extend(results)
-            return Reply(tool_calls=[("new_answer", {"content": f"Tool said: {results[-1]}"})])
-        return Reply(text="Final answer.")
+    def answer(result: str) -> str:
+        seen.append(result)
+        return f"Tool said: {result}"
 
-    return agent
+    return tool_first(name, arguments, answer, lambda _: Reply(text="Final answer."))
 
 
 async def events_of(tmp_path: Path, name: str, arguments: dict[str, Any], seen: list[str]):

@@ -12,6 +12,27 @@ LABELS = {"careful": "agent1", "balanced": "agent2", "creative": "agent3"}
 FINAL = "# Paris\n\nThe capital of **France** is Paris.\n\n- on the Seine\n- 2.1 million people"
 
 
+def vote(voter: str, target: str, target_label: str, reason: str, at: float) -> ev.VoteCast:
+    """`voter`'s vote, under its label in LABELS."""
+    return ev.VoteCast(
+        agent=voter,
+        voter_label=LABELS[voter],
+        target=target,
+        target_label=target_label,
+        reason=reason,
+        at=at,
+    )
+
+
+def careful_tool_result(
+    call_id: str, name: str, result: str, *, ok: bool = True, at: float, **more: object
+) -> ev.ToolCallFinished:
+    """A tool call of the agent `careful` has finished."""
+    return ev.ToolCallFinished(
+        agent="careful", call_id=call_id, name=name, result=result, ok=ok, at=at, **more
+    )
+
+
 def coordination() -> list[ev.AnyEvent]:
     """Three agents mid-run: one answered, one voted after a restart, one failed."""
     return [
@@ -30,14 +51,7 @@ def coordination() -> list[ev.AnyEvent]:
             agent="creative", call_id="c1", name="search", arguments='{"q": "France"}', at=2
         ),
         ev.AgentFailed(agent="creative", error="AuthFailed: Incorrect API key provided", at=3),
-        ev.VoteCast(
-            agent="balanced",
-            voter_label="agent2",
-            target="careful",
-            target_label="agent1.1",
-            reason="correct and short",
-            at=4,
-        ),
+        vote("balanced", "careful", "agent1.1", "correct and short", at=4),
         ev.UsageReported(agent="careful", usage=Usage(input_tokens=1200, output_tokens=300), at=4),
         ev.UsageReported(agent="balanced", usage=Usage(input_tokens=900, output_tokens=40), at=4),
     ]
@@ -45,14 +59,7 @@ def coordination() -> list[ev.AnyEvent]:
 
 def ending() -> list[ev.AnyEvent]:
     return [
-        ev.VoteCast(
-            agent="careful",
-            voter_label="agent1",
-            target="careful",
-            target_label="agent1.1",
-            reason="mine",
-            at=5,
-        ),
+        vote("careful", "careful", "agent1.1", "mine", at=5),
         ev.CoordinationFinished(
             winner="careful",
             winner_label="agent1.1",
@@ -85,32 +92,10 @@ def tool_calls() -> list[ev.AnyEvent]:
             agent="careful", call_id="c1", name="lookup", arguments='{"city": "Paris"}', at=1
         ),
         ev.ToolCallStarted(agent="careful", call_id="c2", name="fetch", arguments="{}", at=1),
-        ev.ToolCallFinished(
-            agent="careful",
-            call_id="c1",
-            name="lookup",
-            result="Paris: 2.1 million people",
-            ok=True,
-            duration_s=0.042,
-            at=1,
-        ),
-        ev.ToolCallFinished(
-            agent="careful",
-            call_id="c2",
-            name="fetch",
-            result="Error: `fetch` timed out after 60s.",
-            ok=False,
-            duration_s=60.0,
-            at=2,
+        careful_tool_result("c1", "lookup", "Paris: 2.1 million people", duration_s=0.042, at=1),
+        careful_tool_result(
+            "c2", "fetch", "Error: `fetch` timed out after 60s.", ok=False, duration_s=60.0, at=2
         ),
         ev.ToolCallStarted(agent="careful", call_id="c3", name="send_email", arguments="{}", at=2),
-        ev.ToolCallFinished(
-            agent="careful",
-            call_id="c3",
-            name="send_email",
-            result="Not run: planning mode is on.",
-            ok=True,
-            held=True,
-            at=2,
-        ),
+        careful_tool_result("c3", "send_email", "Not run: planning mode is on.", held=True, at=2),
     ]

@@ -111,6 +111,17 @@ def start(folder: Path) -> TmuxTerminal:
     return start_massgen(folder, "--display", "live", "--config", "team.yaml", QUESTION)
 
 
+def run_answering(folder: Path, times: int, *choices: str) -> str:
+    """A live run whose model runs the command `times` times, its prompts answered with
+    `choices` in turn; what the terminal showed by the end."""
+    with FakeProvider(RunsTheCommand(times=times)) as fake:
+        write_team(folder, fake.base_url)
+        with start(folder) as term:
+            for nth, choice in enumerate(choices, 1):
+                answer_the_prompt(term, choice, nth=nth)
+            return run_to_the_end(term)
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     require_tmux()
@@ -118,13 +129,8 @@ def folder(tmp_path: Path) -> Path:
 
 
 def test_allow_once_runs_the_command_and_asks_again(folder):
-    with FakeProvider(RunsTheCommand(times=2)) as fake:
-        write_team(folder, fake.base_url)
-        with start(folder) as term:
-            answer_the_prompt(term, "once")
-            # The same call again: asked again, because "once" was for one call.
-            answer_the_prompt(term, "deny", nth=2)
-            run_to_the_end(term)
+    # The same call twice: asked again, because "once" was for one call.
+    run_answering(folder, 2, "once", "deny")
     first, second = commands(ledgers(folder)[0])
     assert (first["decision"], first["operator"], first["choice"]) == ("allow", "human", "once")
     assert (second["decision"], second["operator"], second["choice"]) == ("deny", "human", "deny")
@@ -133,11 +139,7 @@ def test_allow_once_runs_the_command_and_asks_again(folder):
 
 
 def test_allow_for_the_session_is_not_asked_again_in_that_run(folder):
-    with FakeProvider(RunsTheCommand(times=2)) as fake:
-        write_team(folder, fake.base_url)
-        with start(folder) as term:
-            answer_the_prompt(term, "session")
-            shown = run_to_the_end(term)
+    shown = run_answering(folder, 2, "session")
     assert shown.count(PROMPT) == 1
     first, second = commands(ledgers(folder)[0])
     assert (first["decision"], first["operator"], first["choice"]) == ("allow", "human", "session")
@@ -147,11 +149,7 @@ def test_allow_for_the_session_is_not_asked_again_in_that_run(folder):
 
 
 def test_always_allow_is_saved_and_a_new_run_does_not_ask(folder):
-    with FakeProvider(RunsTheCommand(times=1)) as fake:
-        write_team(folder, fake.base_url)
-        with start(folder) as term:
-            answer_the_prompt(term, "always")
-            run_to_the_end(term)
+    run_answering(folder, 1, "always")
     [record] = commands(ledgers(folder)[0])
     assert (record["decision"], record["operator"], record["choice"]) == ("allow", "human", "always")  # fmt: skip
     saved = json.loads((folder / ".massgen" / "settings.local.json").read_text())
@@ -160,10 +158,7 @@ def test_always_allow_is_saved_and_a_new_run_does_not_ask(folder):
     for path in made(folder):
         path.unlink()
 
-    with FakeProvider(RunsTheCommand(times=1)) as fake:
-        write_team(folder, fake.base_url)
-        with start(folder) as term:
-            shown = run_to_the_end(term)
+    shown = run_answering(folder, 1)
     assert PROMPT not in shown
     [again] = commands(ledgers(folder)[1])
     assert (again["decision"], again["operator"]) == ("allow", "rule")
@@ -172,11 +167,7 @@ def test_always_allow_is_saved_and_a_new_run_does_not_ask(folder):
 
 
 def test_deny_runs_nothing(folder):
-    with FakeProvider(RunsTheCommand(times=1)) as fake:
-        write_team(folder, fake.base_url)
-        with start(folder) as term:
-            answer_the_prompt(term, "deny")
-            run_to_the_end(term)
+    run_answering(folder, 1, "deny")
     [record] = commands(ledgers(folder)[0])
     assert (record["decision"], record["operator"], record["choice"]) == ("deny", "human", "deny")
     assert made(folder) == []

@@ -12,16 +12,9 @@ import pytest
 from massgen.core import safe_open
 from massgen.core.secrets import secret_name, secrets_within
 
-WAYS = [
-    pytest.param(True, id="openat2", marks=pytest.mark.skipif(
-        not safe_open.has_openat2(), reason="this kernel has no openat2")),
-    pytest.param(False, id="walk"),
-]  # fmt: skip
 
-
-@pytest.fixture(params=WAYS)
-def root(request, tmp_path):
-    safe_open.use_openat2(request.param)
+@pytest.fixture
+def root(open_way, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("outside\n")

@@ -1,4 +1,4 @@
-"""What the workspace tests share: agents with workspaces on the fake provider, and a
+"""What the workspace tests (and others) share: agents with workspaces on the fake provider, and a
 policy whose final presenter writes one file."""
 
 from __future__ import annotations
