@@ -36,7 +36,7 @@ KEYS = sorted(
         "path",
         "permission",
         "env",
-        # the predecessor's shapes, translated before validation (config/predecessor.py)
+        # the predecessor's shapes, translated before validation (config/predecessor/)
         "text",
         "verbosity",
         "reasoning",

@@ -1,6 +1,6 @@
 """The predecessor's larger blocks, read as what they mean here: AG2 agents as native
-agents (`config/predecessor_ag2.py`), the `memory:` block as filesystem memory
-(`config/predecessor_memory.py`), bootstrap criteria as generated criteria, and the
+agents (`config/predecessor/ag2.py`), the `memory:` block as filesystem memory
+(`config/predecessor/memory.py`), bootstrap criteria as generated criteria, and the
 transport and tool-loading keys (NLIP, tool search, programmatic flow) that change nothing
 a team does."""
 

@@ -1,4 +1,4 @@
-"""The predecessor's keys outside our schema (`config/predecessor.py`): mapped to typed
+"""The predecessor's keys outside our schema (`config/predecessor/`): mapped to typed
 fields, accepted with a note when they ask for nothing massgen lacks, or refused with the
 key path and what to use instead."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from massgen.config.predecessor_keys import Note, Refused, refuse
+from massgen.config.predecessor.rules import Note, Refused, refuse
 
 # AG2's `api_type` names -> our backend types (AG2's default is "openai").
 API_TYPES = {
