@@ -1,42 +1,26 @@
-"""An agent's `backend:` block (`BackendConfig`), and `Strict`, the base of every config
-model: unknown keys are errors, values are frozen."""
+"""An agent's `backend:` block (`BackendConfig`). Its nested groups, and the flat keys
+they still accept, are `config/backend_groups.py`."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import fields
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from massgen.config.backend_groups import CommandLineConfig, nest_flat_keys
 from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
+from massgen.config.strict import Strict
 from massgen.config.uploads import MAX_FILES, Upload, UploadFile
 from massgen.core.types import GenerationParams, HostedTool
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
 
 VotingSensitivity = Literal["lenient", "balanced", "strict"]
 Novelty = Literal["lenient", "balanced", "strict"]
 FinalStrategy = Literal["winner_present", "winner_reuse", "synthesize"]
 
 
-def _regex(pattern: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as error:
-        raise ValueError(
-            f"`{pattern}` is not a valid regular expression ({error}); "
-            "escape a literal special character with a backslash, e.g. `\\.` or `\\(`"
-        ) from None
-    return pattern
-
-
-Regex = Annotated[str, AfterValidator(_regex)]
 # An Anthropic beta's name, as its docs write it (`computer-use-2025-01-24`).
 BetaName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]{0,79}$")]
 
@@ -95,39 +79,9 @@ class BackendConfig(Strict):
     mcp_servers: tuple[McpServer, ...] = ()
     allowed_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
-    # The `execute_command` tool (`workspace/commands.py`), the predecessor's keys. Patterns
-    # are regexes: a blocked one matching anywhere refuses a command; with an allow-list, a
-    # command must start with a match. Commands run locally inside an OS sandbox
-    # (`permissions/sandbox.py`), not in docker; `none` runs them bare and must be explicit.
-    enable_mcp_command_line: bool = False
-    command_line_execution_mode: Literal["local"] = "local"
-    command_line_sandbox: Literal["auto", "bubblewrap", "landlock", "none"] = "auto"
-    # `none` in a run nobody watches (--automation, serve's API, batch) is refused unless
-    # this says the user knows: commands then run with their rights over every file.
-    command_line_sandbox_acknowledge_unconfined: bool = False
-    command_line_network: bool = False
-    # The bounds of one call: its processes (RLIMIT_NPROC, within the call's namespace)
-    # and each process's address space (RLIMIT_AS), in MiB.
-    command_line_max_processes: int = Field(default=512, ge=8, le=1_000_000)
-    command_line_max_memory_mb: int = Field(default=8192, ge=64)
-    command_line_allowed_commands: tuple[Regex, ...] | None = None
-    command_line_blocked_commands: tuple[Regex, ...] = ()
-    # Lowers the per-call timeout (default 60 s); at most `orchestrator.tool_timeout_seconds`.
-    command_line_timeout_seconds: float | None = Field(default=None, gt=0)
-    # Variables passed to commands on purpose (`GITHUB_TOKEN: ${GITHUB_TOKEN}`): commands
-    # get only PATH, LANG, LC_*, TERM, TZ, USER of massgen's environment besides these.
-    command_line_env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("command_line_execution_mode", mode="before")
-    @classmethod
-    def _local_only(cls, value: Any) -> Any:
-        if value in ("docker", "srt"):
-            raise ValueError(
-                f"`{value}` execution is not supported by this version of massgen yet; "
-                "use `local` or remove the key: local commands run in an OS sandbox "
-                "(`command_line_sandbox: auto`, bubblewrap or landlock)"
-            )
-        return value
+    # The `execute_command` tool (`workspace/commands.py`): `command_line:`, or the
+    # predecessor's flat keys (`command_line_sandbox`, `enable_mcp_command_line`, ...).
+    command_line: CommandLineConfig = CommandLineConfig()
 
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
     # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
@@ -175,6 +129,11 @@ class BackendConfig(Strict):
     media_tools: tuple[
         Literal["understand_image", "understand_audio", "understand_video"], ...
     ] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest_flat_keys(cls, data: Any) -> Any:
+        return nest_flat_keys(data)
 
     def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
         """(config key, hosted tool) for each hosted-tool key this config switches on."""

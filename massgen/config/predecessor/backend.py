@@ -15,7 +15,7 @@ from massgen.config.predecessor.keys import (
     SANDBOXED,
     TO_EXTRA_BODY,
 )
-from massgen.config.predecessor.rules import Note, Refused, apply, refuse, word
+from massgen.config.predecessor.rules import Note, Refused, apply, refuse, set_key, word
 from massgen.core.errors import ConfigError
 
 # Claude Code's own tool names, as its configs list them in `allowed_tools`.
@@ -67,7 +67,7 @@ def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
         del backend[key]
         if key == "allowed_tools":
             if "Bash" in native:
-                backend.setdefault("enable_mcp_command_line", True)
+                set_key(backend, "enable_mcp_command_line", True, default=True)
             if rest:
                 backend["allowed_tools"] = rest
         elif rest:
@@ -132,7 +132,7 @@ def _container(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
         notes.append(Note(f"{at}.command_line_execution_mode ({mode})", SANDBOXED.why, said))
     network = backend.pop("command_line_docker_network_mode", None)
     if isinstance(network, str) and network.strip().lower() != "none":
-        backend.setdefault("command_line_network", True)
+        set_key(backend, "command_line_network", True, default=True)
 
 
 def _thinking(backend: dict[str, Any]) -> None:

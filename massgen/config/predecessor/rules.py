@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from massgen.config.backend_groups import FLAT_KEYS
 from massgen.core.errors import ConfigError
 
 
@@ -73,6 +74,19 @@ def word(value: Any) -> str | None:
     """A value compared against names: a string, else None (the schema says what is wrong
     with it; comparing a list here would raise instead)."""
     return value if isinstance(value, str) else None
+
+
+def set_key(backend: dict[str, Any], flat: str, value: Any, *, default: bool = False) -> None:
+    """Set a group's key (`command_line_network`) where this block keeps it, so that it is
+    never written both ways: flat where the file wrote it flat, else inside the group where
+    the block has one (`command_line:`), else flat. `default`: only where it is unset."""
+    group, field = FLAT_KEYS[flat]
+    block = backend.get(group)
+    node, key = (
+        (block, field) if isinstance(block, dict) and flat not in backend else (backend, flat)
+    )
+    if not (default and key in node):
+        node[key] = value
 
 
 _AGENT_KEY = re.compile(r"^agents\[(\d+)\]\.(.+)$")
