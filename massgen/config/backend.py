@@ -8,7 +8,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from massgen.config.backend_groups import CommandLineConfig, nest_flat_keys
+from massgen.config.backend_groups import (
+    FLAT_KEYS,
+    ClaudeCodeConfig,
+    CommandLineConfig,
+    HostedConfig,
+    flat_key,
+    nest_flat_keys,
+)
 from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
@@ -25,7 +32,8 @@ FinalStrategy = Literal["winner_present", "winner_reuse", "synthesize"]
 BetaName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]{0,79}$")]
 
 
-# The config keys that switch on a provider-hosted tool, and the tool each one names.
+# The config keys that switch on a provider-hosted tool, and the tool each one names (as
+# users write them: `enable_web_search` is `hosted.web_search`).
 HOSTED_KEYS: tuple[tuple[str, HostedTool], ...] = (
     ("enable_web_search", "web_search"),
     ("enable_code_interpreter", "code_execution"),
@@ -33,18 +41,6 @@ HOSTED_KEYS: tuple[tuple[str, HostedTool], ...] = (
     ("enable_x_search", "x_search"),
     ("upload_files", "file_search"),  # a non-empty list switches it on
 )
-
-
-# The keys only `type: claude_code` reads, and the most model calls one of its turns may make.
-CLAUDE_CODE_KEYS = (
-    "claude_code_tools",
-    "claude_code_disallowed_tools",
-    "permission_mode",
-    "system_prompt",
-    "append_system_prompt",
-    "max_turns",
-)
-MAX_AGENT_TURNS = 500
 
 
 class BackendConfig(Strict):
@@ -86,25 +82,10 @@ class BackendConfig(Strict):
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
     # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
     cwd: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-    # `type: claude_code` only (`backends/claude_code.py`), the predecessor's keys: Claude
-    # Code's own tools it is given (its names: Read, Edit, ...; None: all of them; the
-    # predecessor's Claude Code names in `allowed_tools`/`disallowed_tools` land in these
-    # two), its permission mode, a system prompt in place of Claude Code's own (massgen's
-    # team instructions follow either), and its model calls per turn. Every tool call
-    # still passes massgen's permission engine, whatever the mode.
-    claude_code_tools: tuple[str, ...] | None = None
-    claude_code_disallowed_tools: tuple[str, ...] = ()
-    permission_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions"] | None = None
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    max_turns: int | None = Field(default=None, ge=1, le=MAX_AGENT_TURNS)
-    # Provider-hosted tools (the predecessor's keys): the provider runs them on its own
-    # servers, outside our toolboxes and permission engine; the key is the permission.
-    # Checked against what the backend's wire offers (`Wire.hosted`).
-    enable_web_search: bool = False
-    enable_code_interpreter: bool = False  # OpenAI's name for code execution
-    enable_code_execution: bool = False
-    enable_x_search: bool = False
+    # `type: claude_code` only: `claude_code:`, or the flat keys (`permission_mode`, ...).
+    claude_code: ClaudeCodeConfig = ClaudeCodeConfig()
+    # Provider-hosted tools: `hosted:`, or the flat `enable_web_search`, ...
+    hosted: HostedConfig = HostedConfig()
     # Strict tool use (Anthropic's structured outputs for tools): every tool definition
     # carries `strict: true`, so the model's tool inputs always match their schemas.
     # Checked against the backend's wire (`Wire.strict_tools`).
@@ -142,7 +123,7 @@ class BackendConfig(Strict):
     def _switched_on(self, key: str) -> bool:
         if key == "upload_files":  # media entries are model input, not file search
             return any(isinstance(f, UploadFile) for f in self.upload_files)
-        return bool(getattr(self, key))
+        return bool(getattr(self.hosted, FLAT_KEYS[key][1]))
 
     def hosted_tools(self) -> tuple[HostedTool, ...]:
         """The hosted tools every request carries; `file_search` joins them once its files
@@ -168,7 +149,10 @@ class BackendConfig(Strict):
     @model_validator(mode="after")
     def _claude_code_keys(self) -> BackendConfig:
         if self.type != "claude_code":
-            given = [key for key in CLAUDE_CODE_KEYS if getattr(self, key) not in (None, ())]
+            given = [
+                flat_key("claude_code", field) or field
+                for field in self.claude_code.model_dump(exclude_defaults=True)
+            ]
             if given:
                 raise ValueError(
                     f"`{'`, `'.join(given)}` configure Claude Code, and this backend is "

@@ -1,12 +1,14 @@
 """The nested groups of an agent's `backend:` block, and the flat keys they still accept.
 
-A group gathers the keys of one concern: `command_line:` configures the `execute_command`
-tool (`workspace/commands.py`). Users, our docs and the predecessor's configs write its
-keys flat (`command_line_sandbox: none`, `enable_mcp_command_line: true`); those load
-exactly as the nested form (`command_line: {sandbox: none, enabled: true}`), because
-`nest_flat_keys` moves each into its group before validation. A key written both ways is
-an error, and an error about a flat key names it as it was written (`problems.py` asks
-`flat_key`).
+A group gathers the keys of one concern: `command_line:` the `execute_command` tool
+(`workspace/commands.py`), `hosted:` the provider-hosted tools, `claude_code:` what only
+`type: claude_code` reads. Users, our docs and the predecessor's configs write these keys
+flat (`command_line_sandbox: none`, `enable_web_search: true`, `permission_mode: plan`);
+those load exactly as the nested form (`command_line: {sandbox: none}`, `hosted:
+{web_search: true}`, `claude_code: {permission_mode: plan}`), because `nest_flat_keys`
+moves each into its group before validation (`GROUPS` names each flat key). A key written
+both ways is an error, and an error about a flat key names it as it was written
+(`problems.py` asks `flat_key`).
 """
 
 from __future__ import annotations
@@ -71,10 +73,51 @@ class CommandLineConfig(Strict):
         return value
 
 
+class HostedConfig(Strict):
+    """`hosted:`, provider-hosted tools (flat: `enable_<name>`, the predecessor's keys):
+    the provider runs them on its own servers, outside our toolboxes and permission
+    engine; the key is the permission. Checked against what the backend's wire offers
+    (`Wire.hosted`)."""
+
+    web_search: bool = False
+    code_interpreter: bool = False  # OpenAI's name for code execution
+    code_execution: bool = False
+    x_search: bool = False
+
+
+MAX_AGENT_TURNS = 500  # the most model calls one Claude Code turn may make
+
+
+class ClaudeCodeConfig(Strict):
+    """`claude_code:`, read by `type: claude_code` only (`backends/claude_code.py`), on the
+    predecessor's keys (flat: `claude_code_tools`, `claude_code_disallowed_tools`, and the
+    others under their own names): Claude Code's own tools it is given (its names: Read,
+    Edit, ...; None: all of them; the predecessor's Claude Code names in `allowed_tools`/
+    `disallowed_tools` land in these two), its permission mode, a system prompt in place
+    of Claude Code's own (massgen's team instructions follow either), and its model calls
+    per turn. Every tool call still passes massgen's permission engine, whatever the mode."""
+
+    tools: tuple[str, ...] | None = None
+    disallowed_tools: tuple[str, ...] = ()
+    permission_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions"] | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    max_turns: int | None = Field(default=None, ge=1, le=MAX_AGENT_TURNS)
+
+
+def _same(*names: str) -> dict[str, str]:
+    return {name: name for name in names}
+
+
 # Each group's key in `backend:`, its model, and its flat keys' names where they are not
 # `<group>_<field>`.
 GROUPS: dict[str, tuple[type[Strict], dict[str, str]]] = {
     "command_line": (CommandLineConfig, {"enabled": "enable_mcp_command_line"}),
+    "hosted": (HostedConfig, {name: f"enable_{name}" for name in HostedConfig.model_fields}),
+    "claude_code": (
+        ClaudeCodeConfig,
+        _same("permission_mode", "system_prompt", "append_system_prompt", "max_turns"),
+    ),
 }
 
 

@@ -123,3 +123,38 @@ def test_the_predecessors_container_keys_fill_a_nested_group_without_a_clash(dir
     group = backend(dirs, lines).command_line
     assert (group.enabled, group.execution_mode, group.sandbox) == (True, "local", "auto")
     assert group.network is (not network)  # bridge: network, unless `network: false` says no
+
+
+def test_hosted_tool_keys_load_flat_or_nested_and_switch_on_the_same_tools(dirs):
+    flat = backend(dirs, "      enable_web_search: true\n      enable_code_interpreter: true\n")
+    nested = backend(dirs, "      hosted: {web_search: true, code_interpreter: true}\n")
+    assert flat == nested
+    assert nested.hosted_tools() == ("web_search", "code_execution")
+
+
+CLAUDE_CODE = "agents:\n  - id: a\n    backend:\n      type: claude_code\n"
+
+
+def test_claude_code_keys_load_flat_or_nested(dirs):
+    flat = backend(
+        dirs,
+        "      claude_code_tools: [Read]\n      permission_mode: plan\n      max_turns: 7\n",
+        CLAUDE_CODE,
+    )
+    nested = backend(
+        dirs,
+        "      claude_code: {tools: [Read], permission_mode: plan, max_turns: 7}\n",
+        CLAUDE_CODE,
+    )
+    assert flat == nested
+    assert (nested.claude_code.tools, nested.claude_code.max_turns) == (("Read",), 7)
+
+
+@pytest.mark.parametrize(
+    "lines", ["      system_prompt: x\n", "      claude_code: {system_prompt: x}\n"]
+)
+def test_claude_code_keys_on_another_backend_type_are_refused_either_way(dirs, lines):
+    assert error_for(dirs, lines) == (
+        "agents[0].backend: `system_prompt` configure Claude Code, and this backend is "
+        "`type: chatcompletion`; remove them, or use type: claude_code"
+    )

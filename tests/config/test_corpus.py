@@ -357,11 +357,9 @@ def on_fakes(config: MassgenConfig, base_url: str, mcp: bool = False) -> Massgen
         )
         kept = agent.backend.model_dump(
             include={
-                "cwd",
-                "custom_tools",
-                "enable_mcp_command_line",
-                "command_line_allowed_commands",
-                "command_line_blocked_commands",
+                "cwd": True,
+                "custom_tools": True,
+                "command_line": {"enabled", "allowed_commands", "blocked_commands"},
             }
         )
         backend = BackendConfig(

@@ -73,7 +73,7 @@ def _native_tools(backend: dict[str, Any], at: str, notes: list[Note]) -> None:
         elif rest:
             backend["exclude_tools"] = [*backend.get("exclude_tools", []), *rest]
         if itself:
-            backend[CLAUDE_CODE_KEYS[key]] = native
+            set_key(backend, CLAUDE_CODE_KEYS[key], native)
         elif native:
             why = (
                 "the agent's own tools here are the file tools of its `cwd` and, for an "
