@@ -13,6 +13,7 @@ from massgen.config.backend_groups import (
     ClaudeCodeConfig,
     CommandLineConfig,
     HostedConfig,
+    MediaConfig,
     flat_key,
     nest_flat_keys,
 )
@@ -100,16 +101,8 @@ class BackendConfig(Strict):
     # Documents for the provider's file search (`config/uploads.py`), uploaded at run
     # start and deleted at its end (`massgen/uploads.py`).
     upload_files: tuple[Upload, ...] = Field(default=(), max_length=MAX_FILES)
-    # Media tools (`tools/media_plan.py`, `tools/media.py`), the predecessor's keys; None:
-    # `orchestrator.enable_multimodal_tools` decides. `media_tools`: the predecessor's own
-    # understand_* files named in its `custom_tools`, as our built-in tools.
-    enable_image_generation: bool = False
-    enable_audio_generation: bool = False
-    enable_video_generation: bool = False
-    enable_multimodal_tools: bool | None = None
-    media_tools: tuple[
-        Literal["understand_image", "understand_audio", "understand_video"], ...
-    ] = ()
+    # Media tools: `media:`, or the flat `enable_image_generation`, ..., `media_tools`.
+    media: MediaConfig = MediaConfig()
 
     @model_validator(mode="before")
     @classmethod

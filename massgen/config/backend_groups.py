@@ -1,8 +1,8 @@
 """The nested groups of an agent's `backend:` block, and the flat keys they still accept.
 
 A group gathers the keys of one concern: `command_line:` the `execute_command` tool
-(`workspace/commands.py`), `hosted:` the provider-hosted tools, `claude_code:` what only
-`type: claude_code` reads. Users, our docs and the predecessor's configs write these keys
+(`workspace/commands.py`), `hosted:` the provider-hosted tools, `media:` the media tools,
+`claude_code:` what only `type: claude_code` reads. Users, our docs and the predecessor's configs write these keys
 flat (`command_line_sandbox: none`, `enable_web_search: true`, `permission_mode: plan`);
 those load exactly as the nested form (`command_line: {sandbox: none}`, `hosted:
 {web_search: true}`, `claude_code: {permission_mode: plan}`), because `nest_flat_keys`
@@ -105,6 +105,24 @@ class ClaudeCodeConfig(Strict):
     max_turns: int | None = Field(default=None, ge=1, le=MAX_AGENT_TURNS)
 
 
+class MediaConfig(Strict):
+    """`media:`, the media tools (`tools/media_plan.py`, `tools/media.py`), on the
+    predecessor's keys (flat: `enable_<name>`, and `media_tools` for `tools`): generation
+    by mode; `multimodal_tools` None: `orchestrator.enable_multimodal_tools` decides;
+    `tools`: the predecessor's own understand_* files named in its `custom_tools`, as our
+    built-in tools."""
+
+    image_generation: bool = False
+    audio_generation: bool = False
+    video_generation: bool = False
+    multimodal_tools: bool | None = None
+    tools: tuple[Literal["understand_image", "understand_audio", "understand_video"], ...] = ()
+
+
+def _enable(model: type[Strict], *skip: str) -> dict[str, str]:
+    return {name: f"enable_{name}" for name in model.model_fields if name not in skip}
+
+
 def _same(*names: str) -> dict[str, str]:
     return {name: name for name in names}
 
@@ -113,7 +131,8 @@ def _same(*names: str) -> dict[str, str]:
 # `<group>_<field>`.
 GROUPS: dict[str, tuple[type[Strict], dict[str, str]]] = {
     "command_line": (CommandLineConfig, {"enabled": "enable_mcp_command_line"}),
-    "hosted": (HostedConfig, {name: f"enable_{name}" for name in HostedConfig.model_fields}),
+    "hosted": (HostedConfig, _enable(HostedConfig)),
+    "media": (MediaConfig, _enable(MediaConfig, "tools")),
     "claude_code": (
         ClaudeCodeConfig,
         _same("permission_mode", "system_prompt", "append_system_prompt", "max_turns"),

@@ -158,3 +158,33 @@ def test_claude_code_keys_on_another_backend_type_are_refused_either_way(dirs, l
         "agents[0].backend: `system_prompt` configure Claude Code, and this backend is "
         "`type: chatcompletion`; remove them, or use type: claude_code"
     )
+
+
+def test_media_keys_load_flat_or_nested(dirs):
+    flat = backend(
+        dirs,
+        "      enable_image_generation: true\n      enable_multimodal_tools: false\n"
+        "      media_tools: [understand_audio]\n",
+    )
+    nested = backend(
+        dirs,
+        "      media:\n        image_generation: true\n        multimodal_tools: false\n"
+        "        tools: [understand_audio]\n",
+    )
+    assert flat == nested
+    media = nested.media
+    assert (media.image_generation, media.multimodal_tools) == (True, False)
+    assert media.tools == ("understand_audio",)
+
+
+def test_the_predecessors_media_files_see_a_nested_media_group(dirs):
+    """Its `generate_media` file needs a mode switched on; `media: {image_generation:
+    true}` is one, and its understand_* files join `media.tools`."""
+    lines = (
+        "      media: {image_generation: true}\n"
+        "      custom_tools:\n"
+        "        - {name: [generate_media], path: massgen/tool/_multimodal_tools/generation/generate_media.py}\n"
+        "        - {name: [understand_image], path: massgen/tool/_multimodal_tools/understand_image.py}\n"
+    )
+    media = backend(dirs, lines).media
+    assert (media.image_generation, media.tools) == (True, ("understand_image",))

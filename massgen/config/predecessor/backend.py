@@ -15,7 +15,7 @@ from massgen.config.predecessor.keys import (
     SANDBOXED,
     TO_EXTRA_BODY,
 )
-from massgen.config.predecessor.rules import Note, Refused, apply, refuse, set_key, word
+from massgen.config.predecessor.rules import Note, Refused, apply, place, refuse, set_key, word
 from massgen.core.errors import ConfigError
 
 # Claude Code's own tool names, as its configs list them in `allowed_tools`.
@@ -177,14 +177,20 @@ def _media_tools(backend: dict[str, Any], at: str, source: str) -> None:
             continue
         where = f"{at}.custom_tools[{index}]"
         if tool == "generate_media":
-            if not any(backend.get(key) for key in _GENERATION_KEYS):
+            if not any(_value(backend, key) for key in _GENERATION_KEYS):
                 refuse(where, _GENERATE_WITHOUT_MODE, source)
         else:
-            named = backend.setdefault("media_tools", [])
+            node, key = place(backend, "media_tools")
+            named = node.setdefault(key, [])
             if isinstance(named, list) and tool not in named:
                 named.append(tool)
     if len(kept) != len(tools):
         backend["custom_tools"] = kept
+
+
+def _value(backend: dict[str, Any], flat: str) -> Any:
+    node, key = place(backend, flat)
+    return node.get(key)
 
 
 def _media_file(path: str) -> str | None:

@@ -76,15 +76,20 @@ def word(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def set_key(backend: dict[str, Any], flat: str, value: Any, *, default: bool = False) -> None:
-    """Set a group's key (`command_line_network`) where this block keeps it, so that it is
+def place(backend: dict[str, Any], flat: str) -> tuple[dict[str, Any], str]:
+    """Where this backend block keeps a group's key (`command_line_network`), so that it is
     never written both ways: flat where the file wrote it flat, else inside the group where
-    the block has one (`command_line:`), else flat. `default`: only where it is unset."""
+    the block has one (`command_line:`), else flat. (The mapping, and the key in it.)"""
     group, field = FLAT_KEYS[flat]
     block = backend.get(group)
-    node, key = (
-        (block, field) if isinstance(block, dict) and flat not in backend else (backend, flat)
-    )
+    if isinstance(block, dict) and flat not in backend:
+        return block, field
+    return backend, flat
+
+
+def set_key(backend: dict[str, Any], flat: str, value: Any, *, default: bool = False) -> None:
+    """Set a group's key where the block keeps it (`place`); `default`: only if unset."""
+    node, key = place(backend, flat)
     if not (default and key in node):
         node[key] = value
 
