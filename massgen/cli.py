@@ -204,7 +204,7 @@ def _validate(value: str) -> int:
 
 
 def _predecessor_notes(raw: object, source: str | None) -> list[str]:
-    """What the predecessor's keys in `raw` do not do here (`config/predecessor.py`)."""
+    """What the predecessor's keys in `raw` do not do here (`config/predecessor/`)."""
     from massgen.config import predecessor
 
     return predecessor.grouped(predecessor.translate(raw, source or "")[1])

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from massgen import cli
+from massgen.config.backend_groups import FLAT_KEYS, GROUPS
 from massgen.config.schema import AgentConfig, BackendConfig, MassgenConfig, OrchestratorConfig
 
 PRESETS = sorted((Path(cli.__file__).parent.parent / "configs").rglob("*.yaml"))
@@ -27,6 +28,9 @@ KEYS = sorted(
         *MassgenConfig.model_fields,
         *AgentConfig.model_fields,
         *BackendConfig.model_fields,
+        # the backend's groups, nested and flat (config/backend_groups.py)
+        *(field for model, _ in GROUPS.values() for field in model.model_fields),
+        *FLAT_KEYS,
         *OrchestratorConfig.model_fields,
         "agent",
         "command",
@@ -36,7 +40,7 @@ KEYS = sorted(
         "path",
         "permission",
         "env",
-        # the predecessor's shapes, translated before validation (config/predecessor.py)
+        # the predecessor's shapes, translated before validation (config/predecessor/)
         "text",
         "verbosity",
         "reasoning",

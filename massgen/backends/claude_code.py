@@ -123,38 +123,40 @@ class ClaudeCodeBackend:
 
     def _options(self, sdk: Any, turn: _Turn, system: str) -> Any:
         cfg = self.cfg
+        own = cfg.claude_code
         return sdk.ClaudeAgentOptions(
             cwd=str(turn.binding.workspace),
             add_dirs=[str(p) for p in turn.binding.context_paths],
             model=self.model,
             system_prompt=system_prompt(cfg, system),
             # Claude Code's own tools it is given (None: all); massgen's come on its server.
-            tools=list(cfg.claude_code_tools) if cfg.claude_code_tools is not None else None,
+            tools=list(own.tools) if own.tools is not None else None,
             disallowed_tools=disallowed(cfg),
             mcp_servers={claude_code_tools.SERVER: turn.server(sdk)},
             # The hook decides every call in every mode: a deny there holds even under
             # bypassPermissions (tests/backends/test_claude_code.py).
             hooks={"PreToolUse": [sdk.HookMatcher(matcher=None, hooks=[turn.pre_tool_use])]},
             can_use_tool=turn.can_use_tool,
-            permission_mode=MODES.get(cfg.permission_mode or "default", "default"),
+            permission_mode=MODES.get(own.permission_mode or "default", "default"),
             setting_sources=[],  # the user's Claude Code settings loosen no rule of ours
-            max_turns=cfg.max_turns or MAX_TURNS,
+            max_turns=own.max_turns or MAX_TURNS,
             env=child_env(os.environ, self.api_key, self.base_url),
         )
 
 
 def disallowed(cfg: BackendConfig) -> list[str]:
     """The config's, and, as in the predecessor, the web tools unless `enable_web_search`."""
-    web = () if cfg.enable_web_search else WEB_TOOLS
-    return list(dict.fromkeys([*cfg.claude_code_disallowed_tools, *web]))
+    web = () if cfg.hosted.web_search else WEB_TOOLS
+    return list(dict.fromkeys([*cfg.claude_code.disallowed_tools, *web]))
 
 
 def system_prompt(cfg: BackendConfig, system: str) -> Any:
     """Claude Code's own system prompt, or the config's in its place; massgen's team
     instructions (`system`) and the config's `append_system_prompt` follow either."""
-    tail = "\n\n".join(part for part in (system, cfg.append_system_prompt) if part)
-    if cfg.system_prompt:
-        return "\n\n".join(part for part in (cfg.system_prompt, tail) if part)
+    own = cfg.claude_code
+    tail = "\n\n".join(part for part in (system, own.append_system_prompt) if part)
+    if own.system_prompt:
+        return "\n\n".join(part for part in (own.system_prompt, tail) if part)
     return {"type": "preset", "preset": "claude_code", "append": tail}
 
 

@@ -120,7 +120,7 @@ class CodexBackend:
         """`-c` settings: the provider (where a key or endpoint is given), no web search
         unless `enable_web_search`, no analytics."""
         out = ["analytics.enabled=false"]
-        out.append(f'web_search="{"live" if self.cfg.enable_web_search else "disabled"}"')
+        out.append(f'web_search="{"live" if self.cfg.hosted.web_search else "disabled"}"')
         if self.api_key or self.cfg.base_url:
             url = json.dumps(self.cfg.base_url or OPENAI)
             out += ['model_provider="massgen"', 'model_providers.massgen.name="massgen"']
@@ -132,7 +132,7 @@ class CodexBackend:
 
     def _thread(self, binding: Binding, cli: Path, home: Path, request: Request) -> dict[str, Any]:
         profile = codex_tools.permission_profile(
-            binding.workspace, binding.context_paths, cli, home, self.cfg.enable_web_search
+            binding.workspace, binding.context_paths, cli, home, self.cfg.hosted.web_search
         )
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         tools = [

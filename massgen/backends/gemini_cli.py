@@ -83,7 +83,7 @@ class GeminiCliBackend:
         self.base_url = cfg.base_url
         self.api_key = api_key
         self.turn_seconds = cfg.request_timeout_seconds
-        self.web = cfg.enable_web_search
+        self.web = cfg.hosted.web_search
         self._binding: Binding | None = None
 
     def effects(self, tool: str, arguments: Mapping[str, Any], cwd: Path) -> tuple[Effect, ...]:

@@ -30,7 +30,7 @@ from massgen.core.types import TYPED_PARAMS
 _PREDECESSOR_TYPES: dict[str, str] = {
     # GitHub Copilot's agent runs on a Copilot subscription, which has no API to call.
     "copilot": "use the same model over its provider's API, e.g. type: openai, model: gpt-5-mini",
-    # `config/predecessor_ag2.py` reads one with an `agent_config`; this is one without.
+    # `config/predecessor/ag2.py` reads one with an `agent_config`; this is one without.
     "ag2": "give it `agent_config: {llm_config: {api_type, model}}`, or use an API type",
     "autogen": "",
     "inference": "use type: vllm or sglang",

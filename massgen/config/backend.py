@@ -1,55 +1,40 @@
-"""An agent's `backend:` block (`BackendConfig`), and `Strict`, the base of every config
-model: unknown keys are errors, values are frozen."""
+"""An agent's `backend:` block (`BackendConfig`). Its nested groups, and the flat keys
+they still accept, are `config/backend_groups.py`."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import fields
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    create_model,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, create_model, field_validator, model_validator
 
+from massgen.config.backend_groups import (
+    FLAT_KEYS,
+    ClaudeCodeConfig,
+    CommandLineConfig,
+    HostedConfig,
+    MediaConfig,
+    flat_key,
+    nest_flat_keys,
+)
 from massgen.config.custom_tools import CustomTool
 from massgen.config.mcp import McpServer, normalise_servers, unique_names
 from massgen.config.permissions import PermissionsConfig, permissions_block
+from massgen.config.strict import Strict
 from massgen.config.uploads import MAX_FILES, Upload, UploadFile
 from massgen.core.types import GenerationParams, HostedTool
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
 
 VotingSensitivity = Literal["lenient", "balanced", "strict"]
 Novelty = Literal["lenient", "balanced", "strict"]
 FinalStrategy = Literal["winner_present", "winner_reuse", "synthesize"]
 
 
-def _regex(pattern: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as error:
-        raise ValueError(
-            f"`{pattern}` is not a valid regular expression ({error}); "
-            "escape a literal special character with a backslash, e.g. `\\.` or `\\(`"
-        ) from None
-    return pattern
-
-
-Regex = Annotated[str, AfterValidator(_regex)]
 # An Anthropic beta's name, as its docs write it (`computer-use-2025-01-24`).
 BetaName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]{0,79}$")]
 
 
-# The config keys that switch on a provider-hosted tool, and the tool each one names.
+# The config keys that switch on a provider-hosted tool, and the tool each one names (as
+# users write them: `enable_web_search` is `hosted.web_search`).
 HOSTED_KEYS: tuple[tuple[str, HostedTool], ...] = (
     ("enable_web_search", "web_search"),
     ("enable_code_interpreter", "code_execution"),
@@ -57,18 +42,6 @@ HOSTED_KEYS: tuple[tuple[str, HostedTool], ...] = (
     ("enable_x_search", "x_search"),
     ("upload_files", "file_search"),  # a non-empty list switches it on
 )
-
-
-# The keys only `type: claude_code` reads, and the most model calls one of its turns may make.
-CLAUDE_CODE_KEYS = (
-    "claude_code_tools",
-    "claude_code_disallowed_tools",
-    "permission_mode",
-    "system_prompt",
-    "append_system_prompt",
-    "max_turns",
-)
-MAX_AGENT_TURNS = 500
 
 
 class _Connection(Strict):
@@ -107,65 +80,20 @@ class BackendConfig(_WithGeneration):
     mcp_servers: tuple[McpServer, ...] = ()
     allowed_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
-    # The `execute_command` tool (`workspace/commands.py`), the predecessor's keys. Patterns
-    # are regexes: a blocked one matching anywhere refuses a command; with an allow-list, a
-    # command must start with a match. Commands run locally inside an OS sandbox
-    # (`permissions/sandbox.py`), not in docker; `none` runs them bare and must be explicit.
-    enable_mcp_command_line: bool = False
-    command_line_execution_mode: Literal["local"] = "local"
-    command_line_sandbox: Literal["auto", "bubblewrap", "landlock", "none"] = "auto"
-    # `none` in a run nobody watches (--automation, serve's API, batch) is refused unless
-    # this says the user knows: commands then run with their rights over every file.
-    command_line_sandbox_acknowledge_unconfined: bool = False
-    command_line_network: bool = False
-    # The bounds of one call: its processes (RLIMIT_NPROC, within the call's namespace)
-    # and each process's address space (RLIMIT_AS), in MiB.
-    command_line_max_processes: int = Field(default=512, ge=8, le=1_000_000)
-    command_line_max_memory_mb: int = Field(default=8192, ge=64)
-    command_line_allowed_commands: tuple[Regex, ...] | None = None
-    command_line_blocked_commands: tuple[Regex, ...] = ()
-    # Lowers the per-call timeout (default 60 s); at most `orchestrator.tool_timeout_seconds`.
-    command_line_timeout_seconds: float | None = Field(default=None, gt=0)
-    # Variables passed to commands on purpose (`GITHUB_TOKEN: ${GITHUB_TOKEN}`): commands
-    # get only PATH, LANG, LC_*, TERM, TZ, USER of massgen's environment besides these.
-    command_line_env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("command_line_execution_mode", mode="before")
-    @classmethod
-    def _local_only(cls, value: Any) -> Any:
-        if value in ("docker", "srt"):
-            raise ValueError(
-                f"`{value}` execution is not supported by this version of massgen yet; "
-                "use `local` or remove the key: local commands run in an OS sandbox "
-                "(`command_line_sandbox: auto`, bubblewrap or landlock)"
-            )
-        return value
+    # The `execute_command` tool (`workspace/commands.py`): `command_line:`, or the
+    # predecessor's flat keys (`command_line_sandbox`, `enable_mcp_command_line`, ...).
+    command_line: CommandLineConfig = CommandLineConfig()
 
     # The agent's workspace, `.massgen/workspaces/<run>/<cwd>/` (the predecessor's key): a
     # name, not a path; setting it gives the agent the file tools (`massgen/workspace/`).
     cwd: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-    # `type: claude_code` only (`backends/claude_code.py`), the predecessor's keys: Claude
-    # Code's own tools it is given (its names: Read, Edit, ...; None: all of them; the
-    # predecessor's Claude Code names in `allowed_tools`/`disallowed_tools` land in these
-    # two), its permission mode, a system prompt in place of Claude Code's own (massgen's
-    # team instructions follow either), and its model calls per turn. Every tool call
-    # still passes massgen's permission engine, whatever the mode.
-    claude_code_tools: tuple[str, ...] | None = None
-    claude_code_disallowed_tools: tuple[str, ...] = ()
-    permission_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions"] | None = None
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    max_turns: int | None = Field(default=None, ge=1, le=MAX_AGENT_TURNS)
+    # `type: claude_code` only: `claude_code:`, or the flat keys (`permission_mode`, ...).
+    claude_code: ClaudeCodeConfig = ClaudeCodeConfig()
     # `type: codex` only (`backends/codex.py`): the Codex CLI to run, where it is not
     # `codex` on PATH (or `$MASSGEN_CODEX_PATH`).
     codex_path: str | None = Field(default=None, min_length=1)
-    # Provider-hosted tools (the predecessor's keys): the provider runs them on its own
-    # servers, outside our toolboxes and permission engine; the key is the permission.
-    # Checked against what the backend's wire offers (`Wire.hosted`).
-    enable_web_search: bool = False
-    enable_code_interpreter: bool = False  # OpenAI's name for code execution
-    enable_code_execution: bool = False
-    enable_x_search: bool = False
+    # Provider-hosted tools: `hosted:`, or the flat `enable_web_search`, ...
+    hosted: HostedConfig = HostedConfig()
     # Strict tool use (Anthropic's structured outputs for tools): every tool definition
     # carries `strict: true`, so the model's tool inputs always match their schemas.
     # Checked against the backend's wire (`Wire.strict_tools`).
@@ -180,16 +108,13 @@ class BackendConfig(_WithGeneration):
     # Documents for the provider's file search (`config/uploads.py`), uploaded at run
     # start and deleted at its end (`massgen/uploads.py`).
     upload_files: tuple[Upload, ...] = Field(default=(), max_length=MAX_FILES)
-    # Media tools (`tools/media_plan.py`, `tools/media.py`), the predecessor's keys; None:
-    # `orchestrator.enable_multimodal_tools` decides. `media_tools`: the predecessor's own
-    # understand_* files named in its `custom_tools`, as our built-in tools.
-    enable_image_generation: bool = False
-    enable_audio_generation: bool = False
-    enable_video_generation: bool = False
-    enable_multimodal_tools: bool | None = None
-    media_tools: tuple[
-        Literal["understand_image", "understand_audio", "understand_video"], ...
-    ] = ()
+    # Media tools: `media:`, or the flat `enable_image_generation`, ..., `media_tools`.
+    media: MediaConfig = MediaConfig()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest_flat_keys(cls, data: Any) -> Any:
+        return nest_flat_keys(data)
 
     def hosted_keys(self) -> tuple[tuple[str, HostedTool], ...]:
         """(config key, hosted tool) for each hosted-tool key this config switches on."""
@@ -198,7 +123,7 @@ class BackendConfig(_WithGeneration):
     def _switched_on(self, key: str) -> bool:
         if key == "upload_files":  # media entries are model input, not file search
             return any(isinstance(f, UploadFile) for f in self.upload_files)
-        return bool(getattr(self, key))
+        return bool(getattr(self.hosted, FLAT_KEYS[key][1]))
 
     def hosted_tools(self) -> tuple[HostedTool, ...]:
         """The hosted tools every request carries; `file_search` joins them once its files
@@ -224,7 +149,10 @@ class BackendConfig(_WithGeneration):
     @model_validator(mode="after")
     def _claude_code_keys(self) -> BackendConfig:
         if self.type != "claude_code":
-            given = [key for key in CLAUDE_CODE_KEYS if getattr(self, key) not in (None, ())]
+            given = [
+                flat_key("claude_code", field) or field
+                for field in self.claude_code.model_dump(exclude_defaults=True)
+            ]
             if given:
                 raise ValueError(
                     f"`{'`, `'.join(given)}` configure Claude Code, and this backend is "

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from massgen.config.backend import BackendConfig, FinalStrategy, Strict
+from massgen.config.backend import BackendConfig, FinalStrategy
+from massgen.config.strict import Strict
 from massgen.config.subagent_types import ROLES
 
 

@@ -210,7 +210,7 @@ def _build(raw: Any, source: str, env: Mapping[str, str] | None) -> MassgenConfi
         errors: list[Any] = []
     except ValidationError as exc:
         config, errors = None, exc.errors()
-    problem = first_problem(errors, unset, single="agent" in raw, source=source)
+    problem = first_problem(errors, unset, single="agent" in raw, source=source, data=data)
     if problem is not None:
         raise problem
     assert config is not None

@@ -14,6 +14,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from massgen.config.backend_groups import FLAT_KEYS, flat_key
 from massgen.config.schema import NOT_YET_SUPPORTED, BackendConfig, MassgenConfig
 from massgen.core.errors import ConfigError
 
@@ -28,13 +29,22 @@ KeyPath = list[str | int]
 
 
 def first_problem(
-    errors: list[Any], unset: list[tuple[str, KeyPath]], *, single: bool, source: str
+    errors: list[Any],
+    unset: list[tuple[str, KeyPath]],
+    *,
+    single: bool,
+    source: str,
+    data: Any = None,
 ) -> ConfigError | None:
     """The one error to show: unsupported key, unknown key, unset var, then the rest.
 
     An unknown key often causes a "missing" one (`bakend:`), and an unset var often causes
-    a type error, so those are shown first: fixing them fixes the others.
+    a type error, so those are shown first: fixing them fixes the others. `data`, the
+    mapping that was validated, lets a path name a flat key as the file wrote it.
     """
+    if single and isinstance(data, dict):
+        data = {**data, "agents": [data.get("agent")]}
+    errors = [{**error, "loc": _as_written(tuple(error["loc"]), data)} for error in errors]
     extras = _outermost_first([e for e in errors if e["type"] == "extra_forbidden"])
     for error in extras:
         if _is_not_yet_supported(error["loc"]):
@@ -79,13 +89,38 @@ def _unknown_key(loc: tuple[Any, ...], single: bool, source: str) -> ConfigError
     if model is MassgenConfig:
         valid = sorted([*valid, "agent"])
     key = str(loc[-1])
-    guess = _close_key(key, valid)
+    guess = _close_key(key, [*valid, *(FLAT_KEYS if model is BackendConfig else ())])
     fix = f"Did you mean `{guess}`?" if guess else "Valid keys here: " + ", ".join(valid) + "."
     if model is BackendConfig:
         # The predecessor forwarded unknown backend keys to the provider; we only forward
         # what is declared, so say where such a parameter belongs now.
         fix += " Provider-specific parameters go under `extra_body`"
     return ConfigError("unknown key", file=source, path=_loc_path(loc, single), fix=fix)
+
+
+def _as_written(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
+    """`loc` with a backend group's field as the file wrote it: `command_line.sandbox` is
+    `command_line_sandbox` where the file has that flat key (`config/backend_groups.py`)."""
+    written: list[Any] = []
+    node, index = data, 0
+    while index < len(loc):
+        part, after = loc[index], loc[index + 1] if index + 1 < len(loc) else None
+        flat = flat_key(part, after) if isinstance(part, str) and isinstance(after, str) else None
+        if flat is not None and isinstance(node, dict) and flat in node:
+            written.append(flat)
+            node, index = node[flat], index + 2
+            continue
+        written.append(part)
+        node, index = _child(node, part), index + 1
+    return tuple(written)
+
+
+def _child(node: Any, part: Any) -> Any:
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        return node[part]
+    return None
 
 
 def _close_key(key: str, valid: list[str]) -> str | None:

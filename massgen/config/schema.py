@@ -16,9 +16,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from massgen.config.backend import BackendConfig, FinalStrategy, Novelty, Strict, VotingSensitivity
+from massgen.config.backend import BackendConfig, FinalStrategy, Novelty, VotingSensitivity
+from massgen.config.backend_groups import CommandLineConfig
 from massgen.config.coordination import CoordinationConfig
 from massgen.config.permissions import PermissionsConfig, permissions_block
+from massgen.config.strict import Strict
 from massgen.config.verifier import VerifierConfig
 
 # The backend types that run a whole agent (a vendor's CLI) in a workspace of its own.
@@ -215,7 +217,7 @@ class MassgenConfig(Strict):
     def _command_timeouts_fit(self) -> MassgenConfig:
         limit = self.orchestrator.tool_timeout_seconds
         for index, agent in enumerate(self.agents):
-            wanted = agent.backend.command_line_timeout_seconds
+            wanted = agent.backend.command_line.timeout_seconds
             if wanted is not None and wanted > limit:
                 raise ValueError(
                     f"agents[{index}].backend.command_line_timeout_seconds ({wanted:g}) is "
@@ -249,6 +251,12 @@ def _keys(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# Command-line execution in a container: `command_line.<key>`, or flat `command_line_<key>`.
+_CONTAINER = _keys(
+    "docker_image docker_memory_limit docker_cpu_limit docker_network_mode"
+    " docker_enable_sudo docker_credentials docker_packages"
+)
+
 # Keys the predecessor's configs use that we do not honour yet. A config that sets one is
 # refused with "not supported yet" (not a did-you-mean) and is never silently ignored.
 # Keyed by the model whose level the key would sit at.
@@ -263,15 +271,12 @@ NOT_YET_SUPPORTED: dict[type[BaseModel], frozenset[str]] = {
         " use_no_roots_wrapper concurrent_tool_execution max_concurrent_tools"
         # provider built-in tools
         " enable_programmatic_flow enable_tool_search output_schema"
-        # command-line execution in a container
-        " command_line_docker_image"
-        " command_line_docker_memory_limit command_line_docker_cpu_limit"
-        " command_line_docker_network_mode command_line_docker_enable_sudo"
-        " command_line_docker_credentials command_line_docker_packages"
         " enable_file_generation"
         # the OpenAI Responses `text` block
         " text"
-    ),
+    )
+    | {f"command_line_{key}" for key in _CONTAINER},
+    CommandLineConfig: _CONTAINER,
     OrchestratorConfig: _keys(
         "snapshot_storage agent_temporary_workspace dspy"
         " voting_threshold skip_voting"

@@ -19,7 +19,7 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from massgen.config.backend import Strict
+from massgen.config.strict import Strict
 from massgen.core.checks import DEFAULT_OUTPUT_CHARS
 
 # `package.module:function` (the module may also be a file beside the config, `checks`).

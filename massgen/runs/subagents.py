@@ -293,7 +293,8 @@ def _member(agent: SubagentAgentConfig, task: ChildTask, n: int) -> AgentConfig:
 
 
 def _searching(agent: AgentConfig, on: bool) -> AgentConfig:
-    backend = agent.backend.model_copy(update={"enable_web_search": on})
+    hosted = agent.backend.hosted.model_copy(update={"web_search": on})
+    backend = agent.backend.model_copy(update={"hosted": hosted})
     return agent.model_copy(update={"backend": backend})
 
 

@@ -89,7 +89,7 @@ def command_toolboxes(
     """Agent id -> its `execute_command` toolbox, for agents whose backend enables it;
     `warn(agent, message)` hears when commands will be refused or run unsandboxed. Raises ConfigError for
     `command_line_sandbox: none` in a headless run without its acknowledgement."""
-    if not any(agent.backend.enable_mcp_command_line for agent in config.agents):
+    if not any(agent.backend.command_line.enabled for agent in config.agents):
         return {}
     from massgen.workspace.commands import command_toolbox
 

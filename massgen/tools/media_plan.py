@@ -1,4 +1,5 @@
-"""Media tools (the predecessor's keys): which an agent gets, and who serves each.
+"""Media tools (the predecessor's flat keys; `backend.media:` holds the same, as
+`config/backend_groups.MediaConfig` reads them): which an agent gets, and who serves each.
 
     backend.enable_image_generation    `generate_media` with mode `image`
     backend.enable_audio_generation    ... mode `audio` (speech from text)
@@ -136,14 +137,14 @@ def plan(config: MassgenConfig, agent: AgentConfig, at: str) -> MediaPlan:
         ConfigError: a mode is asked for that no provider serves, or a provider is named
             that is not served here; the error names the key and what is available.
     """
-    backend, orchestrator = agent.backend, config.orchestrator
-    multimodal = backend.enable_multimodal_tools
+    backend, media, orchestrator = agent.backend, agent.backend.media, config.orchestrator
+    multimodal = media.multimodal_tools
     if multimodal is None:
         multimodal = orchestrator.enable_multimodal_tools
     asked = {
-        "image": backend.enable_image_generation,
-        "audio": backend.enable_audio_generation,
-        "video": backend.enable_video_generation,
+        "image": media.image_generation,
+        "audio": media.audio_generation,
+        "video": media.video_generation,
     }
     generate: dict[Mode, Provider] = {}
     for mode in MODES:
@@ -157,7 +158,7 @@ def plan(config: MassgenConfig, agent: AgentConfig, at: str) -> MediaPlan:
     return MediaPlan(
         generate=generate,
         read_media=multimodal,
-        understand=backend.media_tools,
+        understand=media.tools,
         vision=_vision(agent),
         hearing=_hearing(agent),
         watching=_own(agent, "google", _gemini_model(agent)),
@@ -243,11 +244,11 @@ def _hearing(agent: AgentConfig) -> Provider:
 def wanted(config: MassgenConfig) -> bool:
     """Whether any agent may have media tools (cheap: no plan is made)."""
     return config.orchestrator.enable_multimodal_tools or any(
-        a.backend.enable_image_generation
-        or a.backend.enable_audio_generation
-        or a.backend.enable_video_generation
-        or a.backend.enable_multimodal_tools
-        or a.backend.media_tools
+        a.backend.media.image_generation
+        or a.backend.media.audio_generation
+        or a.backend.media.video_generation
+        or a.backend.media.multimodal_tools
+        or a.backend.media.tools
         for a in config.agents
     )
 

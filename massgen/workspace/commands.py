@@ -4,7 +4,9 @@ The model passes one shell string; it runs as `/bin/sh -c <command>` (the predec
 tool took a shell string too, and models write pipes and `&&`). It runs in
 `ctx.workspace` and nowhere else: a call without a workspace is refused.
 
-Config, on the agent's `backend:` (the predecessor's keys):
+Config, on the agent's `backend:` (the predecessor's flat keys; `command_line:` with the
+same names less the prefix is the same, `enabled` for `enable_mcp_command_line`, and is
+what `config/backend_groups.CommandLineConfig` gives this module):
 
     enable_mcp_command_line: true          # offer the tool
     command_line_allowed_commands: [...]   # regexes; the command must start with a match
@@ -278,29 +280,27 @@ def command_toolbox(
     own timeout, with its output, before the loop gives up on the call. A run's deadline
     cancels the call, and cancelling kills the command's process group.
     """
-    backend = agent.backend
-    if not backend.enable_mcp_command_line:
+    settings = agent.backend.command_line
+    if not settings.enabled:
         return None
     where = ("agent" if single else f"agents[{config.agents.index(agent)}]") + ".backend"
-    if headless and backend.command_line_sandbox == "none":
-        _check_acknowledged(backend.command_line_sandbox_acknowledge_unconfined, where, source)
+    if headless and settings.sandbox == "none":
+        _check_acknowledged(settings.sandbox_acknowledge_unconfined, where, source)
     orchestrator = config.orchestrator
     loop_limit = orchestrator.tool_timeout_seconds
     ceiling = max(loop_limit - KILL_GRACE_SECONDS - 1.0, loop_limit / 2)
-    wanted = backend.command_line_timeout_seconds or DEFAULT_TIMEOUT_SECONDS
+    wanted = settings.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
     limits = Limits(
         timeout_seconds=min(wanted, ceiling),
         max_output_bytes=max(256, orchestrator.max_tool_result_bytes - _HEADER_BYTES),
     )
-    policy = CommandPolicy(
-        backend.command_line_allowed_commands, backend.command_line_blocked_commands
-    )
-    env = command_environment(os.environ, backend.command_line_env)
-    network = backend.command_line_network
-    sandbox = select_sandbox(backend.command_line_sandbox, network=network)
+    policy = CommandPolicy(settings.allowed_commands, settings.blocked_commands)
+    env = command_environment(os.environ, settings.env)
+    network = settings.network
+    sandbox = select_sandbox(settings.sandbox, network=network)
     _warn_about(sandbox, where, warn)
     readable = tuple(Path(c.path).resolve() for c in orchestrator.context_paths)
-    bounds = Bounds(backend.command_line_max_processes, backend.command_line_max_memory_mb)
+    bounds = Bounds(settings.max_processes, settings.max_memory_mb)
     return CommandToolbox(limits, policy, env, sandbox, readable, network, bounds)
 
 

@@ -281,10 +281,10 @@ def test_docker_execution_runs_in_the_sandbox_with_its_network_choice(corpus):
         raw = (root / chosen.name).read_text(encoding="utf-8")
         for agent in chosen.config.agents:  # type: ignore[union-attr]
             backend = agent.backend
-            assert backend.command_line_execution_mode == "local"
-            assert backend.command_line_sandbox == "auto", chosen.name
+            assert backend.command_line.execution_mode == "local"
+            assert backend.command_line.sandbox == "auto", chosen.name
         bridged = re.search(r"^\s*command_line_docker_network_mode:\s*\"?bridge", raw, re.M)
-        networked = any(a.backend.command_line_network for a in chosen.config.agents)  # type: ignore[union-attr]
+        networked = any(a.backend.command_line.network for a in chosen.config.agents)  # type: ignore[union-attr]
         assert networked == bool(bridged), chosen.name
 
 
@@ -309,7 +309,7 @@ def families(outcomes: list[Outcome]) -> dict[str, Outcome]:
         "workspace": lambda c: (
             any(a.backend.cwd for a in c.agents) and not c.orchestrator.context_paths
         ),
-        "commands": lambda c: any(a.backend.enable_mcp_command_line for a in c.agents),
+        "commands": lambda c: any(a.backend.command_line.enabled for a in c.agents),
         "custom tools": lambda c: any(_adds(a.backend) for a in c.agents),
         "context paths": lambda c: bool(c.orchestrator.context_paths),
         "mcp": lambda c: any(a.backend.mcp_servers for a in c.agents),
@@ -357,11 +357,9 @@ def on_fakes(config: MassgenConfig, base_url: str, mcp: bool = False) -> Massgen
         )
         kept = agent.backend.model_dump(
             include={
-                "cwd",
-                "custom_tools",
-                "enable_mcp_command_line",
-                "command_line_allowed_commands",
-                "command_line_blocked_commands",
+                "cwd": True,
+                "custom_tools": True,
+                "command_line": {"enabled", "allowed_commands", "blocked_commands"},
             }
         )
         backend = BackendConfig(

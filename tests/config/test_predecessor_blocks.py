@@ -1,6 +1,6 @@
 """The predecessor's larger blocks, read as what they mean here: AG2 agents as native
-agents (`config/predecessor_ag2.py`), the `memory:` block as filesystem memory
-(`config/predecessor_memory.py`), bootstrap criteria as generated criteria, and the
+agents (`config/predecessor/ag2.py`), the `memory:` block as filesystem memory
+(`config/predecessor/memory.py`), bootstrap criteria as generated criteria, and the
 transport and tool-loading keys (NLIP, tool search, programmatic flow) that change nothing
 a team does."""
 
@@ -43,7 +43,7 @@ def test_an_ag2_assistant_is_a_native_agent_on_its_model(dirs):
     assert (agent.backend.type, agent.backend.model) == ("claude", "claude-sonnet-4-5")
     assert agent.backend.temperature == 0.3
     assert agent.system_message == "You are a helpful AI assistant powered by AG2."
-    assert not agent.backend.enable_mcp_command_line
+    assert not agent.backend.command_line.enabled
 
 
 @pytest.mark.parametrize(
@@ -80,9 +80,9 @@ def test_a_code_executor_becomes_the_command_tool_in_a_workspace(dirs):
         llm="{api_type: openai, model: gpt-5}",
     )
     agent = load_config(dirs.write("c.yaml", text)).agents[0]
-    assert agent.backend.enable_mcp_command_line
+    assert agent.backend.command_line.enabled
     assert agent.backend.cwd == "code_execution_workspace"
-    assert agent.backend.command_line_timeout_seconds == 60
+    assert agent.backend.command_line.timeout_seconds == 60
     assert agent.system_message is not None
     assert agent.system_message.startswith("Write code.")
     assert "`execute_command`" in agent.system_message

@@ -1,4 +1,4 @@
-"""The predecessor's keys outside our schema (`config/predecessor.py`): mapped to typed
+"""The predecessor's keys outside our schema (`config/predecessor/`): mapped to typed
 fields, accepted with a note when they ask for nothing massgen lacks, or refused with the
 key path and what to use instead."""
 
@@ -93,10 +93,10 @@ def test_docker_execution_becomes_sandboxed_local_commands(dirs, network, expect
     if network is not None:
         text += f"      command_line_docker_network_mode: {network}\n"
     backend = load(dirs, text).agents[0].backend
-    assert backend.enable_mcp_command_line
-    assert (backend.command_line_execution_mode, backend.command_line_sandbox) == ("local", "auto")
-    assert backend.command_line_network is expected
-    assert backend.command_line_env == {}  # the container's credentials do not reach commands
+    assert backend.command_line.enabled
+    assert (backend.command_line.execution_mode, backend.command_line.sandbox) == ("local", "auto")
+    assert backend.command_line.network is expected
+    assert backend.command_line.env == {}  # the container's credentials do not reach commands
 
 
 def test_what_only_a_container_had_is_named_in_the_notes():

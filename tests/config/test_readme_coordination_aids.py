@@ -30,7 +30,7 @@ def test_the_readme_example_loads_with_what_it_says(monkeypatch, tmp_path):
     assert coordination.enable_subagents and coordination.subagent_max_concurrent == 3
     assert coordination.max_orchestration_restarts == 1
     a, b = config.agents
-    assert a.backend.enable_image_generation and b.backend.enable_multimodal_tools
+    assert a.backend.media.image_generation and b.backend.media.multimodal_tools
 
 
 async def test_the_readme_team_gets_the_tools_it_names(monkeypatch, tmp_path):

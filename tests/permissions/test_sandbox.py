@@ -386,9 +386,9 @@ async def test_none_runs_unsandboxed_only_when_asked_and_says_so_loudly(machine)
 
 def test_the_config_keys_load_and_default_to_a_sandbox_without_network():
     backend = config({}).agents[0].backend
-    assert (backend.command_line_sandbox, backend.command_line_network) == ("auto", False)
+    assert (backend.command_line.sandbox, backend.command_line.network) == ("auto", False)
     chosen = config({"command_line_sandbox": "landlock", "command_line_network": True})
-    assert chosen.agents[0].backend.command_line_sandbox == "landlock"
+    assert chosen.agents[0].backend.command_line.sandbox == "landlock"
     with pytest.raises(ConfigError) as caught:
         config({"command_line_sandbox": "docker"})
     assert "agents[0].backend.command_line_sandbox" in str(caught.value)
@@ -396,8 +396,8 @@ def test_the_config_keys_load_and_default_to_a_sandbox_without_network():
 
 def test_docker_execution_is_the_sandbox_never_bare():
     backend = config({"command_line_execution_mode": "docker"}).agents[0].backend
-    assert (backend.command_line_execution_mode, backend.command_line_sandbox) == ("local", "auto")
-    assert backend.command_line_network is False
+    assert (backend.command_line.execution_mode, backend.command_line.sandbox) == ("local", "auto")
+    assert backend.command_line.network is False
 
 
 def test_the_landlock_abi_is_read_from_the_kernel():
@@ -411,8 +411,8 @@ def test_the_readmes_commands_example_loads():
     block = readme.split("**Commands.**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     cfg = config_from_dict(yaml.safe_load(block), source="README.md", env={"GITHUB_TOKEN": "t"})
     backend = cfg.agents[0].backend
-    assert (backend.command_line_sandbox, backend.command_line_network) == ("auto", False)
-    assert backend.command_line_env == {"GITHUB_TOKEN": "t"}
+    assert (backend.command_line.sandbox, backend.command_line.network) == ("auto", False)
+    assert backend.command_line.env == {"GITHUB_TOKEN": "t"}
 
 
 async def test_the_configs_context_paths_are_readable_and_nothing_else_of_the_project(machine):

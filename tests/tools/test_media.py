@@ -388,7 +388,7 @@ def test_the_predecessors_media_files_in_custom_tools_are_the_built_in_tools(tmp
         openai_agent("http://127.0.0.1:9/v1", enable_image_generation=True, custom_tools=tools)
     )
     backend = config.agents[0].backend
-    assert backend.custom_tools == () and backend.media_tools == ("understand_image",)
+    assert backend.custom_tools == () and backend.media.tools == ("understand_image",)
     box = MediaToolbox(plan(config, config.agents[0], "agents[0]"), 10)
     assert {s.name for s in box.specs()} == {"generate_media", "understand_image"}
 

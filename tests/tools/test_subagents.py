@@ -370,7 +370,7 @@ def test_a_child_runs_the_configured_team_without_subagents_servers_or_context_p
     child = child_config(config, "lead", task, (3000, None))
     assert [a.id for a in child.agents] == ["probe_agent_1", "judge"]
     assert [a.backend.cwd for a in child.agents] == ["agent_1", "agent_2"]
-    assert all(a.backend.enable_web_search for a in child.agents)
+    assert all(a.backend.hosted.web_search for a in child.agents)
     assert "Be critical." in (child.agents[0].system_message or "")
     settings = child.orchestrator
     assert not settings.coordination.enable_subagents

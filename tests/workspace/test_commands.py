@@ -151,9 +151,9 @@ def test_the_predecessors_keys_load():
         .agents[0]
         .backend
     )
-    assert backend.enable_mcp_command_line
-    assert backend.command_line_allowed_commands == ("python.*", "pytest.*")
-    assert backend.command_line_blocked_commands == ("rm.*",)
+    assert backend.command_line.enabled
+    assert backend.command_line.allowed_commands == ("python.*", "pytest.*")
+    assert backend.command_line.blocked_commands == ("rm.*",)
 
 
 def test_a_bad_regex_names_the_key_and_the_fix():

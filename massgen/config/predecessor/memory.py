@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from massgen.config.predecessor_keys import Note, Refused, refuse
+from massgen.config.predecessor.rules import Note, Refused, refuse
 
 MEMORY_KEY = "enable_memory_filesystem_mode"
 NEEDS_WORKSPACE = Refused(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from massgen.config.predecessor_keys import Note, Refused, refuse
+from massgen.config.predecessor.rules import Note, Refused, refuse, set_key
 
 # AG2's `api_type` names -> our backend types (AG2's default is "openai").
 API_TYPES = {
@@ -136,10 +136,10 @@ def _executor(config: Any, agent: dict[str, Any], at: str, notes: list[Note]) ->
     found = config.get("executor")
     executor: dict[str, Any] = found if isinstance(found, dict) else {}
     backend = agent["backend"]
-    backend["enable_mcp_command_line"] = True
+    set_key(backend, "enable_mcp_command_line", True)
     timeout = executor.get("timeout")
     if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-        backend.setdefault("command_line_timeout_seconds", timeout)
+        set_key(backend, "command_line_timeout_seconds", timeout, default=True)
     if not backend.get("cwd"):
         backend["cwd"] = _workspace_name(executor.get("work_dir"), agent.get("id"))
     base = agent.get("system_message")

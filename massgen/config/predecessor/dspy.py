@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from massgen.config.predecessor_keys import Note
+from massgen.config.predecessor.rules import Note
 from massgen.core.errors import ConfigError
 
 AT = "orchestrator.dspy"

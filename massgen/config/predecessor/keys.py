@@ -1,47 +1,10 @@
 """The predecessor's config keys that our schema does not declare, as data: for each,
 whether massgen accepts it with no effect (and why) or refuses it (why, and what to use
-instead). `config/predecessor.py` applies these tables to a parsed file."""
+instead, `rules.py`). `walk.py` and `backend.py` apply these tables to a parsed file."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NoReturn
-
-from massgen.core.errors import ConfigError
-
-
-@dataclass(frozen=True, slots=True)
-class NoEffect:
-    why: str
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    why: str
-    instead: str
-
-
-Disposition = NoEffect | Refused
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """What became of one predecessor key that asked for something (`--validate` prints
-    them)."""
-
-    path: str
-    why: str
-    said: str = "has no effect here"  # or what it was mapped to
-
-    def __str__(self) -> str:
-        return f"`{self.path}` {self.said}: {self.why}"
-
-
-def refuse(path: str, disposition: Refused, source: str) -> NoReturn:
-    raise ConfigError(
-        f"`{path}` is not supported: {disposition.why}", file=source, fix=disposition.instead
-    )
-
+from massgen.config.predecessor.rules import Disposition, NoEffect, Refused
 
 _OWN_STORE = NoEffect(
     "every run keeps its workspaces and answer snapshots in its own store under .massgen/"
@@ -139,7 +102,7 @@ BACKEND: dict[str, Disposition] = {
     "tool_search_variant": _ALL_TOOLS_OFFERED,
     "debug_delay_seconds": _INJECTION_TEST,
     "debug_delay_after_n_tools": _INJECTION_TEST,
-    # Outside an `ag2` backend (`config/predecessor_ag2.py` reads them inside one).
+    # Outside an `ag2` backend (`ag2.py` reads them inside one).
     "agent_config": Refused("only an `ag2` backend has an AG2 agent", "Remove the key"),
     "group_config": Refused("only an `ag2` backend has an AG2 group chat", "Remove the key"),
 }
@@ -243,7 +206,7 @@ MCP_SERVER: dict[str, Disposition] = {
 
 CUSTOM_TOOL: dict[str, Disposition] = {"defer_loading": _ALL_TOOLS_OFFERED}
 
-# `memory:` at the top is read as filesystem memory (`config/predecessor_memory.py`).
+# `memory:` at the top is read as filesystem memory (`memory.py`).
 TOP: dict[str, Disposition] = {
     # One example puts its task here; the predecessor never read the key (the question
     # came from the command line, as the example's own comment runs it).
