@@ -6,8 +6,8 @@ changed; a timer redraws from the model at most `REFRESH_HZ` times a second (and
 second for the clock), so a fast stream costs the app a bounded amount of drawing.
 
 Keys: 1-9 or [ ] pick an agent (↑/↓ in the list too); s t a f pick a tab; Enter or a click
-opens a card; Ctrl-C first stops the run keeping what was decided, then exits at once; q
-quits once the run is over.
+opens a card; ? lists the keys; Ctrl-C first stops the run keeping what was decided, then
+exits at once; q quits once the run is over.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from massgen.ui.model import (
     totals_text,
 )
 from massgen.ui.tui.approval import Dialog
+from massgen.ui.tui.keys import KeysScreen, key_rows
 from massgen.ui.tui.widgets import AgentList, AnswerBoard, FinalView, StreamView, ToolCards
 
 REFRESH_HZ = 10.0
@@ -65,17 +66,20 @@ class TeamApp(App[None]):
 
     TITLE = "massgen"
     CSS = CSS
+    # The description is the footer's word; the tooltip is what `?` lists (`keys.py`).
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c", "interrupt", "stop", priority=True),
-        Binding("q", "quit_app", "quit"),
-        Binding("left_square_bracket", "step(-1)", "prev agent"),
-        Binding("right_square_bracket", "step(1)", "next agent"),
-        Binding("s", "tab('stream')", "stream"),
-        Binding("t", "tab('tools')", "tools"),
-        Binding("a", "tab('answers')", "answers"),
-        Binding("f", "tab('final')", "final"),
+        Binding("ctrl+c", "interrupt", "stop", priority=True,
+                tooltip="stop the run, keeping what was decided; again: exit now"),
+        Binding("q", "quit_app", "quit", tooltip="quit once the run is over"),
+        Binding("question_mark", "keys", "keys", tooltip="this list of keys"),
+        Binding("left_square_bracket", "step(-1)", "prev agent", tooltip="the previous agent"),
+        Binding("right_square_bracket", "step(1)", "next agent", tooltip="the next agent"),
+        Binding("s", "tab('stream')", "stream", tooltip="the agent's stream"),
+        Binding("t", "tab('tools')", "tools", tooltip="the agent's tool calls, as cards"),
+        Binding("a", "tab('answers')", "answers", tooltip="every answer and vote, with reasons"),
+        Binding("f", "tab('final')", "final", tooltip="the outcome and the final answer"),
         *(Binding(str(n), f"pick({n - 1})", show=False) for n in range(1, 10)),
-    ]
+    ]  # fmt: skip
 
     def __init__(
         self,
@@ -224,6 +228,10 @@ class TeamApp(App[None]):
         if count:
             current = self.main.query_one(AgentList).highlighted or 0
             self.main.query_one(AgentList).highlighted = (current + delta) % count
+
+    def action_keys(self) -> None:
+        if not isinstance(self.screen, KeysScreen):
+            self.push_screen(KeysScreen(key_rows(self)))
 
     def action_tab(self, tab: str) -> None:
         self.main.query_one(TabbedContent).active = tab
