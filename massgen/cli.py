@@ -349,6 +349,7 @@ def _drive(
     from massgen.api import TeamRun
     from massgen.runs import interrupts
     from massgen.ui.choice import approver_for
+    from massgen.ui.tui import AppFailed
 
     for note in _predecessor_notes(loaded.raw, loaded.source):
         print(f"massgen: note: {note}", file=sys.stderr)
@@ -379,6 +380,8 @@ def _drive(
         result = interrupts.run_interruptible(drive(turn.execute()) if drive else turn.execute())
     except KeyboardInterrupt:
         return _interrupted(turn)
+    except AppFailed as failure:
+        return _app_failed(turn, failure)
     finally:
         close = getattr(view, "close", None)  # the terminal views; the JSON printer has none
         if close is not None:
@@ -496,6 +499,16 @@ def _interrupted(turn: TeamRun) -> int:
     kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
     print(f"\nmassgen: interrupted; {kept}.{where}{_resume_hint(turn.log_dir)}", file=sys.stderr)
     return ExitCode.INTERRUPTED
+
+
+def _app_failed(turn: TeamRun, failure: Exception) -> int:
+    """The app crashed (its traceback is above): what became of the run, and its logs."""
+    stopped = getattr(failure, "stopped", False)
+    where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
+    run = "the run was stopped, keeping what was decided" if stopped else "the run had ended"
+    hint = _resume_hint(turn.log_dir) if stopped else ""
+    print(f"\nmassgen: the app failed ({failure}); {run}.{where}{hint}", file=sys.stderr)
+    return ExitCode.EXECUTION
 
 
 def _resume_hint(log_dir: Path | None) -> str:

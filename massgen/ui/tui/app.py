@@ -13,10 +13,12 @@ exits at once; q quits once the run is over.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import rich
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -45,7 +47,7 @@ TABS = ("stream", "tools", "answers", "final")
 CSS = """
 #question { height: 1; padding: 0 1; background: $boost; text-style: bold; }
 #body { height: 1fr; }
-#agents { width: 36; height: 1fr; border: round $primary-darken-2; }
+#agents { width: 30%; min-width: 20; max-width: 36; height: 1fr; border: round $primary-darken-2; }
 #right { width: 1fr; }
 #agent-title { height: 1; padding: 0 1; }
 #status { height: 1; padding: 0 1; background: $boost; }
@@ -100,6 +102,7 @@ class TeamApp(App[None]):
         self.hard_exit = False
         self.stop_run: Callable[[], object] | None = None
         self.ready = asyncio.Event()  # mounted: dialogs can be shown
+        self.failure: BaseException | None = None  # what crashed the app, if anything
 
     # --- layout -------------------------------------------------------------------------
 
@@ -131,6 +134,15 @@ class TeamApp(App[None]):
         self.redraw(force=True)
         self.main.query_one(AgentList).focus()
         self.ready.set()
+
+    def _fatal_error(self) -> None:
+        """Textual's way out on an unhandled error, without the local variables its own
+        traceback prints (a key or a prompt may be among them)."""
+        from rich.traceback import Traceback
+
+        self.failure = sys.exc_info()[1]
+        self.bell()
+        self.panic(Traceback(show_locals=False, width=None, suppress=[rich]))
 
     # --- what the sink calls ------------------------------------------------------------
 

@@ -17,14 +17,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from massgen.core import events as ev
 from massgen.runs import interrupts
 from massgen.ui.model import ViewModel
+from massgen.ui.tui import AppFailed
 from massgen.ui.tui.app import TeamApp
 from massgen.ui.tui.approval import AppApprover
+from massgen.ui.tui.terminal import saved_terminal
 
 T = TypeVar("T")
 
@@ -45,13 +47,22 @@ class TuiView:
 
     async def drive(self, main: Coroutine[Any, Any, T], **options: Any) -> T:
         """Run `main` (the team's turn) under the app; its result once the user quits.
-        `options` go to `App.run_async` (a test runs it headless, with a pilot)."""
+        `options` go to `App.run_async` (a test runs it headless, with a pilot).
+
+        Raises:
+            KeyboardInterrupt: the user stopped the run (Ctrl-C), after reading the rest.
+            AppFailed: the app crashed; the run was stopped if it was still going.
+        """
+        restore = None if options.get("headless") else saved_terminal()
+        if restore is not None:  # a second signal exits at once: the terminal first
+            interrupts.before_exit.append(restore)
         app_task = asyncio.create_task(self.app.run_async(**options))
         turn = asyncio.create_task(run_turn(self.app, main))
         try:
             await asyncio.wait({app_task, turn}, return_when=asyncio.FIRST_COMPLETED)
             if app_task.done() and not turn.done():
                 # The app closed under a running turn: a second Ctrl-C, Ctrl-Q or a crash.
+                _forget(restore)  # the app has given the terminal back
                 if self.app.hard_exit:
                     interrupts.exit_now()
                 self.app.interrupts += 1
@@ -61,15 +72,22 @@ class TuiView:
                 result = await turn
             except Stopped:
                 await app_task  # what was kept stays on screen until the user quits
+                self._check_app(stopped=True)
                 raise KeyboardInterrupt from None
             await app_task  # the final answer stays until the user quits
+            self._check_app(stopped=False)
             return result
         finally:
             await _settle(turn)
             if not app_task.done():
                 self.app.exit()
             await _settle(app_task)
+            _forget(restore)
             self.print_result()
+
+    def _check_app(self, *, stopped: bool) -> None:
+        if self.app.return_code:
+            raise AppFailed(self.app.failure, stopped=stopped)
 
     def print_result(self) -> None:
         """The live view's result block on the normal screen, once."""
@@ -107,6 +125,11 @@ async def run_turn(app: TeamApp, main: Coroutine[Any, Any, T]) -> T:
     finally:
         app.stop_run = None
         app.run_over()
+
+
+def _forget(restore: Callable[[], None] | None) -> None:
+    if restore in interrupts.before_exit:
+        interrupts.before_exit.remove(restore)
 
 
 async def _settle(task: asyncio.Task[Any]) -> None:
