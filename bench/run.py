@@ -30,13 +30,14 @@ from bench import (
     permissions,
     sandbox,
     serving,
+    tui,
     workspace,
 )
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
 # Written by `python -m bench.local`, `.first_run`, `.sandbox`, `.serving`, `.batch`,
-# `.permissions`, `.aids`.
+# `.permissions`, `.aids`, `.tui`.
 KEPT_SECTIONS = (
     (local.BEGIN, local.END),
     (first_run.BEGIN, first_run.END),
@@ -45,6 +46,7 @@ KEPT_SECTIONS = (
     (batch.BEGIN, batch.END),
     (permissions.BEGIN, permissions.END),
     (aids.BEGIN, aids.END),
+    (tui.BEGIN, tui.END),
 )
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"

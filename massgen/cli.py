@@ -17,14 +17,9 @@ from massgen.core.version import VERSION
 # more than the rest of the CLI; they are imported where a command needs them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
     from typing import Any, NoReturn
 
-    from massgen.api import LoadedConfig, RunResult, TeamRun
-    from massgen.coordination.prompts import Turn
-    from massgen.coordination.resume import Resumed
-    from massgen.core.events import AnyEvent
+    from massgen.api import LoadedConfig
 
 
 class Parser(argparse.ArgumentParser):
@@ -192,21 +187,15 @@ def _print_example(name: str) -> int:
 
 
 def _validate(value: str) -> int:
+    from massgen.cli_turn import predecessor_notes
     from massgen.runs.loading import load
 
     loaded = load(value)
     count = len(loaded.config.agents)
     print(f"{loaded.source}: valid ({count} agent{'s' if count != 1 else ''})")
-    for note in _predecessor_notes(loaded.raw, loaded.source):
+    for note in predecessor_notes(loaded.raw, loaded.source):
         print(f"  note: {note}")
     return ExitCode.OK
-
-
-def _predecessor_notes(raw: object, source: str | None) -> list[str]:
-    """What the predecessor's keys in `raw` do not do here (`config/predecessor.py`)."""
-    from massgen.config import predecessor
-
-    return predecessor.grouped(predecessor.translate(raw, source or "")[1])
 
 
 def _list_sessions() -> int:
@@ -275,7 +264,7 @@ def _wizard(*, first_run: bool, offer_question: bool) -> Any:
 
 def _load(args: argparse.Namespace) -> LoadedConfig:
     """The config the arguments name, with their command-line overrides."""
-    from massgen.api import load
+    from massgen.runs.loading import load  # not massgen.api: the run's modules load later
 
     loaded = load(
         args.config,
@@ -335,96 +324,18 @@ def _resume(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _drive(
-    args: argparse.Namespace,
-    argv: list[str],
-    loaded: LoadedConfig,
-    question: str,
-    log_dir: Path | None = None,
-    resumed: Resumed | None = None,
-    history: Sequence[Turn] = (),
+    args: argparse.Namespace, argv: list[str], loaded: LoadedConfig, question: str, *rest: Any
 ) -> int:
-    """Run one team turn with the view the arguments ask for; the exit code."""
-    from pathlib import Path
+    """The turn and its view (`cli_turn.py`): log_dir, resumed, history in `rest`."""
+    from massgen.cli_turn import drive
 
-    from massgen.api import TeamRun
-    from massgen.runs import interrupts
-    from massgen.ui.choice import approver_for
-    from massgen.ui.tui import AppFailed
-
-    for note in _predecessor_notes(loaded.raw, loaded.source):
-        print(f"massgen: note: {note}", file=sys.stderr)
-    view = _view(args, loaded)
-    events: list[AnyEvent] = []
-    turn = TeamRun(
-        loaded,
-        question,
-        sinks=[view, events.append] if args.show_table else [view],
-        logs=not args.no_logs or args.automation or resumed is not None,
-        log_dir=log_dir,
-        deadline_seconds=args.orchestrator_timeout,
-        cli_args=argv,
-        approver=approver_for(view),
-        resumed=resumed,
-        history=history,
-        replay=Path(args.replay) if getattr(args, "replay", None) else None,
-    )
-    log_dir = turn.open_log()
-    if args.debug and log_dir:
-        _enable_debug_log(log_dir)
-    if args.automation and log_dir:
-        print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
-    interrupts.farewell = _resume_hint(log_dir)
-    # The app runs the turn under it (`TuiView.drive`); the other views are sinks only.
-    drive = getattr(view, "drive", None)
-    try:
-        result = interrupts.run_interruptible(drive(turn.execute()) if drive else turn.execute())
-    except KeyboardInterrupt:
-        return _interrupted(turn)
-    except AppFailed as failure:
-        return _app_failed(turn, failure)
-    finally:
-        close = getattr(view, "close", None)  # the terminal views; the JSON printer has none
-        if close is not None:
-            close()
-    if args.show_table:
-        _print_table(events)
-    return _report(result, args)
-
-
-def _print_table(events: list[AnyEvent]) -> None:
-    import shutil
-
-    from massgen.record.table import coordination_table
-
-    width = min(120, shutil.get_terminal_size().columns)
-    print("\n" + coordination_table(events, width=width), end="", flush=True)
-
-
-def _view(args: argparse.Namespace, loaded: LoadedConfig) -> Any:
-    if args.stream_events:
-        return _print_event_json
-    if args.automation:
-        return lambda event: None
-    display = _display(args, loaded)
-    if display == "silent":
-        return _print_final_answer
-    from massgen.ui.choice import view_for
-
-    return view_for(display, loaded.config)
+    return drive(args, argv, loaded, question, *rest)
 
 
 def _display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
-    from massgen.ui.choice import display_for
+    from massgen.cli_turn import display
 
-    return display_for(args.display, ui=loaded.config.ui, no_display=args.no_display)
-
-
-def _print_final_answer(event: Any) -> None:
-    """`ui.display_type: silent`: nothing while the team works, then the answer."""
-    from massgen.core.events import RunFinished
-
-    if isinstance(event, RunFinished):
-        print(event.answer or f"(no answer: {event.reason})", flush=True)
+    return display(args, loaded)
 
 
 def _chat(args: argparse.Namespace, argv: list[str]) -> int:
@@ -443,76 +354,6 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
     )
-
-
-def _print_event_json(event: Any) -> None:
-    import json
-
-    sys.stdout.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
-    sys.stdout.flush()
-
-
-def _enable_debug_log(log_dir: Path) -> None:
-    import contextlib
-
-    from massgen.log import logger
-
-    logger.enable("massgen")
-    # Only the file: loguru's default sink would print the debug log on stderr. And no
-    # `diagnose`: it prints the values of local variables in tracebacks, API keys among them.
-    with contextlib.suppress(ValueError):
-        logger.remove(0)
-    logger.add(log_dir / "massgen_debug.log", level="DEBUG", enqueue=False, diagnose=False)
-
-
-def _report(result: RunResult, args: argparse.Namespace) -> int:
-    if args.output_file:
-        from pathlib import Path
-
-        Path(args.output_file).write_text(result.answer + "\n", encoding="utf-8")
-    if args.automation:
-        print(f"STATUS_RESULT: {result.status}")
-        print(f"WINNER: {result.winner or '-'}")
-        from massgen.backends.pricing import format_cost
-
-        print(f"COST: {format_cost(result.total_cost_usd)}")
-        print(f"WORTH: {result.worth()}")
-        print(f"CALLS: {result.live_calls} live, {result.replayed_calls} replayed")
-        print(f"ANSWER: {result.answer}")
-        if args.output_file:
-            print(f"OUTPUT_FILE: {args.output_file}")
-        for line in result.context_changes.lines():
-            print(f"CONTEXT_CHANGE: {line.strip()}")
-    elif not args.stream_events:
-        if result.context_changes:
-            lines = "\n".join(result.context_changes.lines())
-            print(f"\nchanged in your context paths:\n{lines}", file=sys.stderr)
-        if result.log_dir:
-            print(f"\nlogs: {result.log_dir}", file=sys.stderr)
-    return result.status.exit_code()
-
-
-def _interrupted(turn: TeamRun) -> int:
-    """The view has already shown the best answer (the run ends with RunFinished)."""
-    outcome = turn.outcome
-    where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
-    kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
-    print(f"\nmassgen: interrupted; {kept}.{where}{_resume_hint(turn.log_dir)}", file=sys.stderr)
-    return ExitCode.INTERRUPTED
-
-
-def _app_failed(turn: TeamRun, failure: Exception) -> int:
-    """The app crashed (its traceback is above): what became of the run, and its logs."""
-    stopped = getattr(failure, "stopped", False)
-    where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
-    run = "the run was stopped, keeping what was decided" if stopped else "the run had ended"
-    hint = _resume_hint(turn.log_dir) if stopped else ""
-    print(f"\nmassgen: the app failed ({failure}); {run}.{where}{hint}", file=sys.stderr)
-    return ExitCode.EXECUTION
-
-
-def _resume_hint(log_dir: Path | None) -> str:
-    return f"\nresume with: massgen --resume {log_dir}" if log_dir else ""
 
 
 if __name__ == "__main__":

@@ -88,11 +88,13 @@ class TeamApp(App[None]):
         model: ViewModel,
         models: dict[str, str] | None = None,
         *,
+        question: str = "",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.model = model
         self.models = models or {}
+        self.question = question  # shown until the run's own RunStarted
         self.clock = clock
         self.started: float | None = None
         self.ended: float | None = None
@@ -102,6 +104,7 @@ class TeamApp(App[None]):
         self.hard_exit = False
         self.stop_run: Callable[[], object] | None = None
         self.ready = asyncio.Event()  # mounted: dialogs can be shown
+        self.drawn = asyncio.Event()  # the first frame is on the screen
         self.failure: BaseException | None = None  # what crashed the app, if anything
 
     # --- layout -------------------------------------------------------------------------
@@ -134,6 +137,10 @@ class TeamApp(App[None]):
         self.redraw(force=True)
         self.main.query_one(AgentList).focus()
         self.ready.set()
+
+    def on_ready(self) -> None:
+        """Textual's word that the first frame is on the screen."""
+        self.drawn.set()
 
     def _fatal_error(self) -> None:
         """Textual's way out on an unhandled error, without the local variables its own
@@ -189,7 +196,7 @@ class TeamApp(App[None]):
             return
         self.changed = False
         model = self.model
-        question = model.state.question.split("\n", 1)[0]
+        question = (model.state.question or self.question).split("\n", 1)[0]
         self.main.query_one("#question", Static).update(Text(f"massgen · {question}"))
         self.main.query_one(AgentList).sync(model, self.models)
         self._draw_selected()

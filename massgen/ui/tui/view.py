@@ -35,9 +35,9 @@ TAIL_CHARS = 200_000
 
 
 class TuiView:
-    def __init__(self, *, models: dict[str, str] | None = None) -> None:
+    def __init__(self, *, models: dict[str, str] | None = None, question: str = "") -> None:
         self.model = ViewModel(tail_chars=TAIL_CHARS)
-        self.app = TeamApp(self.model, models)
+        self.app = TeamApp(self.model, models, question=question)
         self.approver = AppApprover(self.app)
         self.printed = False
 
@@ -45,8 +45,16 @@ class TuiView:
         self.model.apply(event)
         self.app.note(event)
 
-    async def drive(self, main: Coroutine[Any, Any, T], **options: Any) -> T:
+    async def drive(
+        self,
+        main: Coroutine[Any, Any, T],
+        *,
+        warm: Callable[[], object] | None = None,
+        **options: Any,
+    ) -> T:
         """Run `main` (the team's turn) under the app; its result once the user quits.
+        `main` starts once the app's first frame is drawn, after `warm` (imports the turn
+        would make as it starts, run in a thread so the app keeps answering keys).
         `options` go to `App.run_async` (a test runs it headless, with a pilot).
 
         Raises:
@@ -57,7 +65,7 @@ class TuiView:
         if restore is not None:  # a second signal exits at once: the terminal first
             interrupts.before_exit.append(restore)
         app_task = asyncio.create_task(self.app.run_async(**options))
-        turn = asyncio.create_task(run_turn(self.app, main))
+        turn = asyncio.create_task(run_turn(self.app, _after_first_frame(self.app, main, warm)))
         try:
             await asyncio.wait({app_task, turn}, return_when=asyncio.FIRST_COMPLETED)
             if app_task.done() and not turn.done():
@@ -125,6 +133,21 @@ async def run_turn(app: TeamApp, main: Coroutine[Any, Any, T]) -> T:
     finally:
         app.stop_run = None
         app.run_over()
+
+
+async def _after_first_frame(
+    app: TeamApp, main: Coroutine[Any, Any, T], warm: Callable[[], object] | None
+) -> T:
+    """`main`, once the app has drawn its first frame (the turn's start would delay it:
+    its imports and its first events run in the app's loop) and `warm` has run."""
+    try:
+        await app.drawn.wait()
+        if warm is not None:
+            await asyncio.to_thread(warm)
+    except BaseException:
+        main.close()  # never started: no "never awaited" warning
+        raise
+    return await main
 
 
 def _forget(restore: Callable[[], None] | None) -> None:
