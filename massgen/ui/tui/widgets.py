@@ -44,14 +44,23 @@ def agent_prompt(model: ViewModel, agent: str, model_name: str) -> Text:
 class AgentList(OptionList):
     """One entry per agent; the highlighted one is the agent shown on the right."""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.prompts: list[Text] = []  # as last drawn
+
     def sync(self, model: ViewModel, models: dict[str, str]) -> None:
         agents = model.agents
+        shown = self.prompts
         for index, agent in enumerate(agents):
             prompt = agent_prompt(model, agent, models.get(agent, ""))
+            if index < len(shown) and shown[index] == prompt:
+                continue  # replacing a prompt lays the whole list out again
             if index < self.option_count:
                 self.replace_option_prompt_at_index(index, prompt)
+                shown[index] = prompt
             else:
                 self.add_option(prompt)
+                shown.append(prompt)
         if self.highlighted is None and agents:
             self.highlighted = 0
 
@@ -82,9 +91,12 @@ def _reasoning_title(text: str) -> str:
     return f"reasoning · {len(text):,} chars"
 
 
-def _update(widget: Widget, kind: Kind, text: str) -> None:
+def _update(widget: Widget, kind: Kind, text: str, old: str) -> None:
     if isinstance(widget, Markdown):
-        widget.update(text)
+        if old and text.startswith(old):  # grown at its end: parse only the new lines
+            widget.append(text[len(old) :])
+        else:
+            widget.update(text)
     elif isinstance(widget, Collapsible):
         widget.title = _reasoning_title(text)
         widget.query_one(Static).update(Text(text.strip(), style="dim italic"))
@@ -113,7 +125,7 @@ class StreamView(VerticalScroll):
             last = -1
         blocks = list(self.children)
         if last >= 0 and runs[last] != self.shown[last]:
-            _update(blocks[last], *runs[last])
+            _update(blocks[last], *runs[last], self.shown[last][1])
         new = [_block(kind, text) for kind, text in runs[len(self.shown) :]]
         if new:
             self.mount_all(new)
