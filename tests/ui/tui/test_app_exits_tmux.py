@@ -14,6 +14,7 @@ from massgen.testing.fake_provider import FakeProvider
 from massgen.testing.policy import Fault, Reply, cooperative_agent
 
 HERE = Path(__file__).parent
+LOADED = 180  # seconds: a run of the CLI takes a minute and more on a loaded 2-core machine
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 
@@ -67,20 +68,20 @@ def test_no_color_at_80x24_resized_then_q(tmp_path):
         argv = ("--config", "team.yaml", "--display", "tui", QUESTION)
         options = {"width": 80, "height": 24}
         with start_massgen(tmp_path, *argv, env={"NO_COLOR": "1"}, **options) as term:
-            term.wait_for("done: q quits", "Answers & votes", timeout=60)
+            term.wait_for("done: q quits", "Answers & votes", timeout=LOADED)
             assert colours(term.screen(styles=True)) == set()
             term.resize(100, 30)
             term.wait_until(lambda s: max(map(len, s.splitlines())) > 80, "a wider screen")
             term.wait_for("done: q quits", "Answers & votes")
             term.keys("q")
-            assert term.exit_status(timeout=30) == 0
+            assert term.exit_status(timeout=LOADED) == 0
             assert left_clean(term)
         # The same run with colours shows them: the check above can see colour.
         with start_massgen(tmp_path, *argv, **options) as term:
-            term.wait_for("done: q quits", timeout=60)
+            term.wait_for("done: q quits", timeout=LOADED)
             assert colours(term.screen(styles=True))
             term.keys("q")
-            assert term.exit_status(timeout=30) == 0
+            assert term.exit_status(timeout=LOADED) == 0
 
 
 def test_a_crash_leaves_the_terminal_clean_and_says_where_the_logs_are(tmp_path):
@@ -89,7 +90,7 @@ def test_a_crash_leaves_the_terminal_clean_and_says_where_the_logs_are(tmp_path)
         team_file(tmp_path, fake.base_url, ("careful", "slow"))
         argv = (str(HERE / "crashing_app.py"), "--config", "team.yaml", QUESTION)
         with start_python(tmp_path, *argv, height=36) as term:
-            assert term.exit_status(timeout=60) == 2
+            assert term.exit_status(timeout=LOADED) == 2
             assert left_clean(term)
             shown = term.history()
     assert "RuntimeError: a widget's bug" in shown
@@ -105,15 +106,15 @@ def test_signals_end_the_app_with_the_terminal_clean(tmp_path):
         argv = ("--config", "team.yaml", QUESTION)
         # One SIGTERM: the run stops keeping what was decided, the app closes.
         with start_massgen(tmp_path, *argv, height=36) as term:
-            term.wait_for("answers 2", timeout=60)
+            term.wait_for("answers 2", timeout=LOADED)
             term.signal("TERM")
-            assert term.exit_status(timeout=30) == 4
+            assert term.exit_status(timeout=LOADED) == 4
             assert left_clean(term)
             assert "massgen: interrupted; kept the best answer so far." in term.history()
         # Two: the second exits at once (os._exit), the terminal given back first.
         with start_massgen(tmp_path, *argv, height=36) as term:
-            term.wait_for("answers 2", timeout=60)
+            term.wait_for("answers 2", timeout=LOADED)
             term.signal("TERM")
             term.signal("TERM")
-            assert term.exit_status(timeout=30) == 4
+            assert term.exit_status(timeout=LOADED) == 4
             assert left_clean(term)

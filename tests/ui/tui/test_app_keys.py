@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_driver import SIZE, plain
+from app_driver import SIZE, plain, until
 from textual.binding import Binding
 
 from massgen.ui.tui.keys import KeysScreen
@@ -39,6 +39,8 @@ async def test_q_in_the_list_closes_the_list_not_the_app():
     app = view.app
     view.app.over = True  # after the run q quits the app; in the list it only closes it
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("question_mark", "q")
-        await pilot.pause()
-        assert app.is_running and not isinstance(app.screen, KeysScreen)
+        await pilot.press("question_mark")
+        await until(lambda: isinstance(app.screen, KeysScreen), "the keys")
+        await pilot.press("q")
+        await until(lambda: not isinstance(app.screen, KeysScreen), "the keys closed")
+        assert app.is_running
