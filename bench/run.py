@@ -31,13 +31,14 @@ from bench import (
     sandbox,
     serving,
     surfaces,
+    tui,
     workspace,
 )
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
 # Written by `python -m bench.local`, `.first_run`, `.sandbox`, `.serving`, `.batch`,
-# `.permissions`, `.aids`, `.surfaces`.
+# `.permissions`, `.aids`, `.surfaces`, `.tui`.
 KEPT_SECTIONS = (
     (local.BEGIN, local.END),
     (first_run.BEGIN, first_run.END),
@@ -47,6 +48,7 @@ KEPT_SECTIONS = (
     (permissions.BEGIN, permissions.END),
     (aids.BEGIN, aids.END),
     (surfaces.BEGIN, surfaces.END),
+    (tui.BEGIN, tui.END),
 )
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"

@@ -18,14 +18,9 @@ from massgen.core.version import VERSION
 # more than the rest of the CLI; they are imported where a command needs them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
     from typing import Any, NoReturn
 
     from massgen.api import LoadedConfig
-    from massgen.coordination.prompts import Turn
-    from massgen.coordination.resume import Resumed
-    from massgen.core.events import AnyEvent
 
 
 class Parser(argparse.ArgumentParser):
@@ -193,21 +188,15 @@ def _print_example(name: str) -> int:
 
 
 def _validate(value: str) -> int:
+    from massgen.cli_turn import predecessor_notes
     from massgen.runs.loading import load
 
     loaded = load(value)
     count = len(loaded.config.agents)
     print(f"{loaded.source}: valid ({count} agent{'s' if count != 1 else ''})")
-    for note in _predecessor_notes(loaded.raw, loaded.source):
+    for note in predecessor_notes(loaded.raw, loaded.source):
         print(f"  note: {note}")
     return ExitCode.OK
-
-
-def _predecessor_notes(raw: object, source: str | None) -> list[str]:
-    """What the predecessor's keys in `raw` do not do here (`config/predecessor/`)."""
-    from massgen.config import predecessor
-
-    return predecessor.grouped(predecessor.translate(raw, source or "")[1])
 
 
 def _list_sessions() -> int:
@@ -276,7 +265,7 @@ def _wizard(*, first_run: bool, offer_question: bool) -> Any:
 
 def _load(args: argparse.Namespace) -> LoadedConfig:
     """The config the arguments name, with their command-line overrides."""
-    from massgen.api import load
+    from massgen.runs.loading import load  # not massgen.api: the run's modules load later
 
     loaded = load(
         args.config,
@@ -336,57 +325,16 @@ def _resume(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _drive(
-    args: argparse.Namespace,
-    argv: list[str],
-    loaded: LoadedConfig,
-    question: str,
-    log_dir: Path | None = None,
-    resumed: Resumed | None = None,
-    history: Sequence[Turn] = (),
+    args: argparse.Namespace, argv: list[str], loaded: LoadedConfig, question: str, *rest: Any
 ) -> int:
-    """Run one team turn with the view the arguments ask for; the exit code."""
-    from pathlib import Path
+    """The turn and its view (`cli_turn.py`): log_dir, resumed, history in `rest`."""
+    from massgen.cli_turn import drive
 
-    from massgen.api import TeamRun
-    from massgen.runs import interrupts
-    from massgen.ui.choice import approver_for
+    return drive(args, argv, loaded, question, *rest)
 
-    for note in _predecessor_notes(loaded.raw, loaded.source):
-        print(f"massgen: note: {note}", file=sys.stderr)
-    view = cli_output.view(args, loaded)
-    events: list[AnyEvent] = []
-    turn = TeamRun(
-        loaded,
-        question,
-        sinks=[view, events.append] if args.show_table else [view],
-        logs=not args.no_logs or args.automation or resumed is not None,
-        log_dir=log_dir,
-        deadline_seconds=args.orchestrator_timeout,
-        cli_args=argv,
-        approver=approver_for(view),
-        resumed=resumed,
-        history=history,
-        replay=Path(args.replay) if getattr(args, "replay", None) else None,
-    )
-    log_dir = turn.open_log()
-    if args.debug and log_dir:
-        _enable_debug_log(log_dir)
-    if args.automation and log_dir:
-        print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
-    interrupts.farewell = cli_output.resume_hint(log_dir)
-    # The app runs the turn under it (`TuiView.drive`); the other views are sinks only.
-    drive = getattr(view, "drive", None)
-    try:
-        result = interrupts.run_interruptible(drive(turn.execute()) if drive else turn.execute())
-    except KeyboardInterrupt:
-        return cli_output.interrupted(turn)
-    finally:
-        close = getattr(view, "close", None)  # the terminal views; the JSON printer has none
-        if close is not None:
-            close()
-    if args.show_table:
-        cli_output.print_table(events)
-    return cli_output.report(result, args)
+
+def _display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
+    return cli_output.display(args, loaded)
 
 
 def _chat(args: argparse.Namespace, argv: list[str]) -> int:
@@ -405,19 +353,6 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
         deadline_seconds=args.orchestrator_timeout,
         cli_args=argv,
     )
-
-
-def _enable_debug_log(log_dir: Path) -> None:
-    import contextlib
-
-    from massgen.log import logger
-
-    logger.enable("massgen")
-    # Only the file: loguru's default sink would print the debug log on stderr. And no
-    # `diagnose`: it prints the values of local variables in tracebacks, API keys among them.
-    with contextlib.suppress(ValueError):
-        logger.remove(0)
-    logger.add(log_dir / "massgen_debug.log", level="DEBUG", enqueue=False, diagnose=False)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ def print_table(events: list[AnyEvent]) -> None:
     print("\n" + coordination_table(events, width=width), end="", flush=True)
 
 
-def view(args: argparse.Namespace, loaded: LoadedConfig) -> Any:
+def view(args: argparse.Namespace, loaded: LoadedConfig, question: str) -> Any:
     """The run's sink; the app also drives the run (`TuiView.drive`)."""
     if args.stream_events:
         return _print_event_json
@@ -43,7 +43,7 @@ def view(args: argparse.Namespace, loaded: LoadedConfig) -> Any:
         return _print_final_answer
     from massgen.ui.choice import view_for
 
-    return view_for(chosen, loaded.config)
+    return view_for(chosen, loaded.config, question)
 
 
 def display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
@@ -102,12 +102,14 @@ def _automation_report(result: RunResult, output_file: str | None) -> None:
         print(f"CONTEXT_CHANGE: {line.strip()}")
 
 
-def interrupted(turn: TeamRun) -> int:
-    """The view has already shown the best answer (the run ends with RunFinished)."""
-    outcome = turn.outcome
-    where = f" Logs: {turn.log_dir}" if turn.log_dir else ""
+def interrupted(turn: TeamRun | None) -> int:
+    """The view has already shown the best answer (the run ends with RunFinished); `turn`:
+    None when it was interrupted before the turn was made (under the app's first frame)."""
+    outcome = turn.outcome if turn else None
+    log_dir = turn.log_dir if turn else None
+    where = f" Logs: {log_dir}" if log_dir else ""
     kept = "kept the best answer so far" if outcome and outcome.answer else "no answer yet"
-    print(f"\nmassgen: interrupted; {kept}.{where}{resume_hint(turn.log_dir)}", file=sys.stderr)
+    print(f"\nmassgen: interrupted; {kept}.{where}{resume_hint(log_dir)}", file=sys.stderr)
     return ExitCode.INTERRUPTED
 
 

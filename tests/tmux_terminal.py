@@ -101,9 +101,22 @@ class TmuxTerminal:
 
     # --- output -----------------------------------------------------------------------
 
-    def screen(self) -> str:
-        """What the terminal shows now, one line per row."""
-        return self._tmux("capture-pane", "-p", "-t", "t")
+    def screen(self, *, styles: bool = False) -> str:
+        """What the terminal shows now, one line per row; `styles`: with the escape
+        codes of its colours and attributes."""
+        return self._tmux("capture-pane", "-p", *(["-e"] if styles else []), "-t", "t")
+
+    def resize(self, width: int, height: int) -> None:
+        self._tmux("resize-window", "-t", "t", "-x", str(width), "-y", str(height))
+
+    def signal(self, name: str) -> None:
+        """Send signal `name` ("TERM") to the program (the pane's shell's child)."""
+        shell = self._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
+        subprocess.run(["pkill", f"-{name}", "-P", shell], check=True, timeout=10)
+
+    def in_alternate_screen(self) -> bool:
+        """Whether a full-screen program's screen is still up (after it exited: left)."""
+        return self._tmux("display-message", "-p", "-t", "t", "#{alternate_on}").strip() == "1"
 
     def history(self) -> str:
         """The scrollback and the screen, wrapped lines joined."""

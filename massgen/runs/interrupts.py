@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from massgen.core.status import ExitCode
@@ -26,6 +26,9 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 # What the second signal prints before it exits: the CLI sets it to the resume hint.
 farewell = ""
+# Called by `exit_now` before anything else, newest first: a full-screen view puts the
+# terminal back here (`os._exit` skips every `finally`).
+before_exit: list[Callable[[], None]] = []
 
 
 def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
@@ -74,6 +77,9 @@ async def _guarded(main: Coroutine[Any, Any, T]) -> T:
 
 def exit_now() -> None:
     """Kill the child processes massgen started and leave with exit code 4, now."""
+    for restore in reversed(before_exit):
+        with contextlib.suppress(Exception):  # nothing may stop the exit
+            restore()
     kill_children()
     with contextlib.suppress(Exception):  # a closed terminal must not stop the exit
         sys.stderr.write(f"\nmassgen: interrupted again; exiting now.{farewell}\n")

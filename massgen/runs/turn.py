@@ -398,6 +398,19 @@ class TeamRun:
         )
 
 
+def warm_up(config: MassgenConfig) -> None:
+    """Import what `TeamRun.execute` imports as it starts: each agent's backend module
+    with its SDK, and the run's wiring (a second or more on a loaded machine). A view that
+    must keep drawing (the app) calls this in a thread first; `execute` does not need it."""
+    from massgen.backends.profiles import PROFILES
+    from massgen.runs import agent_hosts, wiring  # noqa: F401  (imported to be loaded)
+
+    for agent in config.agents:
+        profile = PROFILES.get(agent.backend.type)
+        if profile is not None:
+            profile.wire.load()
+
+
 def _warn_unpriced(config: MassgenConfig, members: Sequence[Any]) -> None:
     """A cost budget cannot count what an unpriced model spends: say so before the run."""
     unpriced = [member.id for member in members if member.price is None]

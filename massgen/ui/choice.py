@@ -70,13 +70,14 @@ def display_for(
     return "tui" if _is_terminal(stdin) else "live"
 
 
-def view_for(display: str, config: MassgenConfig) -> Any:
+def view_for(display: str, config: MassgenConfig, question: str = "") -> Any:
     """The terminal view for a display `display_for` chose: the app, the live view or
     plain text. Each imports its UI stack only here."""
     if display == "tui":
         from massgen.ui.tui.view import TuiView
 
-        return TuiView(models={agent.id: agent.backend.model or "" for agent in config.agents})
+        models = {agent.id: agent.backend.model or "" for agent in config.agents}
+        return TuiView(models=models, question=question)
     if display == "live":
         from massgen.ui.live import LiveView
 

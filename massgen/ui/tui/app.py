@@ -6,17 +6,19 @@ changed; a timer redraws from the model at most `REFRESH_HZ` times a second (and
 second for the clock), so a fast stream costs the app a bounded amount of drawing.
 
 Keys: 1-9 or [ ] pick an agent (↑/↓ in the list too); s t a f pick a tab; Enter or a click
-opens a card; Ctrl-C first stops the run keeping what was decided, then exits at once; q
-quits once the run is over.
+opens a card; ? lists the keys; Ctrl-C first stops the run keeping what was decided, then
+exits at once; q quits once the run is over.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import rich
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -36,6 +38,7 @@ from massgen.ui.model import (
     totals_text,
 )
 from massgen.ui.tui.approval import Dialog
+from massgen.ui.tui.keys import KeysScreen, key_rows
 from massgen.ui.tui.widgets import AgentList, AnswerBoard, FinalView, StreamView, ToolCards
 
 REFRESH_HZ = 10.0
@@ -44,7 +47,7 @@ TABS = ("stream", "tools", "answers", "final")
 CSS = """
 #question { height: 1; padding: 0 1; background: $boost; text-style: bold; }
 #body { height: 1fr; }
-#agents { width: 36; height: 1fr; border: round $primary-darken-2; }
+#agents { width: 30%; min-width: 20; max-width: 36; height: 1fr; border: round $primary-darken-2; }
 #right { width: 1fr; }
 #agent-title { height: 1; padding: 0 1; }
 #status { height: 1; padding: 0 1; background: $boost; }
@@ -65,28 +68,33 @@ class TeamApp(App[None]):
 
     TITLE = "massgen"
     CSS = CSS
+    # The description is the footer's word; the tooltip is what `?` lists (`keys.py`).
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c", "interrupt", "stop", priority=True),
-        Binding("q", "quit_app", "quit"),
-        Binding("left_square_bracket", "step(-1)", "prev agent"),
-        Binding("right_square_bracket", "step(1)", "next agent"),
-        Binding("s", "tab('stream')", "stream"),
-        Binding("t", "tab('tools')", "tools"),
-        Binding("a", "tab('answers')", "answers"),
-        Binding("f", "tab('final')", "final"),
+        Binding("ctrl+c", "interrupt", "stop", priority=True,
+                tooltip="stop the run, keeping what was decided; again: exit now"),
+        Binding("q", "quit_app", "quit", tooltip="quit once the run is over"),
+        Binding("question_mark", "keys", "keys", tooltip="this list of keys"),
+        Binding("left_square_bracket", "step(-1)", "prev agent", tooltip="the previous agent"),
+        Binding("right_square_bracket", "step(1)", "next agent", tooltip="the next agent"),
+        Binding("s", "tab('stream')", "stream", tooltip="the agent's stream"),
+        Binding("t", "tab('tools')", "tools", tooltip="the agent's tool calls, as cards"),
+        Binding("a", "tab('answers')", "answers", tooltip="every answer and vote, with reasons"),
+        Binding("f", "tab('final')", "final", tooltip="the outcome and the final answer"),
         *(Binding(str(n), f"pick({n - 1})", show=False) for n in range(1, 10)),
-    ]
+    ]  # fmt: skip
 
     def __init__(
         self,
         model: ViewModel,
         models: dict[str, str] | None = None,
         *,
+        question: str = "",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.model = model
         self.models = models or {}
+        self.question = question  # shown until the run's own RunStarted
         self.clock = clock
         self.started: float | None = None
         self.ended: float | None = None
@@ -96,6 +104,8 @@ class TeamApp(App[None]):
         self.hard_exit = False
         self.stop_run: Callable[[], object] | None = None
         self.ready = asyncio.Event()  # mounted: dialogs can be shown
+        self.drawn = asyncio.Event()  # the first frame is on the screen
+        self.failure: BaseException | None = None  # what crashed the app, if anything
 
     # --- layout -------------------------------------------------------------------------
 
@@ -127,6 +137,19 @@ class TeamApp(App[None]):
         self.redraw(force=True)
         self.main.query_one(AgentList).focus()
         self.ready.set()
+
+    def on_ready(self) -> None:
+        """Textual's word that the first frame is on the screen."""
+        self.drawn.set()
+
+    def _fatal_error(self) -> None:
+        """Textual's way out on an unhandled error, without the local variables its own
+        traceback prints (a key or a prompt may be among them)."""
+        from rich.traceback import Traceback
+
+        self.failure = sys.exc_info()[1]
+        self.bell()
+        self.panic(Traceback(show_locals=False, width=None, suppress=[rich]))
 
     # --- what the sink calls ------------------------------------------------------------
 
@@ -173,7 +196,7 @@ class TeamApp(App[None]):
             return
         self.changed = False
         model = self.model
-        question = model.state.question.split("\n", 1)[0]
+        question = (model.state.question or self.question).split("\n", 1)[0]
         self.main.query_one("#question", Static).update(Text(f"massgen · {question}"))
         self.main.query_one(AgentList).sync(model, self.models)
         self._draw_selected()
@@ -224,6 +247,10 @@ class TeamApp(App[None]):
         if count:
             current = self.main.query_one(AgentList).highlighted or 0
             self.main.query_one(AgentList).highlighted = (current + delta) % count
+
+    def action_keys(self) -> None:
+        if not isinstance(self.screen, KeysScreen):
+            self.push_screen(KeysScreen(key_rows(self)))
 
     def action_tab(self, tab: str) -> None:
         self.main.query_one(TabbedContent).active = tab

@@ -17,14 +17,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from massgen.core import events as ev
 from massgen.runs import interrupts
 from massgen.ui.model import ViewModel
+from massgen.ui.tui import AppFailed
 from massgen.ui.tui.app import TeamApp
 from massgen.ui.tui.approval import AppApprover
+from massgen.ui.tui.terminal import saved_terminal
 
 T = TypeVar("T")
 
@@ -33,9 +35,9 @@ TAIL_CHARS = 200_000
 
 
 class TuiView:
-    def __init__(self, *, models: dict[str, str] | None = None) -> None:
+    def __init__(self, *, models: dict[str, str] | None = None, question: str = "") -> None:
         self.model = ViewModel(tail_chars=TAIL_CHARS)
-        self.app = TeamApp(self.model, models)
+        self.app = TeamApp(self.model, models, question=question)
         self.approver = AppApprover(self.app)
         self.printed = False
 
@@ -43,15 +45,32 @@ class TuiView:
         self.model.apply(event)
         self.app.note(event)
 
-    async def drive(self, main: Coroutine[Any, Any, T], **options: Any) -> T:
+    async def drive(
+        self,
+        main: Coroutine[Any, Any, T],
+        *,
+        warm: Callable[[], object] | None = None,
+        **options: Any,
+    ) -> T:
         """Run `main` (the team's turn) under the app; its result once the user quits.
-        `options` go to `App.run_async` (a test runs it headless, with a pilot)."""
+        `main` starts once the app's first frame is drawn, after `warm` (imports the turn
+        would make as it starts, run in a thread so the app keeps answering keys).
+        `options` go to `App.run_async` (a test runs it headless, with a pilot).
+
+        Raises:
+            KeyboardInterrupt: the user stopped the run (Ctrl-C), after reading the rest.
+            AppFailed: the app crashed; the run was stopped if it was still going.
+        """
+        restore = None if options.get("headless") else saved_terminal()
+        if restore is not None:  # a second signal exits at once: the terminal first
+            interrupts.before_exit.append(restore)
         app_task = asyncio.create_task(self.app.run_async(**options))
-        turn = asyncio.create_task(run_turn(self.app, main))
+        turn = asyncio.create_task(run_turn(self.app, _after_first_frame(self.app, main, warm)))
         try:
             await asyncio.wait({app_task, turn}, return_when=asyncio.FIRST_COMPLETED)
             if app_task.done() and not turn.done():
                 # The app closed under a running turn: a second Ctrl-C, Ctrl-Q or a crash.
+                _forget(restore)  # the app has given the terminal back
                 if self.app.hard_exit:
                     interrupts.exit_now()
                 self.app.interrupts += 1
@@ -61,15 +80,22 @@ class TuiView:
                 result = await turn
             except Stopped:
                 await app_task  # what was kept stays on screen until the user quits
+                self._check_app(stopped=True)
                 raise KeyboardInterrupt from None
             await app_task  # the final answer stays until the user quits
+            self._check_app(stopped=False)
             return result
         finally:
             await _settle(turn)
             if not app_task.done():
                 self.app.exit()
             await _settle(app_task)
+            _forget(restore)
             self.print_result()
+
+    def _check_app(self, *, stopped: bool) -> None:
+        if self.app.return_code:
+            raise AppFailed(self.app.failure, stopped=stopped)
 
     def print_result(self) -> None:
         """The live view's result block on the normal screen, once."""
@@ -107,6 +133,26 @@ async def run_turn(app: TeamApp, main: Coroutine[Any, Any, T]) -> T:
     finally:
         app.stop_run = None
         app.run_over()
+
+
+async def _after_first_frame(
+    app: TeamApp, main: Coroutine[Any, Any, T], warm: Callable[[], object] | None
+) -> T:
+    """`main`, once the app has drawn its first frame (the turn's start would delay it:
+    its imports and its first events run in the app's loop) and `warm` has run."""
+    try:
+        await app.drawn.wait()
+        if warm is not None:
+            await asyncio.to_thread(warm)
+    except BaseException:
+        main.close()  # never started: no "never awaited" warning
+        raise
+    return await main
+
+
+def _forget(restore: Callable[[], None] | None) -> None:
+    if restore in interrupts.before_exit:
+        interrupts.before_exit.remove(restore)
 
 
 async def _settle(task: asyncio.Task[Any]) -> None:

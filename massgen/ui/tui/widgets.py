@@ -9,10 +9,13 @@ Model text goes into `rich.text.Text` or Markdown, never into Textual markup, so
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, OptionList, Static
@@ -41,14 +44,23 @@ def agent_prompt(model: ViewModel, agent: str, model_name: str) -> Text:
 class AgentList(OptionList):
     """One entry per agent; the highlighted one is the agent shown on the right."""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.prompts: list[Text] = []  # as last drawn
+
     def sync(self, model: ViewModel, models: dict[str, str]) -> None:
         agents = model.agents
+        shown = self.prompts
         for index, agent in enumerate(agents):
             prompt = agent_prompt(model, agent, models.get(agent, ""))
+            if index < len(shown) and shown[index] == prompt:
+                continue  # replacing a prompt lays the whole list out again
             if index < self.option_count:
                 self.replace_option_prompt_at_index(index, prompt)
+                shown[index] = prompt
             else:
                 self.add_option(prompt)
+                shown.append(prompt)
         if self.highlighted is None and agents:
             self.highlighted = 0
 
@@ -79,9 +91,12 @@ def _reasoning_title(text: str) -> str:
     return f"reasoning · {len(text):,} chars"
 
 
-def _update(widget: Widget, kind: Kind, text: str) -> None:
+def _update(widget: Widget, kind: Kind, text: str, old: str) -> None:
     if isinstance(widget, Markdown):
-        widget.update(text)
+        if old and text.startswith(old):  # grown at its end: parse only the new lines
+            widget.append(text[len(old) :])
+        else:
+            widget.update(text)
     elif isinstance(widget, Collapsible):
         widget.title = _reasoning_title(text)
         widget.query_one(Static).update(Text(text.strip(), style="dim italic"))
@@ -110,7 +125,7 @@ class StreamView(VerticalScroll):
             last = -1
         blocks = list(self.children)
         if last >= 0 and runs[last] != self.shown[last]:
-            _update(blocks[last], *runs[last])
+            _update(blocks[last], *runs[last], self.shown[last][1])
         new = [_block(kind, text) for kind, text in runs[len(self.shown) :]]
         if new:
             self.mount_all(new)
@@ -143,18 +158,70 @@ def card_body(card: ToolCard) -> RenderableType:
     return rows
 
 
+# A run of more than FOLD_AFTER finished calls to one MCP server in a row shows its last
+# FOLD_AFTER; the earlier ones fold behind one "+N more" line that opens them.
+FOLD_AFTER = 2
+
+
+def mcp_server(name: str) -> str | None:
+    """`fs` for `mcp__fs__read_file` (how `tools/mcp/naming.py` names MCP tools)."""
+    parts = name.split("__")
+    return parts[1] if len(parts) >= 3 and parts[0] == "mcp" else None
+
+
+def folded_runs(cards: list[ToolCard]) -> list[list[str]]:
+    """The call ids to fold: in each run of finished calls to one MCP server, all but
+    the last `FOLD_AFTER`. A call still running is never folded."""
+    runs: list[list[ToolCard]] = []
+    for card in cards:
+        server = mcp_server(card.name) if card.result is not None else None
+        if server is not None and runs and runs[-1] and mcp_server(runs[-1][-1].name) == server:
+            runs[-1].append(card)
+        else:
+            runs.append([card] if server is not None else [])
+    return [[c.call_id for c in run[:-FOLD_AFTER]] for run in runs if len(run) > FOLD_AFTER]
+
+
+class MoreCalls(Static, can_focus=True):
+    """ "+N more mcp__fs calls": Enter or a click shows the calls it folds, or folds them."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open_or_fold", "open")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened = False
+        self.folded: list[Collapsible] = []
+        self.server = ""
+
+    def fold(self, server: str, cards: list[Collapsible]) -> None:
+        self.server, self.folded = server, cards
+        for card in cards:
+            card.display = self.opened
+        line = f"{'▼' if self.opened else '▶'} +{len(cards)} more mcp__{server} calls"
+        self.update(Text(line + (" (shown)" if self.opened else ""), style="dim"))
+
+    def action_open_or_fold(self) -> None:
+        self.opened = not self.opened
+        self.fold(self.server, self.folded)
+
+    def on_click(self) -> None:
+        self.action_open_or_fold()
+
+
 class ToolCards(VerticalScroll):
-    """The selected agent's tool calls, newest last, each a card that opens."""
+    """The selected agent's tool calls, newest last, each a card that opens; long runs of
+    MCP calls folded behind a "+N more" line."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.agent: str | None = None
         self.cards: dict[str, tuple[Collapsible, Static, str]] = {}
+        self.more: dict[str, MoreCalls] = {}  # by the first call id of the run it folds
 
     def show(self, agent: str, pane: Pane) -> None:
         _follow(self)
         if agent != self.agent:
-            self.agent, self.cards = agent, {}
+            self.agent, self.cards, self.more = agent, {}, {}
             self.remove_children()
         current = {card.call_id for card in pane.cards}
         for call_id in [c for c in self.cards if c not in current]:  # trimmed from the front
@@ -171,8 +238,21 @@ class ToolCards(VerticalScroll):
                 fold.title = card_title(card)
                 body.update(card_body(card))
                 self.cards[card.call_id] = (fold, body, look)
+        self._fold(pane)
         if not pane.cards and not self.children:
             self.mount(Static(Text("no tool calls yet", style="dim")))
+
+    def _fold(self, pane: Pane) -> None:
+        names = {card.call_id: card.name for card in pane.cards}
+        runs = {run[0]: run for run in folded_runs(pane.cards)}
+        for first in [f for f in self.more if f not in runs]:  # the run was trimmed
+            self.more.pop(first).remove()
+        for first, run in runs.items():
+            more = self.more.get(first)
+            if more is None:
+                more = self.more[first] = MoreCalls()
+                self.mount(more, before=self.cards[first][0])
+            more.fold(mcp_server(names[first]) or "", [self.cards[c][0] for c in run])
 
 
 # --- the answers board ---------------------------------------------------------------------

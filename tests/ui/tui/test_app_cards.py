@@ -50,3 +50,56 @@ async def test_a_tool_call_is_a_card_that_opens():
         reasoning = app.query_one("#stream-view").query_one(Collapsible)
         assert reasoning.collapsed and reasoning.title == "reasoning · 26 chars"
         assert fold_text(reasoning) == "Search first, then answer."
+
+
+def mcp_call(number: int, *, done: bool = True) -> list[ev.AnyEvent]:
+    call_id, name = f"m{number}", "mcp__fs__read_file"
+    events: list[ev.AnyEvent] = [
+        ev.ToolCallStarted(agent="careful", call_id=call_id, name=name, arguments=f'"{number}"')
+    ]
+    if done:
+        events.append(
+            ev.ToolCallFinished(agent="careful", call_id=call_id, name=name, result="text",
+                                ok=True, duration_s=0.01)
+        )  # fmt: skip
+    return events
+
+
+def shown_titles(app) -> list[str]:
+    """The tool tab's lines as shown: card titles and "+N more" lines, hidden ones left out."""
+    lines = []
+    for widget in app.query_one("#tool-cards").children:
+        if not widget.display:
+            continue
+        lines.append(widget.title if isinstance(widget, Collapsible) else plain(widget.content))
+    return [line.strip() for line in lines]
+
+
+async def test_a_run_of_mcp_calls_folds_into_n_more_which_opens():
+    view = TuiView()
+    app = view.app
+    async with app.run_test(size=SIZE) as pilot:
+        for event in START[:2]:
+            view(event)
+        for number in range(1, 7):
+            for event in mcp_call(number):
+                view(event)
+        for event in mcp_call(7, done=False):  # still running: never folded
+            view(event)
+        await pilot.press("t")
+        await until(lambda: len(shown_titles(app)) == 4, "the folded run")
+        titles = shown_titles(app)
+        assert titles[0] == "▶ +4 more mcp__fs calls"
+        assert [t.split(" · ")[0] for t in titles[1:]] == [
+            "✓ mcp__fs__read_file", "✓ mcp__fs__read_file", "⚙ mcp__fs__read_file"
+        ]  # fmt: skip
+        app.query_one("MoreCalls").focus()
+        await pilot.press("enter")
+        await until(lambda: len(shown_titles(app)) == 8, "the run opened")
+        assert shown_titles(app)[0] == "▼ +4 more mcp__fs calls (shown)"
+        # The running call finishes: it joins the run, which folds one more once closed.
+        for event in mcp_call(7)[1:]:
+            view(event)
+        await pilot.press("enter")
+        await until(lambda: shown_titles(app)[0] == "▶ +5 more mcp__fs calls", "refolded")
+        assert len(shown_titles(app)) == 3
