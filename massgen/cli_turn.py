@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from massgen import cli_output
+import massgen.cli_output as cli_output
 from massgen.core.status import ExitCode
 
 if TYPE_CHECKING:
@@ -127,16 +127,6 @@ def _warm_up(loaded: LoadedConfig) -> None:
     warm_up(loaded.config)
 
 
-
-
-
-
-
-
-
-
-
-
 def _enable_debug_log(log_dir: Path) -> None:
     import contextlib
 
@@ -148,10 +138,6 @@ def _enable_debug_log(log_dir: Path) -> None:
     with contextlib.suppress(ValueError):
         logger.remove(0)
     logger.add(log_dir / "massgen_debug.log", level="DEBUG", enqueue=False, diagnose=False)
-
-
-
-
 
 
 def _app_failed(turn: TeamRun | None, failure: Exception) -> int:
@@ -168,4 +154,3 @@ def _app_failed(turn: TeamRun | None, failure: Exception) -> int:
     hint = cli_output.resume_hint(log_dir) if stopped and turn else ""
     print(f"\nmassgen: the app failed ({failure}); {run}.{where}{hint}", file=sys.stderr)
     return ExitCode.EXECUTION
-
