@@ -6,7 +6,7 @@ reasoning to a format lowers its accuracy (Tam et al., 2024, "Let Me Speak Freel
 the team paid for its action format before any agent read another's answer. Now the model
 writes its turn as ordinary text and ends it with one decision line:
 
-    VOTE: agent2.1      it endorses that answer; the text before the line is its reason
+    VOTE: <label>       it endorses that answer; the text before the line is its reason
     NEW ANSWER          the text before the line is its new, complete answer
 
 A first answer needs no line: with nothing to vote on, the text is the answer, and the
@@ -46,21 +46,29 @@ _SENSITIVITY = {
 
 
 def rules(sensitivity: str, *, vote_only: bool) -> str:
-    """The system prompt's coordination rules for a turn with answers in view."""
+    """The system prompt's coordination rules for a turn with answers in view.
+
+    They name no label: with `for example VOTE: agent2.1` here, small models wrote that
+    line and nothing else (24 of 39 votes in a GSM8K batch went to agent2.1, 38 of 39
+    with no reasoning), so the example, not the answers, chose the winner."""
+    check = (
+        "Work the problem out yourself first, step by step, then compare each CURRENT "
+        "ANSWER's reasoning and result with yours."
+    )
     if vote_only:
         return (
-            "You are one of several agents answering the same ORIGINAL MESSAGE. Check each "
-            "CURRENT ANSWER step by step: is its reasoning right, is its result right? Then "
-            "end your reply with one line, `VOTE: <label>`, naming the answer that best "
-            "addresses the ORIGINAL MESSAGE (for example `VOTE: agent2.1`)."
+            f"You are one of several agents answering the same ORIGINAL MESSAGE. {check} "
+            "End your reply with one line: `VOTE:` followed by the label written above "
+            "the answer whose result is right."
         )
     return (
         "You are one of several agents answering the same ORIGINAL MESSAGE. You see the "
-        "team's CURRENT ANSWERS under anonymous labels such as agent2.1. Check them step by "
-        f"step. {_SENSITIVITY[sensitivity]} Otherwise write a complete, improved answer.\n"
-        "End your reply with one line: `VOTE: <label>` to vote for that answer, or "
-        "`NEW ANSWER` if the text above it is your new complete answer. Do not resubmit an "
-        "answer that is already there: vote for it instead."
+        "team's CURRENT ANSWERS, each under an anonymous label written above it. "
+        f"{check} {_SENSITIVITY[sensitivity]} Otherwise write a complete, improved "
+        "answer.\n"
+        "End your reply with one line: `VOTE:` followed by the label of the answer you "
+        "vote for, or `NEW ANSWER` if the text above it is your new complete answer. Do "
+        "not resubmit an answer that is already there: vote for it instead."
     )
 
 
