@@ -118,9 +118,11 @@ class CodexBackend:
 
     def _overrides(self) -> list[str]:
         """`-c` settings: the provider (where a key or endpoint is given), no web search
-        unless `enable_web_search`, no analytics."""
+        unless `enable_web_search`, the reasoning effort when set, no analytics."""
         out = ["analytics.enabled=false"]
         out.append(f'web_search="{"live" if self.cfg.hosted.web_search else "disabled"}"')
+        if effort := self.cfg.generation_params().reasoning_effort:  # Codex's own setting
+            out.append(f'model_reasoning_effort="{effort}"')
         if self.api_key or self.cfg.base_url:
             url = json.dumps(self.cfg.base_url or OPENAI)
             out += ['model_provider="massgen"', 'model_providers.massgen.name="massgen"']

@@ -290,9 +290,12 @@ GEMINI_CLI = Wire(
     {},
     frozenset({"web_search"}),
 )
-# Codex's own agent loop (`codex.py`): no generation parameters of ours;
+# Codex's own agent loop (`codex.py`): of our generation parameters only the reasoning
+# effort (its `model_reasoning_effort`, as the predecessor's codex configs set it);
 # `enable_web_search` turns on its web search and its commands' network.
-CODEX = Wire("codex", _entry("codex"), _check_codex, {}, frozenset({"web_search"}))
+CODEX = Wire(
+    "codex", _entry("codex"), _check_codex, {"reasoning_effort": None}, frozenset({"web_search"})
+)
 LOCAL = Wire("local", _entry("local"), _check_local, _LOCAL_PARAMS)
 
 WIRES: tuple[Wire, ...] = (

@@ -78,6 +78,7 @@ async def test_a_codex_member_and_an_api_member_reach_an_answer(tmp_path, monkey
                         "base_url": fake.base_url,
                         "api_key": "sk-fake",
                         "model": MODEL,
+                        "reasoning_effort": "high",  # the predecessor's codex configs set it
                     },
                 },
                 {
@@ -91,8 +92,10 @@ async def test_a_codex_member_and_an_api_member_reach_an_answer(tmp_path, monkey
         )
         result = await run.execute()
         sent = json.dumps(fake.requests)
+        efforts = {(body.get("reasoning") or {}).get("effort") for body in fake.requests}
 
     assert result.ok, result
+    assert efforts == {"high"}  # the config's reasoning_effort reached the model's requests
     published = [e for e in events if isinstance(e, ev.AnswerPublished)]
     assert {e.agent for e in published} == {"cx", "api"}
     decided = [e for e in events if isinstance(e, ev.PermissionDecided) and e.agent == "cx"]
