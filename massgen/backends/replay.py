@@ -173,6 +173,17 @@ def read_record(directory: Path, name: str = JOURNAL) -> Record:
     return record
 
 
+def borrow(record: Record | None, other: Record) -> Record:
+    """`record` with the finished calls of `other` it lacks, outside its order: a batch's
+    single-call baseline asks exactly what its member's first answer in the team asked
+    (the same request, byte for byte), so the team's record answers it."""
+    merged = Record(dict(record.entries) if record else {}, record.seed if record else None)
+    for where, entry in other.entries.items():
+        if entry.end == "done":
+            merged.entries.setdefault(where, dataclasses.replace(entry, seq=None))
+    return merged
+
+
 def _entry(data: Mapping[str, Any]) -> Entry:
     seq = data.get("seq")
     events = tuple(load_event(e) for e in data.get("events") or ())
@@ -214,7 +225,12 @@ class Tape:
         self._arrived: set[tuple[str, int]] = set()
         # A request the recording saw cancelled may be cancelled before it is asked here:
         # nothing waits for it (what it read before, if anything, is replayed if it comes).
-        self._order = [e for e in record.by_asked if e.end != "cancelled"] if record else []
+        # An entry borrowed from another job's record (`borrow`) has no place in it.
+        self._order = (
+            [e for e in record.by_asked if e.end != "cancelled" and e.seq is not None]
+            if record
+            else []
+        )
         self._first_missing = 0
         self._changed = asyncio.Event()
         self._last_progress = time.monotonic()
@@ -454,8 +470,8 @@ async def _replayed(tape: Tape, entry: Entry) -> AsyncGenerator[BackendEvent, No
             yield event
         await tape.ungated()  # cancelled here too, unless the run has left the record
         return
-    assert entry.seq is not None
-    await tape.turn(entry.seq)
+    if entry.seq is not None:  # a borrowed entry has no turn: it comes at once
+        await tape.turn(entry.seq)
     for event in entry.events:
         yield event
     if entry.end == "error":

@@ -138,8 +138,9 @@ class Worker:
 
     def _taped(self, job: Job) -> tuple[Member, Any]:
         """The job's member with its backend on a tape of its own: journalled beside the
-        question's team run, answered from the recorded batch's journal of this job."""
-        from massgen.backends.replay import Tape, read_record
+        question's team run, answered from the recorded batch's journal of this job or,
+        for a single call, of the question's team run."""
+        from massgen.backends.replay import JOURNAL, Tape, borrow, read_record
         from massgen.runs import replaying
 
         member = self.members()[job.agent or ""]
@@ -147,6 +148,9 @@ class Worker:
         if self.replay is not None:
             source = baseline_journal(self.replay, job.id, job.method)
             record = read_record(source.parent, source.name) if source.is_file() else None
+            team = run_dir(self.replay, job.id) / "team"
+            if (team / JOURNAL).is_file():  # a single's call is its member's first answer
+                record = borrow(record, read_record(team))
         tape = Tape(baseline_journal(self.out, job.id, job.method), record)
         return replaying.attach([member], self.loaded.config.agents, tape)[0], tape
 

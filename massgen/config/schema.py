@@ -107,6 +107,11 @@ class OrchestratorConfig(Strict):
     # them agreeing ends the run at once, as counting independent answers would (the
     # others cannot outvote them); with no majority the team votes as usual.
     agreement_quorum: Literal["all", "majority"] = "all"
+    # What settles first answers that reach no agreement: "vote" (the team reads them and
+    # votes), or "rank" (no vote: by their checks, then how many say the same, then the
+    # members' order in the config; `coordination/ranking.py`). "rank" is for teams
+    # whose votes do not read the answers, measured so for small local models.
+    when_split: Literal["vote", "rank"] = "vote"
     # A model without native tool calling (JSON actions) writes its turn as free text and
     # ends it with a short decision line, instead of writing its answer inside a JSON
     # string (`coordination/free_text.py`); false: the JSON action, as before.

@@ -24,6 +24,7 @@ from massgen.coordination.board import Answer
 from massgen.coordination.budget import BudgetSpent
 from massgen.coordination.checks import best_checked
 from massgen.coordination.presentation import present
+from massgen.coordination.ranking import Ranked
 from massgen.coordination.restarts import feedback_block, max_attempts
 from massgen.coordination.run_state import Orchestrated, TeamOutcome
 from massgen.coordination.winner import Decision, decide
@@ -178,6 +179,18 @@ def agreed(run: Ending, found: Agreement) -> TeamOutcome:
     announce(run, decision, reason)
     status = Status.DEGRADED if run.state.failed else Status.OK
     return outcome(run, decision, winner.content, status, reason)
+
+
+def ranked(run: Ending, found: Ranked) -> TeamOutcome:
+    """The first answers split and `when_split: rank` settled it: the ranked answer, as
+    written (`ranking.py`)."""
+    decision = Decision(found.winner, {}, None, ())
+    agreement = run.agreement()
+    split = agreement.describe() if agreement else "no first answers agree"
+    reason = f"ranked without a vote: {split}; {found.winner.label} won: {found.why}"
+    announce(run, decision, reason)
+    status = Status.DEGRADED if run.state.failed else Status.OK
+    return outcome(run, decision, found.winner.content, status, reason)
 
 
 def fallback(run: Ending, status: Status, reason: str) -> TeamOutcome:

@@ -24,6 +24,7 @@ from massgen.coordination.board import Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.checks import Checking, Verifier, failed_labels
 from massgen.coordination.final_answer import Ended
+from massgen.coordination.ranking import Ranked, settle
 from massgen.coordination.restart_cycle import RestartCycle
 from massgen.coordination.restarts import Feedback
 from massgen.coordination.resume import Resumed
@@ -72,6 +73,7 @@ class Orchestrator:
         self.state: RunState  # the run's state, from its first line (`_start`)
         self.outcome: TeamOutcome | None = None
         self._agreed: Agreement | None = None  # first answers ended this attempt
+        self._ranked: Ranked | None = None  # or were ranked, with `when_split: rank`
 
     def _budgeted(self, member: Member) -> Member:
         spent = lambda: self.state.ledger.total()  # noqa: E731 (the state of the run then)
@@ -157,6 +159,8 @@ class Orchestrator:
                 await self._coordinate()
             if self._agreed is not None:
                 return Ended(final_answer.agreed(self, self._agreed))
+            if self._ranked is not None:
+                return Ended(final_answer.ranked(self, self._ranked))
         except TimeoutError:
             reason = f"deadline of {self.deadline_seconds:g}s reached"
             return Ended(final_answer.fallback(self, Status.TIMEOUT, reason))
@@ -167,7 +171,7 @@ class Orchestrator:
     def next_attempt(self, feedback: Feedback) -> None:
         """After `OrchestrationRestarted` (`restart_cycle.py`): a fresh board and agents."""
         self.state = self.state.restarted(self.members, feedback)
-        self._agreed = None
+        self._agreed = self._ranked = None
         self.checking = self._new_checking()
         if self.workspaces is not None:
             self.workspaces.new_attempt()
@@ -372,7 +376,7 @@ class Orchestrator:
         if self._checks_pending():  # a verdict may change the winner or the agreement
             return
         live = [m.id for m in self.members if m.id not in self.state.failed]
-        if self._agreement_ends(live):
+        if self._agreement_ends(live) or self._split_ranked(live):
             self.state.done.set()
             self._wake_all()
             return
@@ -398,6 +402,20 @@ class Orchestrator:
             answers, live, settings.agreement, failed, settings.agreement_quorum
         )
         return self._agreed is not None
+
+    def _split_ranked(self, live: list[str]) -> bool:
+        """With `when_split: rank`, every live first answer is in and none agreed: the
+        run ends ranked (`ranking.py`). Not for a team with workspaces, as above."""
+        if self._ranked is not None:
+            return True
+        if self.settings.when_split != "rank" or len(self.members) < 2:
+            return False
+        if any(m.workspace is not None for m in self.members):
+            return False
+        order = [m.id for m in self.members]
+        answers = self.state.board.all_answers()
+        self._ranked = settle(answers, live, self.settings.agreement, self.verdicts(), order)
+        return self._ranked is not None
 
     def agreement(self) -> Agreement | None:
         """How this attempt's first answers agree, whether or not that ended it."""

@@ -132,3 +132,29 @@ def test_replay_needs_a_recorded_batch_and_another_out(tmp_path, capsys):
     (tmp_path / "out" / "results.jsonl").write_text("")
     assert batch(tmp_path, tasks, team, "out", "--replay", str(tmp_path / "out")) == 1
     assert "the same directory" in capsys.readouterr().err
+
+
+def test_single_baselines_replay_their_members_first_answers_from_a_team_only_batch(tmp_path):
+    # A free-text member's first answer in the team is the single call's request, byte
+    # for byte: a batch recorded with the team alone gives the singles for no call.
+    tasks = write_tasks(tmp_path / "tasks.jsonl", 3)
+    with FakeProvider(summing_agent) as fake:
+        team = json.loads(write_team(tmp_path / "team.json", fake.base_url).read_text())
+        for agent in team["agents"]:
+            agent["backend"]["structured_actions"] = True
+        team["orchestrator"] = {"when_split": "rank"}
+        (tmp_path / "team.json").write_text(json.dumps(team))
+        argv = ["batch", str(tasks), "--config", str(tmp_path / "team.json")]
+        assert main([*argv, "--out", str(tmp_path / "rec")]) == 0
+        recorded = len(fake.requests)
+        replay = ["--replay", str(tmp_path / "rec"), "--baselines", "single"]
+        assert main([*argv, "--out", str(tmp_path / "singles"), *replay]) == 0
+        assert len(fake.requests) == recorded  # not one call
+    singles = methods(tmp_path, "singles")
+    assert {m: (e["live_calls"], e["replayed_calls"]) for m, e in singles.items()} == {
+        "team": (0, 6),
+        "single:a0": (0, 3),
+        "single:a1": (0, 3),
+    }
+    # m1 alone is off by one, and so is its first answer in the team (the same call).
+    assert singles["single:a0"]["accuracy"] == 1.0 and singles["single:a1"]["accuracy"] == 0.0

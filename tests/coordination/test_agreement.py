@@ -141,3 +141,36 @@ async def test_without_a_majority_the_quorum_team_votes_as_usual():
     )
     assert not outcome.agreement.ended_run and len(outcome.votes) == 3
     assert outcome.answer == "It is 72."
+
+
+async def test_a_ranked_split_ends_without_a_vote_on_the_largest_group():
+    members, backends = team(
+        [answer("It is 70.")],  # first in the config, but alone
+        [answer("48 + 24 = 72")],
+        [answer("The total is 72.")],
+    )
+    outcome, events = await run(members, agreement="numeric", when_split="rank")
+
+    assert [len(b.requests) for b in backends] == [1, 1, 1]  # no vote round, no presenter
+    assert not [e for e in events if isinstance(e, ev.VoteCast | ev.PresentationStarted)]
+    assert (outcome.winner, outcome.answer) == ("m1", "48 + 24 = 72")
+    assert outcome.reason.endswith("won: 2 first answers say the same")
+
+
+async def test_a_three_way_split_is_ranked_by_the_configs_member_order():
+    cues = Cues()
+    two = cues.after(ev.AnswerPublished, 2)
+    members, backends = team(
+        [Gate(two, answer("It is 72."))],  # listed first, published last
+        [answer("It is 70.")],
+        [answer("It is 71.")],
+    )
+    config = OrchestratorConfig(seed=5, agreement="numeric", when_split="rank")
+    outcome = await Orchestrator(members, config, emit=cues).run("48 + 24?")
+
+    assert outcome.answer == "It is 72." and outcome.winner == "m0"
+    assert [len(b.requests) for b in backends] == [1, 1, 1]
+    assert outcome.reason == (
+        "ranked without a vote: the 3 first answers all differ (numeric); "
+        f"{outcome.winner_label} won: first in the config's member order"
+    )

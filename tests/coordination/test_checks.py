@@ -207,3 +207,20 @@ async def test_a_resumed_run_keeps_the_journals_verdicts_and_checks_what_had_non
         checked[0].label: Verdict(checked[0].verdict),
         checked[1].label: Verdict(checked[1].verdict),
     }
+
+
+async def test_a_ranked_split_puts_the_passing_answer_over_the_majority(checks_dir):
+    members, backends = team(
+        [answer("48 + 24 = 70")], [answer("The total is 70.")], [answer("It is 72.")]
+    )
+    outcome, _ = await run(
+        members,
+        verifier(checks_dir, "says_72"),
+        agreement="numeric",
+        agreement_quorum="majority",
+        when_split="rank",
+    )
+    assert not outcome.agreement.ended_run  # the two that agree both failed their check
+    assert (outcome.winner, outcome.answer) == ("m2", "It is 72.")
+    assert outcome.reason.endswith("won: its check ranked highest")
+    assert [len(b.requests) for b in backends] == [1, 1, 1]
