@@ -104,6 +104,11 @@ def _stages(result: Mapping[str, Any]) -> str:
         f"(team tokens per question: {_num(agreed['tokens_per_question_agreed'])} there, "
         f"{_num(agreed['tokens_per_question_voted'])} where it voted)",
     ]
+    if agreed.get("ranked_runs"):
+        notes.append(
+            f"- the rest ranked without a vote (`when_split: rank`): {agreed['ranked_runs']} "
+            f"runs, {_num(agreed['tokens_per_question_ranked'])} team tokens per question"
+        )
     return table(["stage", "n", "accuracy", "95% interval"], rows) + "\n\n" + "\n".join(notes)
 
 

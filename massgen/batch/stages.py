@@ -89,6 +89,7 @@ def record(
         "oracle": any((c["score"] or 0) >= 1 for c in candidates),
         "agreement": agreement,
         "ended_by_agreement": bool(reason and str(reason).startswith("agreement")),
+        "ended_by_rank": bool(reason and str(reason).startswith("ranked")),
         "final_check": final_check,
     }
 
@@ -201,16 +202,20 @@ def _rate(scores: Sequence[float | None]) -> dict[str, Any]:
 def _agreement_tokens(
     ended: Sequence[Record], records: Sequence[Record], rows: Mapping[tuple[str, str], store.Row]
 ) -> dict[str, Any]:
-    """Questions that agreement ended, and the team's tokens per question on those and on
-    the rest: what a vote round cost where one was held."""
+    """Questions that agreement ended, those a ranking settled (`when_split: rank`), and
+    the team's tokens per question on each and on the rest: what a vote round cost where
+    one was held."""
 
     def mean(group: Sequence[Record]) -> float | None:
         tokens = [int((rows.get((r["id"], TEAM)) or {}).get("tokens") or 0) for r in group]
         return sum(tokens) / len(tokens) if tokens else None
 
-    voted = [r for r in records if not r["ended_by_agreement"]]
+    ranked = [r for r in records if r.get("ended_by_rank")]
+    voted = [r for r in records if not r["ended_by_agreement"] and not r.get("ended_by_rank")]
     return {
         "ended_runs": len(ended),
+        "ranked_runs": len(ranked),
         "tokens_per_question_agreed": mean(ended),
+        "tokens_per_question_ranked": mean(ranked),
         "tokens_per_question_voted": mean(voted),
     }

@@ -165,6 +165,11 @@ def stage_lines(summary: Mapping[str, Any]) -> list[str]:
                 f"{_tokens(agreed['tokens_per_question_agreed'])} tokens per question there, "
                 f"{_tokens(agreed['tokens_per_question_voted'])} where the team voted"
             )
+        if agreed.get("ranked_runs"):
+            lines.append(
+                f"ranked without a vote (when_split: rank): {agreed['ranked_runs']} runs, "
+                f"{_tokens(agreed['tokens_per_question_ranked'])} tokens per question there"
+            )
     lines += [f"verdict: {line}" for line in summary.get("verdicts", ())]
     return lines
 

@@ -134,7 +134,9 @@ def test_replay_needs_a_recorded_batch_and_another_out(tmp_path, capsys):
     assert "the same directory" in capsys.readouterr().err
 
 
-def test_single_baselines_replay_their_members_first_answers_from_a_team_only_batch(tmp_path):
+def test_single_baselines_replay_their_members_first_answers_from_a_team_only_batch(
+    tmp_path, capsys
+):
     # A free-text member's first answer in the team is the single call's request, byte
     # for byte: a batch recorded with the team alone gives the singles for no call.
     tasks = write_tasks(tmp_path / "tasks.jsonl", 3)
@@ -147,6 +149,8 @@ def test_single_baselines_replay_their_members_first_answers_from_a_team_only_ba
         argv = ["batch", str(tasks), "--config", str(tmp_path / "team.json")]
         assert main([*argv, "--out", str(tmp_path / "rec")]) == 0
         recorded = len(fake.requests)
+        said = capsys.readouterr()
+        assert "ranked without a vote (when_split: rank): 3 runs" in said.out + said.err
         replay = ["--replay", str(tmp_path / "rec"), "--baselines", "single"]
         assert main([*argv, "--out", str(tmp_path / "singles"), *replay]) == 0
         assert len(fake.requests) == recorded  # not one call
