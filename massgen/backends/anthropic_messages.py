@@ -389,8 +389,7 @@ def _map_error(exc: anthropic.AnthropicError, provider: str) -> errors.BackendEr
     if isinstance(exc, anthropic.APIStatusError):
         return _status_error(exc, provider)
     if isinstance(exc, anthropic.APIConnectionError):
-        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return errors.ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+        return errors.unreachable(exc, exc.message, provider)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return errors.MalformedResponse(exc.message, provider=provider)
     return errors.BadRequest(str(exc), provider=provider)

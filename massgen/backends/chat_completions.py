@@ -240,8 +240,7 @@ def map_error(exc: openai.OpenAIError, provider: str) -> errors.BackendError:
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc, provider)
     if isinstance(exc, openai.APIConnectionError):
-        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return errors.ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+        return errors.unreachable(exc, exc.message, provider)
     if isinstance(exc, openai.APIError):
         # An error event inside an otherwise healthy stream.
         return errors.ProviderUnavailable(_provider_message(exc), provider=provider)

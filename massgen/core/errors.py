@@ -129,3 +129,9 @@ def for_status(
     if status in (408, 409, 425) or status >= 500:
         return ProviderUnavailable(message, provider=provider, status=status)
     return BadRequest(message, provider=provider, status=status)
+
+
+def unreachable(error: Exception, message: str, provider: str) -> ProviderUnavailable:
+    """An SDK's connection failure, with what it says caused it (refused, reset, DNS)."""
+    cause = f" ({error.__cause__})" if error.__cause__ else ""
+    return ProviderUnavailable(f"{message}{cause}", provider=provider)
