@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -112,3 +115,22 @@ class FakeServer:
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
+
+
+def free_port() -> int:
+    """A loopback port free now (for a `massgen serve` the bench starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_healthy(url: str, timeout: float = 60.0) -> None:
+    """Until `url` answers (a started `massgen serve`), for at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("massgen serve did not start")

@@ -14,19 +14,17 @@ import argparse
 import asyncio
 import math
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from bench import report
-from bench.proc import ROOT, FakeServer
+from bench.proc import ROOT, FakeServer, free_port, wait_healthy
 
 BEGIN, END = "<!-- serving: begin -->", "<!-- serving: end -->"
 TOKEN = "bench-serving-token"
@@ -71,14 +69,14 @@ def _write_team(path: Path, base_url: str) -> Path:
 
 def _served(folder: Path, team: Path, requests: int) -> tuple[list[Timing], float]:
     """The timings, and the CPU seconds the server and the client spent on the batch."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MASSGEN_")}
     env.update(HOME=str(folder / "home"), PYTHONPATH=str(ROOT), MASSGEN_SERVE_TOKEN=TOKEN)
     argv = [sys.executable, "-m", "massgen", "serve", "--config", str(team), "--port", str(port)]
     argv += ["--max-concurrent", str(requests)]
     server = subprocess.Popen(argv, cwd=folder, env=env, stdout=subprocess.DEVNULL)
     try:
-        _wait_healthy(f"http://127.0.0.1:{port}/health")
+        wait_healthy(f"http://127.0.0.1:{port}/health")
         return asyncio.run(_streamed(f"http://127.0.0.1:{port}/v1", requests, server.pid))
     finally:
         server.terminate()
@@ -209,23 +207,6 @@ def _section(
             "provider and the machine's other jobs.",
         ]
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("massgen serve did not start")
 
 
 if __name__ == "__main__":

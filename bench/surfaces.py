@@ -23,12 +23,10 @@ import argparse
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,7 @@ from pathlib import Path
 import yaml
 
 from bench.local import write
-from bench.proc import ROOT, FakeServer
+from bench.proc import ROOT, FakeServer, free_port, wait_healthy
 from bench.serving import percentile
 
 BEGIN, END = "<!-- surfaces: begin -->", "<!-- surfaces: end -->"
@@ -174,14 +172,14 @@ async def _mcp(folder: Path) -> AsyncIterator[Ask]:
 async def _responses(folder: Path) -> AsyncIterator[Ask]:
     import openai
 
-    port = _free_port()
+    port = free_port()
     argv = [sys.executable, "-m", "massgen", "serve", "--config", "team.yaml"]
     env = _env(folder, MASSGEN_SERVE_TOKEN=TOKEN)
     server = subprocess.Popen(
         [*argv, "--port", str(port)], cwd=folder, env=env, stdout=subprocess.DEVNULL
     )
     try:
-        await asyncio.to_thread(_wait_healthy, f"http://127.0.0.1:{port}/health")
+        await asyncio.to_thread(wait_healthy, f"http://127.0.0.1:{port}/health")
         base = f"http://127.0.0.1:{port}/v1"
         async with openai.AsyncOpenAI(base_url=base, api_key=TOKEN, max_retries=0) as client:
 
@@ -202,23 +200,6 @@ async def _responses(folder: Path) -> AsyncIterator[Ask]:
     finally:
         server.terminate()
         server.wait(timeout=30)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("massgen serve did not start")
 
 
 # --- the section ---------------------------------------------------------------------------

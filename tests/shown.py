@@ -19,3 +19,12 @@ def shown(events: Iterable[ev.AnyEvent]) -> tuple[str, dict[str, str]]:
         model.apply(event)
     panels = {agent: "".join(text for _, text in pane.runs) for agent, pane in model.panes.items()}
     return out.getvalue(), panels
+
+
+def printed(events: Iterable[ev.AnyEvent]) -> str:
+    """What the plain view prints for `events`."""
+    out = io.StringIO()
+    view = PlainView(out)
+    for event in events:
+        view(event)
+    return out.getvalue()

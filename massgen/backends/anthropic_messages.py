@@ -389,8 +389,7 @@ def _map_error(exc: anthropic.AnthropicError, provider: str) -> errors.BackendEr
     if isinstance(exc, anthropic.APIStatusError):
         return _status_error(exc, provider)
     if isinstance(exc, anthropic.APIConnectionError):
-        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return errors.ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+        return errors.unreachable(exc, exc.message, provider)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return errors.MalformedResponse(exc.message, provider=provider)
     return errors.BadRequest(str(exc), provider=provider)
@@ -403,16 +402,9 @@ def _status_error(exc: anthropic.APIStatusError, provider: str) -> errors.Backen
         return _BY_TYPE.get(exc.type or "", errors.ProviderUnavailable)(
             message, provider=provider, status=None
         )
-    if status in (401, 403):
-        return errors.AuthFailed(message, provider=provider, status=status)
-    if status == 429:
-        wait = parse_retry_after(exc.response.headers.get("retry-after"))
-        return errors.RateLimited(message, provider=provider, status=status, retry_after=wait)
-    if status == 413 or (status == 400 and _CONTEXT_WORDING.search(message)):
-        return errors.ContextTooLong(message, provider=provider, status=status)
-    if status in (408, 409, 425) or status >= 500:
-        return errors.ProviderUnavailable(message, provider=provider, status=status)
-    return errors.BadRequest(message, provider=provider, status=status)
+    wait = parse_retry_after(exc.response.headers.get("retry-after"))
+    too_long = status == 413 or (status == 400 and bool(_CONTEXT_WORDING.search(message)))
+    return errors.for_status(status, message, provider, retry_after=wait, too_long=too_long)
 
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> AnthropicBackend:

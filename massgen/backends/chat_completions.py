@@ -240,8 +240,7 @@ def map_error(exc: openai.OpenAIError, provider: str) -> errors.BackendError:
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc, provider)
     if isinstance(exc, openai.APIConnectionError):
-        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        return errors.ProviderUnavailable(f"{exc.message}{cause}", provider=provider)
+        return errors.unreachable(exc, exc.message, provider)
     if isinstance(exc, openai.APIError):
         # An error event inside an otherwise healthy stream.
         return errors.ProviderUnavailable(_provider_message(exc), provider=provider)
@@ -251,16 +250,9 @@ def map_error(exc: openai.OpenAIError, provider: str) -> errors.BackendError:
 def _status_error(exc: openai.APIStatusError, provider: str) -> errors.BackendError:
     status = exc.status_code
     message = _provider_message(exc)
-    if status in (401, 403):
-        return errors.AuthFailed(message, provider=provider, status=status)
-    if status == 429:
-        wait = _retry_after(exc.response.headers)
-        return errors.RateLimited(message, provider=provider, status=status, retry_after=wait)
-    if status in (400, 413, 422) and _is_context_error(exc, message):
-        return errors.ContextTooLong(message, provider=provider, status=status)
-    if status in (408, 409, 425) or status >= 500:
-        return errors.ProviderUnavailable(message, provider=provider, status=status)
-    return errors.BadRequest(message, provider=provider, status=status)
+    wait = _retry_after(exc.response.headers)
+    too_long = status in (400, 413, 422) and _is_context_error(exc, message)
+    return errors.for_status(status, message, provider, retry_after=wait, too_long=too_long)
 
 
 def _provider_message(exc: openai.APIError) -> str:

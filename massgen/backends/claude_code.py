@@ -24,15 +24,14 @@ import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from massgen.backends import claude_code_tools
+from massgen.backends.agent_host import BoundHost, passed
 from massgen.backends.base import Binding
-from massgen.backends.profiles import NO_KEY, Profile
+from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
 from massgen.core import events as ev
-from massgen.core.effects import Effect
 from massgen.core.errors import BackendError
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import (
@@ -49,23 +48,9 @@ from massgen.core.types import (
 
 MAX_TURNS = 40  # Claude Code's model calls in one agent turn
 MAX_RESULT_CHARS = 4000  # of a tool result, shown in a ToolCallFinished event
-# What the child keeps of massgen's environment (and LC_*): a shell, a home for Claude
-# Code's own login and settings, a temp dir.
-PASSED_ENV = frozenset(
-    [
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "LANG",
-        "TERM",
-        "TZ",
-        "TMPDIR",
-        "SHELL",
-        "XDG_CONFIG_HOME",
-        "CLAUDE_CONFIG_DIR",
-    ]
-)
+# What the child keeps of massgen's environment besides agent_host.SHELL_ENV: a shell, a
+# home for Claude Code's own login and settings.
+PASSED_ENV = frozenset(["SHELL", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"])
 # The config's `permission_mode` -> the mode Claude Code runs in. The engine decides every
 # call at the hook in any mode; `bypassPermissions` would also skip the permission callback
 # (and the CLI refuses it as root), so it is read as "edits need no prompt", the rest of
@@ -75,32 +60,14 @@ MODES["bypassPermissions"] = "acceptEdits"
 WEB_TOOLS = ("WebSearch", "WebFetch")  # Claude Code's, given with `enable_web_search`
 RECORDED = "Recorded. Your turn is over: stop now, without calling any other tool or writing more."
 TURN_OVER = "the turn is over: the workflow action was recorded"
-NOT_BOUND = "Claude Code member was not equipped with a workspace and the permission engine"
 
 
-class ClaudeCodeBackend:
-    def __init__(self, cfg: BackendConfig, api_key: str | None) -> None:
-        self.name = f"claude_code:{cfg.model or 'default'}"
-        self.model = cfg.model
-        self.base_url = cfg.base_url
-        self.api_key = api_key
-        self.turn_seconds = cfg.request_timeout_seconds
-        self.cfg = cfg
-        self._binding: Binding | None = None
-
-    def effects(self, tool: str, arguments: Mapping[str, Any], cwd: Path) -> tuple[Effect, ...]:
-        return claude_code_tools.effects(tool, arguments, cwd)
-
-    def bind(self, binding: Binding) -> None:
-        self._binding = binding
-
-    async def aclose(self) -> None:
-        return None
+class ClaudeCodeBackend(BoundHost):
+    provider, title = "claude_code", "Claude Code"
+    effects = staticmethod(claude_code_tools.effects)  # what its tool calls would do
 
     async def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        binding = self._binding
-        if binding is None:
-            raise BackendError(NOT_BOUND, provider="claude_code")
+        binding = self.bound()
         import claude_agent_sdk as sdk
 
         turn = _Turn(binding, request)
@@ -165,7 +132,7 @@ def child_env(
 ) -> dict[str, str]:
     """The variables the SDK lays over massgen's environment for the CLI: every one not
     needed is blanked; the key and endpoint are the config's (else Claude Code's login)."""
-    env = {k: "" for k in environ if k not in PASSED_ENV and not k.startswith("LC_")}
+    env = {k: "" for k in environ if not passed(k, PASSED_ENV)}
     env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
     env["ENABLE_TOOL_SEARCH"] = "false"  # massgen's tools offered as they are, not deferred
     if api_key:
@@ -333,4 +300,4 @@ def _line(message: Message) -> str:
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> ClaudeCodeBackend:
     """The entry point of `wires.CLAUDE_CODE`."""
-    return ClaudeCodeBackend(cfg, None if api_key == NO_KEY else api_key)
+    return ClaudeCodeBackend.create(cfg, api_key)

@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from massgen.backends import codex_rpc, codex_tools
+from massgen.backends.agent_host import BoundHost, passed
 from massgen.backends.base import Binding
 from massgen.backends.claude_code import transcript
-from massgen.backends.profiles import NO_KEY, Profile
+from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
 from massgen.core import events as ev
-from massgen.core.effects import Effect
 from massgen.core.errors import BackendError
 from massgen.core.toolbox import ToolContext
 from massgen.core.types import (
@@ -51,34 +51,17 @@ from massgen.core.types import (
 
 MAX_RESULT_CHARS = 4000  # of a tool result, shown in a ToolCallFinished event
 OPENAI = "https://api.openai.com/v1"
-PASSED_ENV = frozenset(["PATH", "HOME", "USER", "LOGNAME", "LANG", "TERM", "TZ", "TMPDIR", "SHELL"])
+PASSED_ENV = frozenset(["SHELL"])  # with agent_host.SHELL_ENV
 RECORDED = "Recorded. Your turn is over."
-NOT_BOUND = "Codex member was not equipped with a workspace and the permission engine"
 CLIENT = {"name": "massgen", "title": "MassGen", "version": "1"}
 
 
-class CodexBackend:
-    def __init__(self, cfg: BackendConfig, api_key: str | None) -> None:
-        self.name = f"codex:{cfg.model or 'default'}"
-        self.model = cfg.model
-        self.api_key = api_key
-        self.turn_seconds = cfg.request_timeout_seconds
-        self.cfg = cfg
-        self._binding: Binding | None = None
-
-    def effects(self, tool: str, arguments: Mapping[str, Any], cwd: Path) -> tuple[Effect, ...]:
-        return codex_tools.effects(tool, arguments, cwd)
-
-    def bind(self, binding: Binding) -> None:
-        self._binding = binding
-
-    async def aclose(self) -> None:
-        return None
+class CodexBackend(BoundHost):
+    provider, title = "codex", "Codex"
+    effects = staticmethod(codex_tools.effects)  # what its tool calls would do
 
     async def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        binding = self._binding
-        if binding is None:
-            raise BackendError(NOT_BOUND, provider="codex")
+        binding = self.bound()
         cli = codex_tools.find_cli(self.cfg.codex_path, os.environ)
         if cli is None:
             raise BackendError(
@@ -162,7 +145,7 @@ class CodexBackend:
 
 def child_env(environ: Mapping[str, str], api_key: str | None, home: Path) -> dict[str, str]:
     """The whole environment of the CLI: a shell's basics, its home, the key if given."""
-    env = {k: v for k, v in environ.items() if k in PASSED_ENV or k.startswith("LC_")}
+    env = {k: v for k, v in environ.items() if passed(k, PASSED_ENV)}
     env["CODEX_HOME"] = str(home)
     if api_key:
         env["OPENAI_API_KEY"] = api_key
@@ -341,4 +324,4 @@ def _content(text: str, *, ok: bool = True) -> dict[str, Any]:
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> CodexBackend:
     """The entry point of `wires.CODEX`."""
-    return CodexBackend(cfg, None if api_key == NO_KEY else api_key)
+    return CodexBackend.create(cfg, api_key)

@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from massgen.backends import acp, gemini_cli_tools
+from massgen.backends.agent_host import BoundHost, passed
 from massgen.backends.base import Binding
 from massgen.backends.gemini_cli_tools import COMMAND, NPM_PACKAGE
-from massgen.backends.profiles import NO_KEY, Profile
+from massgen.backends.profiles import Profile
 from massgen.config.schema import BackendConfig
 from massgen.core import events as ev
 from massgen.core import safe_open
-from massgen.core.effects import Effect
 from massgen.core.errors import BackendError
 from massgen.core.types import (
     BackendEvent,
@@ -53,52 +53,26 @@ MAX_TEXT_CHARS = 2_000_000  # of the turn's text kept for its action
 # Gemini CLI's system-wide policies replace massgen's `--admin-policy`: with any there,
 # massgen cannot say every call asks it, so the member refuses to run.
 SYSTEM_POLICIES = Path("/etc/gemini-cli/policies")
-PASSED_ENV = frozenset(
+PASSED_ENV = frozenset(  # with agent_host.SHELL_ENV
     [
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "LANG",
-        "TERM",
-        "TZ",
-        "TMPDIR",
         "XDG_CONFIG_HOME",
         "XDG_CACHE_HOME",
         "GEMINI_CLI_HOME",
         "GOOGLE_CLOUD_PROJECT",  # a Workspace account's login names its project
     ]
 )
-NOT_BOUND = "Gemini CLI member was not equipped with a workspace and the permission engine"
 JSON_NOTE = (
     "When you have finished, end your reply with exactly one JSON object, and nothing "
     "after it, that matches this JSON schema:\n{schema}"
 )
 
 
-class GeminiCliBackend:
-    def __init__(self, cfg: BackendConfig, api_key: str | None) -> None:
-        self.name = f"gemini_cli:{cfg.model or 'default'}"
-        self.model = cfg.model
-        self.base_url = cfg.base_url
-        self.api_key = api_key
-        self.turn_seconds = cfg.request_timeout_seconds
-        self.web = cfg.hosted.web_search
-        self._binding: Binding | None = None
-
-    def effects(self, tool: str, arguments: Mapping[str, Any], cwd: Path) -> tuple[Effect, ...]:
-        return gemini_cli_tools.effects(tool, arguments, cwd)
-
-    def bind(self, binding: Binding) -> None:
-        self._binding = binding
-
-    async def aclose(self) -> None:
-        return None
+class GeminiCliBackend(BoundHost):
+    provider, title = "gemini_cli", "Gemini CLI"
+    effects = staticmethod(gemini_cli_tools.effects)  # what its tool calls would do
 
     async def stream(self, request: Request) -> AsyncIterator[BackendEvent]:
-        binding = self._binding
-        if binding is None:
-            raise BackendError(NOT_BOUND, provider="gemini_cli")
+        binding = self.bound()
         if any(SYSTEM_POLICIES.glob("*.toml")):
             raise BackendError(
                 f"Gemini CLI's system policies in {SYSTEM_POLICIES} would replace massgen's, "
@@ -119,7 +93,7 @@ class GeminiCliBackend:
     def _argv(self, conf: Path, binding: Binding) -> list[str]:
         policy = conf / "massgen.toml"
         policy.write_text(gemini_cli_tools.policy_toml())
-        settings = gemini_cli_tools.system_settings(self.web)
+        settings = gemini_cli_tools.system_settings(self.cfg.hosted.web_search)
         (conf / "settings.json").write_text(json.dumps(settings))
         argv = [_command(), "--acp", "--admin-policy", str(policy), "--approval-mode", "default"]
         if self.model:
@@ -198,7 +172,7 @@ def child_env(
 ) -> dict[str, str]:
     """The CLI's whole environment: what it needs of massgen's, no other secret of it;
     the key and endpoint are the config's (else Gemini CLI's own login)."""
-    env = {k: v for k, v in environ.items() if k in PASSED_ENV or k.startswith("LC_")}
+    env = {k: v for k, v in environ.items() if passed(k, PASSED_ENV)}
     env["GEMINI_CLI_NO_RELAUNCH"] = "true"  # one process, not a relaunched child
     env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"  # the workspace is massgen's own
     if api_key:
@@ -403,4 +377,4 @@ def _line(message: Message) -> str:
 
 def create(cfg: BackendConfig, profile: Profile, api_key: str) -> GeminiCliBackend:
     """The entry point of `wires.GEMINI_CLI`."""
-    return GeminiCliBackend(cfg, None if api_key == NO_KEY else api_key)
+    return GeminiCliBackend.create(cfg, api_key)

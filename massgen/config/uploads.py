@@ -60,30 +60,41 @@ MEDIA_KEYS: dict[str, MediaKind] = {
 }
 
 
-class UploadFile(BaseModel):
-    """One document: a local path (made absolute at load) or an http(s) URL."""
+class _Entry(BaseModel):
+    """What every `upload_files` entry tells of its file, from its `path`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    file_path: str = Field(min_length=1)
+    @property
+    def path(self) -> str:
+        """A local path (made absolute at load) or an http(s) URL."""
+        raise NotImplementedError
 
     @property
     def is_url(self) -> bool:
-        return self.file_path.startswith(("http://", "https://"))
+        return self.path.startswith(("http://", "https://"))
 
     @property
     def name(self) -> str:
         """The file name the provider sees (and cites)."""
         if self.is_url:
-            return PurePosixPath(urlsplit(self.file_path).path).name
-        return Path(self.file_path).name
+            return PurePosixPath(urlsplit(self.path).path).name
+        return Path(self.path).name
 
 
-class MediaFile(BaseModel):
+class UploadFile(_Entry):
+    """One document: a local path (made absolute at load) or an http(s) URL."""
+
+    file_path: str = Field(min_length=1)
+
+    @property
+    def path(self) -> str:
+        return self.file_path
+
+
+class MediaFile(_Entry):
     """One image, audio or video file the model reads: exactly one of the three keys, a
     local path (made absolute at load) or an http(s) URL."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     image_path: str | None = Field(default=None, min_length=1)
     audio_path: str | None = Field(default=None, min_length=1)
@@ -112,16 +123,6 @@ class MediaFile(BaseModel):
         value = getattr(self, self.key)
         assert isinstance(value, str)
         return value
-
-    @property
-    def is_url(self) -> bool:
-        return self.path.startswith(("http://", "https://"))
-
-    @property
-    def name(self) -> str:
-        if self.is_url:
-            return PurePosixPath(urlsplit(self.path).path).name
-        return Path(self.path).name
 
     @property
     def mime_type(self) -> str:

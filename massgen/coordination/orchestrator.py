@@ -10,7 +10,6 @@ the attempts of a run with the evaluations between them (`restart_cycle.py`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any
@@ -36,6 +35,7 @@ from massgen.coordination.run_state import (
 )
 from massgen.coordination.tool_round import ToolBounds
 from massgen.core import events as ev
+from massgen.core.aio import unless
 from massgen.core.checks import Check
 from massgen.core.outcome import outcome_of
 from massgen.core.status import Status
@@ -430,14 +430,5 @@ class Orchestrator:
 
 async def _unless_set(work: Coroutine[Any, Any, Verdict], signal: asyncio.Event) -> Verdict:
     """Run `work`, but abandon it (STALE) as soon as `signal` is set."""
-    task = asyncio.ensure_future(work)
-    waiter = asyncio.ensure_future(signal.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    task = await unless(work, signal.wait())
     return Verdict.STALE if task.cancelled() else task.result()

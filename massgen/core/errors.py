@@ -107,3 +107,31 @@ class ContextTooLong(BackendError):
 
 class BadRequest(BackendError):
     pass
+
+
+def for_status(
+    status: int,
+    message: str,
+    provider: str,
+    *,
+    retry_after: float | None = None,
+    too_long: bool = False,
+) -> BackendError:
+    """A provider's HTTP error status as one of the errors above: a key refused, a rate
+    limit (`retry_after` seconds), a request over the context (`too_long`, which the
+    provider's wording tells), a failure worth another try, or a request to correct."""
+    if status in (401, 403):
+        return AuthFailed(message, provider=provider, status=status)
+    if status == 429:
+        return RateLimited(message, provider=provider, status=status, retry_after=retry_after)
+    if too_long:
+        return ContextTooLong(message, provider=provider, status=status)
+    if status in (408, 409, 425) or status >= 500:
+        return ProviderUnavailable(message, provider=provider, status=status)
+    return BadRequest(message, provider=provider, status=status)
+
+
+def unreachable(error: Exception, message: str, provider: str) -> ProviderUnavailable:
+    """An SDK's connection failure, with what it says caused it (refused, reset, DNS)."""
+    cause = f" ({error.__cause__})" if error.__cause__ else ""
+    return ProviderUnavailable(f"{message}{cause}", provider=provider)

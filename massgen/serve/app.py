@@ -34,7 +34,6 @@ from massgen.serve import history, responses, shaping, stored, wire
 from massgen.serve.approvals import ANSWER_SECONDS, AlreadyAnswered, UnknownAsk
 from massgen.serve.auth import COOKIE, Token, bearer
 from massgen.serve.completions import (
-    Failed,
     answer_once,
     answer_stream,
     reasoning_of,
@@ -154,6 +153,22 @@ def _refused(error: Exception) -> Response:
 def _bad_request(error: wire.RequestError) -> Response:
     body = wire.error_body(error.message, "invalid_request_error", error.code, error.param)
     return JSONResponse(body, status_code=error.status)
+
+
+# A person's answer to an ask or a question that cannot be taken: its status and code.
+_NOT_TAKEN: dict[type[Exception], tuple[int, str]] = {
+    AnswerTooLong: (413, "answer_too_long"),
+    UnknownAsk: (404, "not_found"),
+    UnknownQuestion: (404, "not_found"),
+    AlreadyAnswered: (409, "already_answered"),
+    QuestionClosed: (409, "already_answered"),
+}
+NOT_TAKEN = tuple(_NOT_TAKEN)
+
+
+def _not_taken(error: Exception) -> Response:
+    status, code = next(v for kind, v in _NOT_TAKEN.items() if isinstance(error, kind))
+    return _error(status, str(error), "invalid_request_error", code)
 
 
 async def _cancel_on(stopping: anyio.Event, runs: Runs) -> None:
@@ -296,10 +311,7 @@ class _Routes:
         reply = responses.Reply(req)
         if req.stream:
             return self._sse(responses.stream(run, reply, self.store))
-        try:
-            answer = await wait_answer(request, run, req.ask)
-        except Failed as failed:
-            return failed.response()
+        answer = await wait_answer(request, run, req.ask)
         if isinstance(answer, Response):
             return answer
         return JSONResponse(reply.finished(answer, reasoning_of(run), self.store))
@@ -349,10 +361,8 @@ class _Routes:
             run.approver.answer(request.path_params["ask_id"], Choice(given))
         except wire.RequestError as error:
             return _bad_request(error)
-        except UnknownAsk as error:
-            return _error(404, str(error), "invalid_request_error", "not_found")
-        except AlreadyAnswered as error:
-            return _error(409, str(error), "invalid_request_error", "already_answered")
+        except NOT_TAKEN as error:
+            return _not_taken(error)
         return JSONResponse({"id": request.path_params["ask_id"], "choice": given})
 
     async def answer_question(self, request: Request) -> Response:
@@ -366,12 +376,8 @@ class _Routes:
             run.approver.questions.answer(question_id, text)
         except wire.RequestError as error:
             return _bad_request(error)
-        except AnswerTooLong as error:
-            return _error(413, str(error), "invalid_request_error", "answer_too_long")
-        except UnknownQuestion as error:
-            return _error(404, str(error), "invalid_request_error", "not_found")
-        except QuestionClosed as error:
-            return _error(409, str(error), "invalid_request_error", "already_answered")
+        except NOT_TAKEN as error:
+            return _not_taken(error)
         return JSONResponse({"id": question_id, "skipped": text is None})
 
     async def run_events(self, request: Request) -> Response:

@@ -8,7 +8,6 @@ the client asked for it (`serve/final.py`), then how it ended.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 
 from massgen.api import RunResult
 from massgen.core import events as ev
+from massgen.core.aio import unless
 from massgen.core.types import Usage
 from massgen.serve import final, wire
 from massgen.serve.options import Ask
@@ -51,19 +51,16 @@ class Failed(Exception):
 
 
 async def wait_answer(request: Request, run: LiveRun, ask: Ask) -> Answer | Response:
-    """The answer once the run ends, or a 499 if the client hung up first (the run is
-    cancelled). Raises Failed."""
-    gone = asyncio.create_task(_disconnected(request))
-    waiting = asyncio.create_task(run.wait())
-    try:
-        await asyncio.wait({gone, waiting}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        gone.cancel()
-    if not waiting.done():
-        waiting.cancel()
+    """The answer once the run ends, else the response to send instead: a 499 if the
+    client hung up first (the run is cancelled), or the run's failure (`Failed`)."""
+    waiting = await unless(run.wait(), _disconnected(request))
+    if waiting.cancelled():
         await run.cancel()
         return Response(status_code=499)  # nobody is listening
-    return await delivered(run, ask)
+    try:
+        return await delivered(run, ask)
+    except Failed as failed:
+        return failed.response()
 
 
 async def delivered(run: LiveRun, ask: Ask) -> Answer:
@@ -100,10 +97,7 @@ def reasoning_of(run: LiveRun) -> str:
 async def answer_once(
     request: Request, run: LiveRun, req: wire.ChatRequest, completion_id: str
 ) -> Response:
-    try:
-        answer = await wait_answer(request, run, req.ask)
-    except Failed as failed:
-        return failed.response()
+    answer = await wait_answer(request, run, req.ask)
     if isinstance(answer, Response):
         return answer
     body = wire.completion(

@@ -111,17 +111,7 @@ class TerminalApprover:
         return answer if isinstance(answer, str) and answer.strip() else None
 
     def _show(self, request: ApprovalRequest) -> None:
-        rows = Table.grid(padding=(0, 2))
-        rows.add_column(style="bold", no_wrap=True)
-        rows.add_column()
-        rows.add_row("agent", Text(visible(self._agent_name(request.agent), 120)))
-        rows.add_row("tool", Text(visible(request.tool, 120)))
-        for number, line in enumerate(effects_text(request)):
-            rows.add_row("effect" if number == 0 else "", Text(line))
-        rows.add_row("risk", Text(request.risk, style=RISK_STYLES.get(request.risk, "bold red")))
-        rows.add_row("reason", Text(visible(request.reason)))
-        if request.phase == "presentation":
-            rows.add_row("phase", Text("final presentation"))
+        rows = request_rows(request, self._agent_name(request.agent))
         self.view.console.print(Rule("permission asked", style="yellow", align="left"), rows)
 
     def _agent_name(self, agent: str) -> str:
@@ -173,3 +163,20 @@ def _interrupt_run() -> None:
     it before the cancellation lands. Not later than that: a timer (the old 50 ms) let a
     fast run finish first, and the late SIGINT then hit the process outside the run."""
     asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGINT)
+
+
+def request_rows(request: ApprovalRequest, agent_name: str) -> Table:
+    """A permission ask as the terminal and the app show it: who, which tool, what it
+    would do, how risky, why; every value the agent chose is made visible and bounded."""
+    rows = Table.grid(padding=(0, 2))
+    rows.add_column(style="bold", no_wrap=True)
+    rows.add_column()
+    rows.add_row("agent", Text(visible(agent_name, 120)))
+    rows.add_row("tool", Text(visible(request.tool, 120)))
+    for number, line in enumerate(effects_text(request)):
+        rows.add_row("effect" if number == 0 else "", Text(line))
+    rows.add_row("risk", Text(request.risk, style=RISK_STYLES.get(request.risk, "bold red")))
+    rows.add_row("reason", Text(visible(request.reason)))
+    if request.phase == "presentation":
+        rows.add_row("phase", Text("final presentation"))
+    return rows

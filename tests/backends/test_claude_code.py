@@ -8,9 +8,10 @@ import json
 from typing import Any
 
 import pytest
+from backend_support import beside_api_member, host_backend, team_run
 
 from massgen.core import events as ev
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import Reply, cooperative_agent
 from massgen.testing.fake_anthropic import FakeAnthropic
 
 pytest.importorskip("claude_agent_sdk")
@@ -43,39 +44,18 @@ def claude_code_agent(outside: str, first: tuple[str, dict[str, Any]] | None = N
     return policy
 
 
-async def test_a_claude_code_member_and_an_api_member_reach_an_answer(tmp_path, monkeypatch):
-    from massgen import api
+def cc_backend(base_url: str, **more: Any) -> dict[str, Any]:
+    """Claude Code on the fake Anthropic server at `base_url`, working in `cc_ws`."""
+    return host_backend("claude_code", "cc_ws", base_url, "sk-fake", **more)
 
+
+async def test_a_claude_code_member_and_an_api_member_reach_an_answer(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     outside = tmp_path / "outside.txt"
     outside.write_text("NOT FOR CLAUDE")
-    events: list[ev.AnyEvent] = []
-    with (
-        FakeAnthropic(claude_code_agent(str(outside))) as claude,
-        FakeProvider(cooperative_agent) as other,
-    ):
-        config = {
-            "agents": [
-                {
-                    "id": "cc",
-                    "backend": {
-                        "type": "claude_code",
-                        "cwd": "cc_ws",
-                        "base_url": claude.base_url,
-                        "api_key": "sk-fake",
-                        "model": "claude-sonnet-4-5",
-                    },
-                },
-                {
-                    "id": "api",
-                    "backend": {"type": "chatcompletion", "base_url": other.base_url, "model": "m"},
-                },
-            ]
-        }
-        run = api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], log_dir=tmp_path / "log"
-        )
-        result = await run.execute()
+    with FakeAnthropic(claude_code_agent(str(outside))) as claude:
+        backend = cc_backend(claude.base_url, model="claude-sonnet-4-5")
+        result, events = await beside_api_member("cc", backend, QUESTION, tmp_path / "log")
         sent = json.dumps(claude.requests)
 
     assert result.ok, result
@@ -109,23 +89,12 @@ async def test_a_claude_code_member_and_an_api_member_reach_an_answer(tmp_path, 
 async def test_claude_codes_own_bash_is_refused_and_recorded(tmp_path, monkeypatch):
     """Claude Code's Bash would run outside massgen's sandbox: refused, in the ledger, and
     the command never runs; the member still answers."""
-    from massgen import api
-
     monkeypatch.chdir(tmp_path)
     marker = tmp_path / "ran.txt"
-    events: list[ev.AnyEvent] = []
     bash = ("Bash", {"command": f"touch {marker}", "description": "touch"})
     with FakeAnthropic(claude_code_agent("", first=bash)) as claude:
-        backend = {
-            "type": "claude_code",
-            "cwd": "cc_ws",
-            "base_url": claude.base_url,
-            "api_key": "sk-fake",
-        }
-        config = {"agents": [{"id": "cc", "backend": backend}]}
-        result = await api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], logs=False
-        ).execute()
+        config = {"agents": [{"id": "cc", "backend": cc_backend(claude.base_url)}]}
+        result, events = await team_run(config, QUESTION)
         sent = json.dumps(claude.requests)
         names = tool_names(claude.requests)
 
@@ -176,28 +145,19 @@ async def test_the_predecessors_claude_code_keys_reach_claude_code(tmp_path, mon
     """`allowed_tools`/`disallowed_tools` with Claude Code's names are the tools it gets,
     `system_prompt` replaces its own, and under `permission_mode: bypassPermissions` the
     engine still refuses the Read outside the workspace."""
-    from massgen import api
-
     monkeypatch.chdir(tmp_path)
     outside = tmp_path / "outside.txt"
     outside.write_text("NOT FOR CLAUDE")
-    events: list[ev.AnyEvent] = []
     with FakeAnthropic(claude_code_agent(str(outside))) as claude:
-        backend = {
-            "type": "claude_code",
-            "cwd": "cc_ws",
-            "base_url": claude.base_url,
-            "api_key": "sk-fake",
-            "allowed_tools": ["Read", "Grep", "WebFetch"],
-            "disallowed_tools": ["WebFetch"],
-            "permission_mode": "bypassPermissions",
-            "system_prompt": "You are the CC-TEST agent.",
-            "append_system_prompt": "Sign as CC-TAIL.",
-        }
-        config = {"agents": [{"id": "cc", "backend": backend}]}
-        result = await api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], logs=False
-        ).execute()
+        backend = cc_backend(
+            claude.base_url,
+            allowed_tools=["Read", "Grep", "WebFetch"],
+            disallowed_tools=["WebFetch"],
+            permission_mode="bypassPermissions",
+            system_prompt="You are the CC-TEST agent.",
+            append_system_prompt="Sign as CC-TAIL.",
+        )
+        result, events = await team_run({"agents": [{"id": "cc", "backend": backend}]}, QUESTION)
         requests = [body for body in claude.requests if body.get("tools")]
 
     assert result.ok, result
@@ -216,25 +176,10 @@ async def test_the_predecessors_claude_code_keys_reach_claude_code(tmp_path, mon
 async def test_max_turns_bounds_claude_codes_model_calls(tmp_path, monkeypatch):
     """`max_turns: 1`: Claude Code stops after its first model call (a tool call), and the
     member fails with a message naming why; the other member still answers."""
-    from massgen import api
-
     monkeypatch.chdir(tmp_path)
-    events: list[ev.AnyEvent] = []
-    with (
-        FakeAnthropic(claude_code_agent(str(tmp_path / "x.txt"))) as claude,
-        FakeProvider(cooperative_agent) as other,
-    ):
-        cc = {"type": "claude_code", "cwd": "cc_ws", "base_url": claude.base_url}
-        api_backend = {"type": "chatcompletion", "model": "m"}
-        config = {
-            "agents": [
-                {"id": "cc", "backend": {**cc, "api_key": "sk-fake", "max_turns": 1}},
-                {"id": "api", "backend": {**api_backend, "base_url": other.base_url}},
-            ]
-        }
-        result = await api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], logs=False
-        ).execute()
+    with FakeAnthropic(claude_code_agent(str(tmp_path / "x.txt"))) as claude:
+        backend = cc_backend(claude.base_url, max_turns=1)
+        result, events = await beside_api_member("cc", backend, QUESTION)
         calls = [body for body in claude.requests if body.get("tools")]
 
     assert result.ok, result
@@ -251,25 +196,16 @@ async def test_a_configured_mcp_server_reaches_claude_code_through_the_engine(
     import sys
     from pathlib import Path
 
-    from massgen import api
-
     monkeypatch.chdir(tmp_path)
     server = str(Path(__file__).parents[1] / "tools" / "fault_server.py")
     echo = (PREFIX + "mcp__fx__echo", {"text": "hello from the fx server"})
-    events: list[ev.AnyEvent] = []
     with FakeAnthropic(claude_code_agent("", first=echo)) as claude:
-        backend = {
-            "type": "claude_code",
-            "cwd": "cc_ws",
-            "base_url": claude.base_url,
-            "api_key": "sk-fake",  # no model: Claude Code's default, which no table of ours prices
-            "mcp_servers": {"fx": {"command": sys.executable, "args": [server], "trusted": True}},
-            "enable_web_search": True,  # Claude Code's own WebSearch and WebFetch
-        }
-        config = {"agents": [{"id": "cc", "backend": backend}]}
-        result = await api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], logs=False
-        ).execute()
+        backend = cc_backend(  # no model: Claude Code's default, which no table of ours prices
+            claude.base_url,
+            mcp_servers={"fx": {"command": sys.executable, "args": [server], "trusted": True}},
+            enable_web_search=True,  # Claude Code's own WebSearch and WebFetch
+        )
+        result, events = await team_run({"agents": [{"id": "cc", "backend": backend}]}, QUESTION)
         results = json.dumps(tool_results(claude.requests))
         names = tool_names(claude.requests)
 

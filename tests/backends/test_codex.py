@@ -10,10 +10,11 @@ import stat
 from typing import Any
 
 import pytest
+from backend_support import beside_api_member, host_backend
 
 from massgen.backends import codex_tools
 from massgen.core import events as ev
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import Reply, cooperative_agent
 from massgen.testing.fake_openai_responses import FakeResponses
 
 QUESTION = "What is the capital of France?"
@@ -59,38 +60,16 @@ async def test_a_codex_member_and_an_api_member_reach_an_answer(tmp_path, monkey
     """Codex's command and file change inside its workspace are allowed and happen; its
     read of a file outside and its file change outside are refused by the engine and do
     not happen; every one is in the ledger."""
-    from massgen import api
-
     monkeypatch.chdir(tmp_path)
     outside = tmp_path / "outside.txt"
     outside.write_text("NOT FOR CODEX")
     escaped = tmp_path / "patched.txt"
     commands = ["echo made > made.txt", f"cat {outside}", patch(str(escaped)), patch("notes.txt")]
-    events: list[ev.AnyEvent] = []
-    with FakeResponses(codex_agent(commands)) as fake, FakeProvider(cooperative_agent) as other:
-        config = {
-            "agents": [
-                {
-                    "id": "cx",
-                    "backend": {
-                        "type": "codex",
-                        "cwd": "cx_ws",
-                        "base_url": fake.base_url,
-                        "api_key": "sk-fake",
-                        "model": MODEL,
-                        "reasoning_effort": "high",  # the predecessor's codex configs set it
-                    },
-                },
-                {
-                    "id": "api",
-                    "backend": {"type": "chatcompletion", "base_url": other.base_url, "model": "m"},
-                },
-            ]
-        }
-        run = api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], log_dir=tmp_path / "log"
-        )
-        result = await run.execute()
+    with FakeResponses(codex_agent(commands)) as fake:
+        backend = host_backend(
+            "codex", "cx_ws", fake.base_url, "sk-fake", model=MODEL, reasoning_effort="high"
+        )  # the predecessor's codex configs set a reasoning_effort
+        result, events = await beside_api_member("cx", backend, QUESTION, tmp_path / "log")
         sent = json.dumps(fake.requests)
         efforts = {(body.get("reasoning") or {}).get("effort") for body in fake.requests}
 
@@ -167,19 +146,8 @@ def broken_cli(tmp_path, script: str) -> str:
 
 
 async def run_with_api_member(codex: dict[str, Any]) -> tuple[Any, list[ev.AnyEvent]]:
-    from massgen import api
-
-    events: list[ev.AnyEvent] = []
-    with FakeProvider(cooperative_agent) as other:
-        member = {"type": "chatcompletion", "base_url": other.base_url, "model": "m"}
-        config = {
-            "agents": [
-                {"id": "cx", "backend": {"type": "codex", "api_key": "sk-fake", **codex}},
-                {"id": "api", "backend": member},
-            ]
-        }
-        run = api.TeamRun(api.load(config), QUESTION, sinks=[events.append], logs=False)
-        return await run.execute(), events
+    backend = {"type": "codex", "api_key": "sk-fake", **codex}
+    return await beside_api_member("cx", backend, QUESTION)
 
 
 async def test_a_crashing_codex_fails_that_member_only(tmp_path, monkeypatch):

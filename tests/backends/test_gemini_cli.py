@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_support import beside_api_member, host_backend
 
 from massgen.core import events as ev
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import Reply, cooperative_agent
 from massgen.testing.fake_gemini import FakeGemini
 
 needs_cli = pytest.mark.skipif(
@@ -59,8 +60,6 @@ def files_under(root: Path) -> set[Path]:
 
 @needs_cli
 async def test_a_gemini_cli_member_and_an_api_member_reach_an_answer(tmp_path, monkeypatch):
-    from massgen import api
-
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # Gemini CLI's own state goes there
     # Gemini CLI lets its tools write its own project temp directory, outside the
@@ -72,33 +71,10 @@ async def test_a_gemini_cli_member_and_an_api_member_reach_an_answer(tmp_path, m
         # A read: Gemini CLI's own policy would run it unasked; massgen's makes it ask.
         ("read_file", {"file_path": "notes.txt"}),
     ]
-    events: list[ev.AnyEvent] = []
-    with (
-        FakeGemini(gemini_cli_agent(calls)) as gemini,
-        FakeProvider(cooperative_agent) as other,
-    ):
-        config = {
-            "agents": [
-                {
-                    "id": "gc",
-                    "backend": {
-                        "type": "gemini_cli",
-                        "cwd": "gc_ws",
-                        "base_url": gemini.base_url,
-                        "api_key": "fake-gemini-key",
-                        "model": "gemini-2.5-flash",
-                    },
-                },
-                {
-                    "id": "api",
-                    "backend": {"type": "chatcompletion", "base_url": other.base_url, "model": "m"},
-                },
-            ]
-        }
-        run = api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], log_dir=tmp_path / "log"
-        )
-        result = await run.execute()
+    with FakeGemini(gemini_cli_agent(calls)) as gemini:
+        key, model = "fake-gemini-key", "gemini-2.5-flash"
+        backend = host_backend("gemini_cli", "gc_ws", gemini.base_url, key, model=model)
+        result, events = await beside_api_member("gc", backend, QUESTION, tmp_path / "log")
         sent = json.dumps(gemini.requests)
         keys = {h.get("x-goog-api-key") for h in gemini.headers}
 
@@ -136,8 +112,6 @@ async def test_a_gemini_cli_member_and_an_api_member_reach_an_answer(tmp_path, m
 async def test_a_crashing_gemini_cli_fails_only_its_member(tmp_path, monkeypatch):
     """A CLI that dies at start: its member fails with a message naming Gemini CLI and
     what it said; the API member still answers, and no process is left behind."""
-    from massgen import api
-
     monkeypatch.chdir(tmp_path)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -145,20 +119,8 @@ async def test_a_crashing_gemini_cli_fails_only_its_member(tmp_path, monkeypatch
     crash.write_text("#!/bin/sh\necho 'gemini: fatal: out of cheese' >&2\nexit 7\n")
     crash.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
-    events: list[ev.AnyEvent] = []
-    with FakeProvider(cooperative_agent) as other:
-        config = {
-            "agents": [
-                {"id": "gc", "backend": {"type": "gemini_cli", "api_key": "k"}},
-                {
-                    "id": "api",
-                    "backend": {"type": "chatcompletion", "base_url": other.base_url, "model": "m"},
-                },
-            ]
-        }
-        result = await api.TeamRun(
-            api.load(config), QUESTION, sinks=[events.append], logs=False
-        ).execute()
+    backend = {"type": "gemini_cli", "api_key": "k"}
+    result, events = await beside_api_member("gc", backend, QUESTION)
 
     assert result.ok, result
     failed = [e for e in events if isinstance(e, ev.AgentFailed) and e.agent == "gc"]

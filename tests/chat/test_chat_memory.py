@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
+from chat_team import asking, chat_through, question_of, workspace_team
 from test_chat import chat_lines, make_chat
 
 from massgen.sessions import Session
@@ -14,11 +14,6 @@ from massgen.testing import FakeProvider, Reply, cooperative_agent
 
 PREFS = "memory/short_term/prefs.md"
 MARK = "likes haiku"
-
-
-def _question(request: dict) -> str:
-    user = "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
-    return user.split("<ORIGINAL MESSAGE>\n")[-1].split("\n")[0]
 
 
 def _note(model: str) -> str:
@@ -30,49 +25,31 @@ def remember_then_answer(request: dict) -> Reply:
     Other turns: answer at once."""
     offered = {t["function"]["name"] for t in request.get("tools") or []}
     results = [m for m in request["messages"] if m["role"] == "tool"]
-    if _question(request) == "Write a poem." and "new_answer" in offered and not results:
+    if question_of(request) == "Write a poem." and "new_answer" in offered and not results:
         content = _note(request["model"])
         return Reply(tool_calls=[("write_file", {"path": PREFS, "content": content})])
     return cooperative_agent(request) if offered else Reply(text="A poem.")
 
 
 def _team(folder: Path, base_url: str) -> Path:
-    agents = [
-        {
-            "id": name,
-            "backend": {
-                "type": "chatcompletion",
-                "base_url": base_url,
-                "api_key": "k",
-                "model": model,
-                "cwd": f"ws_{name}",
-            },
-        }
-        for name, model in (("poet", "m-a"), ("critic", "m-b"))
-    ]
     orchestrator = {
         "max_new_answers_per_agent": 1,
         "coordination": {"enable_memory_filesystem_mode": True},
     }
-    path = folder / "team.yaml"
-    path.write_text(yaml.safe_dump({"agents": agents, "orchestrator": orchestrator}))
-    return path
+    return workspace_team(folder, base_url, {"poet": "m-a", "critic": "m-b"}, orchestrator)
 
 
 def _first_systems(requests: list[dict], question: str) -> dict[str, str]:
     """Each model's first system prompt for `question`."""
     found: dict[str, str] = {}
-    for body in requests:
-        if _question(body) == question:
-            found.setdefault(body["model"], body["messages"][0]["content"])
+    for body in asking(requests, question):
+        found.setdefault(body["model"], body["messages"][0]["content"])
     return found
 
 
 def test_the_winners_memories_start_every_agent_of_the_next_turn(tmp_path):
-    with FakeProvider(remember_then_answer) as fake:
-        chat = make_chat(_team(tmp_path, fake.base_url))
-        chat_lines(chat, ["Write a poem.", "Another one.", "/quit"])
-        requests = fake.requests
+    lines = ["Write a poem.", "Another one.", "/quit"]
+    chat, requests = chat_through(remember_then_answer, lambda url: _team(tmp_path, url), lines)
     first, second = chat.session.turns()
     assert first.status == "ok" and second.status == "ok"
     winner_model = {"poet": "m-a", "critic": "m-b"}[str(first.winner)]

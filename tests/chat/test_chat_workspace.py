@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
+from chat_team import asking, chat_through, question_of, workspace_team
 from test_chat import chat_lines, make_chat
 
 from massgen.sessions import Session
@@ -18,17 +18,12 @@ from massgen.testing import FakeProvider, Reply, cooperative_agent
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _question(request: dict) -> str:
-    user = "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
-    return user.split("<ORIGINAL MESSAGE>\n")[-1].split("\n")[0]
-
-
 def planner(request: dict) -> Reply:
     """Turn "Plan.": the (only, so winning) agent writes plan.txt before answering. Any
     later turn: before answering, read previous/plan.txt, then try to overwrite it."""
     offered = {t["function"]["name"] for t in request.get("tools") or []}
     results = [m["content"] for m in request["messages"] if m["role"] == "tool"]
-    if _question(request) == "Plan.":
+    if question_of(request) == "Plan.":
         if "new_answer" in offered and not results:
             return Reply(tool_calls=[("write_file", {"path": "plan.txt", "content": "step 1"})])
         return cooperative_agent(request) if offered else Reply(text="Planned.")
@@ -40,36 +35,19 @@ def planner(request: dict) -> Reply:
 
 
 def _team(folder: Path, base_url: str) -> Path:
-    agents = [
-        {
-            "id": "solo",
-            "backend": {
-                "type": "chatcompletion",
-                "base_url": base_url,
-                "api_key": "k",
-                "model": "m",
-                "cwd": "ws",
-            },
-        }
-    ]
-    path = folder / "team.yaml"
-    path.write_text(yaml.safe_dump({"agents": agents}))
-    return path
+    return workspace_team(folder, base_url, {"solo": "m"}, cwd="ws")
 
 
 def _tool_results(requests: list[dict], question: str) -> list[str]:
     found: list[str] = []
-    for body in requests:
-        if _question(body) == question:
-            found = [m["content"] for m in body["messages"] if m["role"] == "tool"] or found
+    for body in asking(requests, question):
+        found = [m["content"] for m in body["messages"] if m["role"] == "tool"] or found
     return found
 
 
 def test_the_next_turn_reads_the_previous_workspace_read_only(tmp_path):
-    with FakeProvider(planner) as fake:
-        chat = make_chat(_team(tmp_path, fake.base_url))
-        chat_lines(chat, ["Plan.", "Go on.", "/quit"])
-        requests = fake.requests
+    lines = ["Plan.", "Go on.", "/quit"]
+    chat, requests = chat_through(planner, lambda url: _team(tmp_path, url), lines)
     turns = chat.session.turns()
     assert [t.status for t in turns] == ["ok", "ok"]
     saved = chat.session.dir / "turn_1" / "workspace" / "plan.txt"
@@ -78,7 +56,7 @@ def test_the_next_turn_reads_the_previous_workspace_read_only(tmp_path):
     assert read == "step 1"
     assert "read-only" in write
     assert saved.read_text() == "step 1"
-    assert "solo" not in json.dumps([r for r in requests if _question(r) == "Go on."])
+    assert "solo" not in json.dumps(asking(requests, "Go on."))
 
 
 def test_continue_in_a_new_process_finds_the_previous_workspace(tmp_path):

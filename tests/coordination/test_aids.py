@@ -4,14 +4,15 @@ the log show, and that a failed generation leaves a run that still ends well."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
-from io import StringIO
 from pathlib import Path
 
 import pytest
 import yaml
+from resumed_runs import interrupted, resume
+from shown import shown
+from teams import member
 
 from massgen.api import TeamRun
 from massgen.config import load_config
@@ -21,7 +22,6 @@ from massgen.record.journal import read_journal
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Fault, Reply, cooperative_agent
 from massgen.ui.model import ViewModel
-from massgen.ui.plain import PlainView
 
 IDS = ("alice", "bob", "carol")
 STEMS = ("agent1", "agent2", "agent3")
@@ -69,12 +69,10 @@ def generating(personas: Reply | None = None, criteria: Reply | None = None):
 
 
 def team(base_url: str, coordination: dict, *, cwd: bool = False) -> dict:
-    agents = []
-    for n, agent in enumerate(IDS):
-        backend = {"type": "chatcompletion", "base_url": base_url, "api_key": "k", "model": f"m{n}"}
-        if cwd:
-            backend["cwd"] = f"ws{n}"
-        agents.append({"id": agent, "backend": backend})
+    agents = [
+        member(agent, base_url, f"m{n}", **({"cwd": f"ws{n}"} if cwd else {}))
+        for n, agent in enumerate(IDS)
+    ]
     orchestrator = {"seed": 3, "max_new_answers_per_agent": 1, "coordination": coordination}
     return {"agents": agents, "orchestrator": orchestrator}
 
@@ -162,14 +160,10 @@ async def test_criteria_are_in_every_agents_prompt_and_in_the_views(in_tmp):
     phases = {(r.agent, r.phase) for r in run.result(run.outcome).rounds}
     assert ("alice", "preparation") in phases
     # Shown in the live view's pane and the plain view; recorded in the journal.
-    model, out = ViewModel(), StringIO()
-    plain = PlainView(out)
-    for event in events:
-        model.apply(event)
-        plain(event)
-    pane_text = "".join(text for _, text in model.pane("alice").runs)
+    printed, panes = shown(events)
+    pane_text = panes["alice"]
     assert "📋 evaluation criteria for the team (4)" in pane_text and "E1 (primary)" in pane_text
-    assert "[alice] evaluation criteria for the team:" in out.getvalue()
+    assert "[alice] evaluation criteria for the team:" in printed
     journal = read_journal(run.log_dir / "events.jsonl")
     assert [e for e in journal if isinstance(e, ev.CriteriaGenerated)] == [generated]
     saved = yaml.safe_load((run.log_dir / "generated_evaluation_criteria.yaml").read_text())
@@ -326,8 +320,6 @@ class Paused:
 
 
 async def test_a_resumed_run_keeps_its_personas_and_criteria_and_asks_for_none(in_tmp):
-    from massgen.runs.resuming import prepare_with
-
     coordination = {
         "persona_generator": {"enabled": True},
         "evaluation_criteria_generator": {"enabled": True},
@@ -335,25 +327,12 @@ async def test_a_resumed_run_keeps_its_personas_and_criteria_and_asks_for_none(i
     paused = Paused(generating(personas=personas_reply(), criteria=criteria_reply()))
     with FakeProvider(paused) as fake:
         loaded = load(team(fake.base_url, coordination))
-        first = TeamRun(loaded, "How fast is light?")
-        task = asyncio.create_task(first.execute())
-        assert await asyncio.to_thread(paused.reached.wait, 10)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        first = await interrupted(loaded, "How fast is light?", paused.reached)
         paused.policy = cooperative_agent  # a generation asked again would fail the test
         paused.release.set()
         before = len(fake.requests)
-        target = prepare_with(first.log_dir, loaded)
         events: list = []
-        second = TeamRun(
-            target.loaded,
-            "How fast is light?",
-            log_dir=target.log_dir,
-            resumed=target.resumed,
-            sinks=[events.append],
-        )
-        result = await second.execute()
+        second, result = await resume(first, loaded, "How fast is light?", events)
         requests = fake.requests[before:]
     assert result.ok, result.reason
     assert not any(isinstance(e, ev.PersonaAssigned | ev.GeneratorFailed) for e in events)

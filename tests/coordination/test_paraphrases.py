@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from io import StringIO
 
 import pytest
 import yaml
+from resumed_runs import interrupted, resume
+from shown import shown
+from teams import member
 
 from massgen.api import TeamRun
 from massgen.config.predecessor import translate
@@ -21,8 +23,6 @@ from massgen.core.errors import ConfigError
 from massgen.record.journal import read_journal
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Fault, Reply, cooperative_agent
-from massgen.ui.model import ViewModel
-from massgen.ui.plain import PlainView
 
 IDS = ("alice", "bob", "carol")
 QUESTION = "How fast does light travel in a vacuum, in kilometres per second?"
@@ -58,18 +58,7 @@ def phrased(texts=PHRASINGS) -> Reply:
 
 
 def team(base_url: str, paraphraser: dict) -> dict:
-    agents = [
-        {
-            "id": agent,
-            "backend": {
-                "type": "chatcompletion",
-                "base_url": base_url,
-                "api_key": "k",
-                "model": f"m{n}",
-            },
-        }
-        for n, agent in enumerate(IDS)
-    ]
+    agents = [member(agent, base_url, f"m{n}") for n, agent in enumerate(IDS)]
     coordination = {"question_paraphraser": {"enabled": True, **paraphraser}}
     orchestrator = {"seed": 3, "max_new_answers_per_agent": 1, "coordination": coordination}
     return {"agents": agents, "orchestrator": orchestrator}
@@ -119,14 +108,9 @@ async def test_each_agent_reads_its_own_phrasing_and_the_presenter_the_original(
         (agent, PHRASINGS[n], n) for n, agent in enumerate(IDS)
     ]
     # Shown in the live view and the plain view, recorded in the journal and a file.
-    model, out = ViewModel(), StringIO()
-    plain = PlainView(out)
-    for event in events:
-        model.apply(event)
-        plain(event)
-    pane = "".join(text for _, text in model.pane("bob").runs)
-    assert f"reads the question as · {PHRASINGS[1]}" in pane
-    assert f"[carol] reads the question as: {PHRASINGS[2]}" in out.getvalue()
+    printed, panes = shown(events)
+    assert f"reads the question as · {PHRASINGS[1]}" in panes["bob"]
+    assert f"[carol] reads the question as: {PHRASINGS[2]}" in printed
     journal = read_journal(run.log_dir / "events.jsonl")
     assert [e for e in journal if isinstance(e, ev.QuestionParaphrased)] == assigned
     saved = yaml.safe_load((run.log_dir / "question_paraphrases.yaml").read_text())
@@ -267,8 +251,6 @@ def test_a_dspy_block_asking_for_what_is_not_here_is_refused_by_its_key(block, p
 async def test_a_resumed_run_keeps_its_phrasings_and_asks_for_none(in_tmp):
     import threading
 
-    from massgen.runs.resuming import prepare_with
-
     reached, release = threading.Event(), threading.Event()
     policy = rephrasing(phrased())
 
@@ -282,25 +264,12 @@ async def test_a_resumed_run_keeps_its_phrasings_and_asks_for_none(in_tmp):
 
     with FakeProvider(paused) as fake:
         loaded = load(team(fake.base_url, {}))
-        first = TeamRun(loaded, QUESTION)
-        task = asyncio.create_task(first.execute())
-        assert await asyncio.to_thread(reached.wait, 10)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        first = await interrupted(loaded, QUESTION, reached)
         policy = cooperative_agent  # a rephrasing asked again would fail the run's checks
         release.set()
         before = len(fake.requests)
-        target = prepare_with(first.log_dir, loaded)
         events: list = []
-        second = TeamRun(
-            target.loaded,
-            QUESTION,
-            log_dir=target.log_dir,
-            resumed=target.resumed,
-            sinks=[events.append],
-        )
-        result = await second.execute()
+        _, result = await resume(first, loaded, QUESTION, events)
         requests = fake.requests[before:]
     assert result.ok, result.reason
     assert not any(is_generation(r) for r in requests)

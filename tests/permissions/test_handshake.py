@@ -10,20 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
+from asks import git_push
 
-from massgen.core.effects import External, Run, Write
+from massgen.core.effects import External, Write
 from massgen.permissions import handshake
 from massgen.permissions.approval import ApprovalRequest, Choice
 from massgen.permissions.handshake import FileHandshake
 
-PUSH = ApprovalRequest(
-    agent="careful",
-    tool="execute_command",
-    arguments='{"command": "git push origin"}',
-    effects=(Run(("git", "push", "origin"), Path("/w")),),
-    risk="high",
-    reason="commands not known to be safe are asked",
-)
+PUSH = git_push()
 
 
 def responder(folder: Path, answers: list[bytes], seen: list[dict], delay: float = 0.0):

@@ -3,11 +3,10 @@ and the event log round-trips them."""
 
 from __future__ import annotations
 
-from io import StringIO
+from shown import printed
 
 from massgen.core import events as ev
 from massgen.record import coordination_table
-from massgen.ui.plain import PlainView
 
 REFUSED = ev.PermissionDecided(agent="a", call_id="c1", tool="execute_command", allowed=False,
                                operator="policy", reason="`curl x` is high risk", seq=3)  # fmt: skip
@@ -18,11 +17,10 @@ HUMAN_ALLOWED = ev.PermissionDecided(agent="a", call_id="c3", tool="write_file",
 
 
 def test_the_plain_view_shows_refusals_only():
-    out = StringIO()
-    view = PlainView(out)
-    for event in (REFUSED, RULE_ALLOWED, HUMAN_ALLOWED):
-        view(event)
-    assert out.getvalue() == "[a] ✗ refused execute_command: `curl x` is high risk\n"
+    assert (
+        printed((REFUSED, RULE_ALLOWED, HUMAN_ALLOWED))
+        == "[a] ✗ refused execute_command: `curl x` is high risk\n"
+    )
 
 
 def test_the_table_shows_refusals_and_what_an_approver_allowed():

@@ -3,14 +3,12 @@ coordination table, compared exactly."""
 
 from __future__ import annotations
 
-from io import StringIO
-
+from shown import printed
 from test_live import model_of, screen
 
 from massgen.core import events as ev
 from massgen.record.table import coordination_table
 from massgen.ui.live import render_live
-from massgen.ui.plain import PlainView
 
 
 def prepared_run() -> list[ev.AnyEvent]:
@@ -65,11 +63,7 @@ massgen: 2 agent(s): ann, ben
 
 
 def test_plain_output_prints_them_prefixed():
-    out = StringIO()
-    view = PlainView(out)
-    for event in prepared_run():
-        view(event)
-    assert out.getvalue() == PLAIN
+    assert printed(prepared_run()) == PLAIN
 
 
 def test_they_read_back_from_their_json_form_and_fill_the_table():

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from io import StringIO
-
+from shown import printed
 from test_live import model_of, screen
 
 from massgen.core import events as ev
 from massgen.core.types import HostedActivity, Source
 from massgen.record.table import coordination_table
 from massgen.ui.live import render_live
-from massgen.ui.plain import PlainView
 
 SOURCES = tuple(Source(f"https://e.org/{n}", f"Page {n}") for n in range(1, 8))
 
@@ -78,11 +76,7 @@ massgen: 1 agent(s): scout
 
 
 def test_plain_output_prints_the_same_lines_prefixed():
-    out = StringIO()
-    view = PlainView(out)
-    for event in hosted_run():
-        view(event)
-    assert out.getvalue() == PLAIN
+    assert printed(hosted_run()) == PLAIN
 
 
 def test_a_hosted_tool_use_reads_back_from_its_json_form_with_its_sources():

@@ -6,6 +6,7 @@ from io import StringIO
 
 import pytest
 from run_events import coordination, ending, tool_calls
+from shown import printed
 
 from massgen.core import events as ev
 from massgen.core.outcome import Outcome
@@ -43,11 +44,7 @@ The capital of **France** is Paris.
 
 
 def test_plain_output_of_a_run():
-    out = StringIO()
-    view = PlainView(out)
-    for event in coordination() + ending():
-        view(event)
-    assert out.getvalue() == PLAIN
+    assert printed(coordination() + ending()) == PLAIN
 
 
 def test_concurrent_streams_print_whole_lines_and_unfinished_lines_come_before_the_result():
@@ -105,8 +102,4 @@ massgen: 1 agent(s): careful
 
 
 def test_tool_calls_show_their_outcome_and_duration():
-    out = StringIO()
-    view = PlainView(out)
-    for event in tool_calls():
-        view(event)
-    assert out.getvalue() == TOOLS
+    assert printed(tool_calls()) == TOOLS

@@ -7,11 +7,11 @@ from io import StringIO
 
 from rich.console import Console
 from run_events import QUESTION
+from shown import printed
 
 from massgen.core import events as ev
 from massgen.ui.live import render_live
 from massgen.ui.model import ViewModel
-from massgen.ui.plain import PlainView
 
 
 def fetching() -> list[ev.AnyEvent]:
@@ -30,11 +30,7 @@ def fetching() -> list[ev.AnyEvent]:
 
 
 def test_the_plain_view_prints_each_progress_line():
-    out = StringIO()
-    view = PlainView(out)
-    for event in fetching()[:-1]:
-        view(event)
-    assert out.getvalue().splitlines()[1:] == [
+    assert printed(fetching()[:-1]).splitlines()[1:] == [
         "[careful] ⚙ fetch({})",
         "[careful] … fetch: 1/3 a",
         "[careful] … fetch: 2/3 b",

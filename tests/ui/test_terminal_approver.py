@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from asks import git_push
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -28,14 +29,7 @@ from massgen.ui.choice import approver_for
 from massgen.ui.live import LiveView
 
 UP, ENTER, CTRL_C = "\x1b[A", "\r", "\x03"
-PUSH = ApprovalRequest(
-    agent="careful",
-    tool="execute_command",
-    arguments='{"command": "git push origin"}',
-    effects=(Run(("git", "push", "origin"), Path("/w")), Write(Path("/w/a\nb\x1b[2J"))),
-    risk="high",
-    reason="commands not known to be safe are asked",
-)
+PUSH = git_push(Write(Path("/w/a\nb\x1b[2J")))
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from massgen.coordination.aids.generation import GenerationFailed, json_object
+from massgen.coordination.aids.generation import GenerationFailed, json_object, text_entry
 
 MAX_CRITERION_CHARS = 1200
 _CATEGORIES = {"primary": "primary", "stretch": "stretch", "could": "stretch"}
@@ -99,14 +99,11 @@ def parse(text: str, min_criteria: int, max_criteria: int) -> Criteria:
     return Criteria(_numbered(items), aspiration.strip() if isinstance(aspiration, str) else "")
 
 
-def _criterion(entry: object) -> Criterion | None:
-    if isinstance(entry, str):
-        entry = {"text": entry}
-    if not isinstance(entry, dict):
+def _criterion(given: object) -> Criterion | None:
+    found = text_entry(given, "text")
+    if found is None:
         return None
-    text = entry.get("text")
-    if not isinstance(text, str) or not text.strip():
-        return None
+    entry, text = found
     category = _CATEGORIES.get(str(entry.get("category", "")).strip().lower(), "standard")
     anti = entry.get("anti_patterns")
     patterns = (
@@ -115,7 +112,7 @@ def _criterion(entry: object) -> Criterion | None:
     verify = entry.get("verify_by")
     return Criterion(
         "",
-        text.strip()[:MAX_CRITERION_CHARS],
+        text[:MAX_CRITERION_CHARS],
         category,
         tuple(p[:200] for p in patterns[:6] if p),
         verify.strip()[:400] if isinstance(verify, str) else "",

@@ -68,3 +68,16 @@ def json_object(text: str, key: str) -> dict[str, Any]:
         if isinstance(data, dict) and key in data:
             return data
     raise GenerationFailed(f"the reply holds no JSON object with `{key}`")
+
+
+def text_entry(entry: object, key: str) -> tuple[dict[str, Any], str] | None:
+    """One entry of a generated list: an object whose `key` is a non-empty text (a bare
+    string is taken as that text). The object and its text, stripped; None otherwise."""
+    if isinstance(entry, str):
+        entry = {key: entry}
+    if not isinstance(entry, dict):
+        return None
+    text = entry.get(key)
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return entry, text.strip()

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from massgen.coordination.aids.generation import GenerationFailed, json_object
+from massgen.coordination.aids.generation import GenerationFailed, json_object, text_entry
 
 # A persona longer than this is cut: it rides in every system prompt of its agent.
 MAX_PERSONA_CHARS = 2000
@@ -115,19 +115,16 @@ def parse(text: str, stems: list[str]) -> dict[str, Persona]:
     return found
 
 
-def _persona(entry: object) -> Persona | None:
-    if isinstance(entry, str):
-        entry = {"persona_text": entry}
-    if not isinstance(entry, dict):
+def _persona(given: object) -> Persona | None:
+    found = text_entry(given, "persona_text")
+    if found is None:
         return None
-    text = entry.get("persona_text")
-    if not isinstance(text, str) or not text.strip():
-        return None
+    entry, text = found
     summary = entry.get("summary")
     if not isinstance(summary, str):
         attributes = entry.get("attributes")
         summary = attributes.get("approach_summary") if isinstance(attributes, dict) else ""
-    return Persona(text.strip()[:MAX_PERSONA_CHARS], str(summary or "").strip()[:80])
+    return Persona(text[:MAX_PERSONA_CHARS], str(summary or "").strip()[:80])
 
 
 def shown(persona: Persona, *, eased: bool, after_first_answer: str) -> str | None:

@@ -26,6 +26,7 @@ from mcp.shared.session import ProgressFnT
 from mcp.types import CONNECTION_CLOSED
 
 from massgen.config.mcp import HttpServer, StdioServer
+from massgen.core.aio import unless
 
 # Errors of the connection, not of the tool: a retry on a fresh session may succeed.
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
@@ -253,16 +254,7 @@ def _progress_text(send: Callable[[str], None]) -> ProgressFnT:
 async def _unless_gone(gone: asyncio.Event, call: Coroutine[Any, Any, T]) -> T:
     """The call's result, or ServerLost when the session ends first (the SDK does not
     always fail a pending request when its server dies)."""
-    task = asyncio.ensure_future(call)
-    watch = asyncio.ensure_future(gone.wait())
-    try:
-        await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watch.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+    task = await unless(call, gone.wait())
     if task.cancelled():
         raise ServerLost("the server went away during the call")
     return task.result()

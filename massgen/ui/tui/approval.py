@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,8 +23,8 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from massgen.permissions.approval import ApprovalRequest, Choice, Operator
-from massgen.permissions.describe import effects_text, visible
-from massgen.ui.approval import ANSWER_SECONDS, CHOICES, RISK_STYLES
+from massgen.permissions.describe import visible
+from massgen.ui.approval import ANSWER_SECONDS, CHOICES, request_rows
 from massgen.ui.model import display_name
 
 if TYPE_CHECKING:
@@ -67,18 +66,7 @@ class ApprovalDialog(Dialog):
         self.request, self.agent_name = request, agent_name
 
     def compose(self) -> ComposeResult:
-        request = self.request
-        rows = Table.grid(padding=(0, 2))
-        rows.add_column(style="bold", no_wrap=True)
-        rows.add_column()
-        rows.add_row("agent", Text(visible(self.agent_name, 120)))
-        rows.add_row("tool", Text(visible(request.tool, 120)))
-        for number, line in enumerate(effects_text(request)):
-            rows.add_row("effect" if number == 0 else "", Text(line))
-        rows.add_row("risk", Text(request.risk, style=RISK_STYLES.get(request.risk, "bold red")))
-        rows.add_row("reason", Text(visible(request.reason)))
-        if request.phase == "presentation":
-            rows.add_row("phase", Text("final presentation"))
+        rows = request_rows(self.request, self.agent_name)
         with Vertical():
             yield Static(Text("permission asked", style="bold yellow"))
             yield Static(rows)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from rich.console import Console
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
 from massgen.api import TeamRun, load
@@ -64,14 +65,7 @@ def agent_entries(app: TeamApp) -> list[str]:
 
 def shown_in(app: TeamApp, selector: str) -> str:
     """The text of every block under a container, in order (folded ones too)."""
-    parts = []
-    for widget in app.query_one(selector).query("Static, Markdown"):
-        if isinstance(widget, Markdown):
-            parts.append(widget.source)
-        elif isinstance(widget, Static):
-            content = widget.content
-            parts.append(content.plain if isinstance(content, Text) else str(content))
-    return "\n".join(parts)
+    return _blocks_text(app.query_one(selector).query("Static, Markdown"))
 
 
 def folds(app: TeamApp, selector: str) -> list[Collapsible]:
@@ -80,8 +74,13 @@ def folds(app: TeamApp, selector: str) -> list[Collapsible]:
 
 def fold_text(fold: Collapsible) -> str:
     """What opening the card shows (not its title)."""
+    return _blocks_text(fold.query("Contents > Static, Contents > Markdown"))
+
+
+def _blocks_text(widgets: Iterable[Widget]) -> str:
+    """The text of text blocks (Static, Markdown), one a line, in order."""
     parts = []
-    for widget in fold.query("Contents > Static, Contents > Markdown"):
+    for widget in widgets:
         if isinstance(widget, Markdown):
             parts.append(widget.source)
         elif isinstance(widget, Static):

@@ -18,13 +18,14 @@ from app_driver import (
     text_of,
     until,
 )
+from asks import git_push
 from run_events import coordination
 from textual.pilot import Pilot
 
 from massgen.core import events as ev
-from massgen.core.effects import Run, Write
+from massgen.core.effects import Write
 from massgen.core.status import Status
-from massgen.permissions.approval import ApprovalRequest, Choice
+from massgen.permissions.approval import Choice
 from massgen.testing.fake_provider import FakeProvider
 from massgen.testing.policy import Fault, Reply, cooperative_agent
 from massgen.ui.tui.approval import AppApprover, ApprovalDialog
@@ -32,14 +33,7 @@ from massgen.ui.tui.view import TuiView
 
 pytestmark = pytest.mark.usefixtures("in_tmp")
 
-PUSH = ApprovalRequest(
-    agent="careful",
-    tool="execute_command",
-    arguments='{"command": "git push origin"}',
-    effects=(Run(("git", "push", "origin"), Path("/w")), Write(Path("/w/notes.md"))),
-    risk="high",
-    reason="commands not known to be safe are asked",
-)
+PUSH = git_push(Write(Path("/w/notes.md")))
 
 
 def stalls_after_answering(request):
