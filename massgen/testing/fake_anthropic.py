@@ -148,16 +148,20 @@ class _Frames:
         self.model = str(body.get("model") or "fake")
         self.reply = reply
         self.usage = usage_of(view, reply)
-        # Tool-use ids are unique in a conversation, as Anthropic's are (Claude Code keys
-        # its tool results by them): a later turn's ids name the turn.
-        turn = sum(1 for m in view.get("messages", ()) if m.get("role") == "assistant")
+        # Message and tool-use ids are unique in a conversation, as Anthropic's are: Claude
+        # Code keys its tool results by the tool's, and merges the assistant messages that
+        # share one (a streamed message's parts), so a repeated id would hide a later call.
+        # A later turn's ids name the count of the messages and calls before it.
+        said = [m for m in view.get("messages", ()) if m.get("role") == "assistant"]
+        turn = len(said) + sum(len(m.get("tool_calls") or ()) for m in said)
         self.id_prefix = "toolu_fake_" if turn == 0 else f"toolu_fake_t{turn}_"
+        self.message_id = "msg_fake" if turn == 0 else f"msg_fake_t{turn}"
 
     def start(self) -> Json:
         usage = self.usage
         cached = usage.cached_tokens if usage else 0
         return {
-            "id": "msg_fake",
+            "id": self.message_id,
             "type": "message",
             "role": "assistant",
             "model": self.model,
