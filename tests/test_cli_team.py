@@ -180,6 +180,12 @@ async def test_a_claude_code_codex_and_api_team_finishes_with_every_cli_call_dec
     assert answered == {"cc", "cx", "api"}
     assert {e.agent for e in events if isinstance(e, ev.VoteCast)} >= {"cc", "cx"}
 
+    # What the engine refused did not happen, and nothing outside the workspaces changed.
+    assert "NOT FOR THE CLIS" not in sent
+    assert after == before
+    notes = {p.name for p in (run_dir / ".massgen").rglob("*_note_1.txt")}
+    assert notes == {"cc_note_1.txt", "cx_note_1.txt"}
+
     # Every tool call either CLI's model made was decided by the engine, in the ledger
     # (Codex reports a patch written in a command as its own apply_patch) and, in the same
     # order, in the run's events.
@@ -195,9 +201,3 @@ async def test_a_claude_code_codex_and_api_team_finishes_with_every_cli_call_dec
     outcomes = {(r["agent"], r["tool"], r["decision"]) for r in records}
     assert ("cc", "Write", "allow") in outcomes and ("cc", "Write", "deny") in outcomes
     assert ("cx", "exec_command", "allow") in outcomes and ("cx", "apply_patch", "deny") in outcomes
-
-    # What the engine refused did not happen, and nothing outside the workspaces changed.
-    assert "NOT FOR THE CLIS" not in sent
-    assert after == before
-    notes = {p.name for p in (run_dir / ".massgen").rglob("*_note_1.txt")}
-    assert notes == {"cc_note_1.txt", "cx_note_1.txt"}
