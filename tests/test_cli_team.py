@@ -11,7 +11,6 @@ import hashlib
 import importlib.util
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 
 from massgen.backends import codex_tools
 from massgen.core import events as ev
-from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing import FakeProvider, coding_agent, cooperative_agent
 from massgen.testing.fake_anthropic import FakeAnthropic
 from massgen.testing.fake_openai_responses import FakeResponses
 
@@ -36,48 +35,10 @@ pytestmark = [
 
 QUESTION = "What is the capital of France?"
 CC_PREFIX = "mcp__massgen__"  # massgen's tools and actions, as Claude Code names them
-ACTIONS = ("new_answer", "vote")
 # One CLI turn on a loaded two-core machine takes seconds to a minute; the bounds below are
 # several times that, and the whole test is bounded too.
 TURN_SECONDS = 240
 RUN_SECONDS = 600
-
-
-Calls = Callable[[int], list[tuple[str, dict[str, Any]]]]
-
-
-def cli_agent(calls: Calls, made: list[str], prefix: str = ""):
-    """A model inside a coding-agent CLI: in its n-th turn it makes `calls(n)` one by one,
-    then answers or votes through massgen's actions (named with `prefix`), and stops once
-    it has taken one. The name of each call of the CLI's own tools it makes goes to `made`."""
-    turns = 0
-
-    def policy(request: dict[str, Any]) -> Reply:
-        nonlocal turns
-        history = [
-            call["function"]["name"].removeprefix(prefix)
-            for message in request["messages"]
-            if message["role"] == "assistant"
-            for call in message.get("tool_calls") or []
-        ]
-        if set(history) & set(ACTIONS):
-            return Reply(text="Done.")
-        turns += not history
-        todo = calls(turns)
-        if len(history) < len(todo):
-            made.append(todo[len(history)][0])
-            return Reply(tool_calls=[todo[len(history)]])
-        actions = []
-        for tool in request.get("tools", []):
-            name = tool["function"]["name"].removeprefix(prefix)
-            if name in ACTIONS:
-                actions.append({**tool, "function": {**tool["function"], "name": name}})
-        reply = cooperative_agent({**request, "tools": actions})
-        return Reply(
-            text=reply.text, tool_calls=[(prefix + name, args) for name, args in reply.tool_calls]
-        )
-
-    return policy
 
 
 def snapshot(root: Path, skip: tuple[Path, ...]) -> dict[str, str]:
@@ -147,8 +108,8 @@ async def test_a_claude_code_codex_and_api_team_finishes_with_every_cli_call_dec
     cc_made: list[str] = []
     cx_made: list[str] = []
     with (
-        FakeAnthropic(cli_agent(cc_calls, cc_made, CC_PREFIX)) as claude,
-        FakeResponses(cli_agent(cx_calls, cx_made)) as openai,
+        FakeAnthropic(coding_agent(cc_calls, cc_made, CC_PREFIX)) as claude,
+        FakeResponses(coding_agent(cx_calls, cx_made)) as openai,
         FakeProvider(cooperative_agent) as other,
     ):
         config = {
