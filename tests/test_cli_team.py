@@ -132,7 +132,8 @@ async def test_a_claude_code_codex_and_api_team_finishes_with_every_cli_call_dec
         }  # fmt: skip
         run = api.TeamRun(api.load(config), QUESTION, sinks=[events.append], log_dir=log_dir)
         result = await run.execute()
-        sent = json.dumps([claude.requests, openai.requests])
+        claude_sent, codex_sent = json.dumps(claude.requests), json.dumps(openai.requests)
+        sent = claude_sent + codex_sent
     after = snapshot(tmp_path, skip)
 
     # The team finished: all three answered, votes were cast, a winner presented.
@@ -141,8 +142,11 @@ async def test_a_claude_code_codex_and_api_team_finishes_with_every_cli_call_dec
     assert answered == {"cc", "cx", "api"}
     assert {e.agent for e in events if isinstance(e, ev.VoteCast)} >= {"cc", "cx"}
 
-    # What the engine refused did not happen, and nothing outside the workspaces changed.
+    # What the engine refused did not happen, and nothing outside the workspaces changed;
+    # each CLI's model read why (the engine's reason), not a bare failure.
     assert "NOT FOR THE CLIS" not in sent
+    for fake_requests in (claude_sent, codex_sent):
+        assert f"read `{secret}` is refused" in fake_requests
     assert after == before
     notes = {p.name for p in (run_dir / ".massgen").rglob("*_note_1.txt")}
     assert notes == {"cc_note_1.txt", "cx_note_1.txt"}
