@@ -148,20 +148,19 @@ class _Frames:
         self.model = str(body.get("model") or "fake")
         self.reply = reply
         self.usage = usage_of(view, reply)
-        # Message and tool-use ids are unique in a conversation, as Anthropic's are: Claude
-        # Code keys its tool results by the tool's, and merges the assistant messages that
-        # share one (a streamed message's parts), so a repeated id would hide a later call.
-        # A later turn's ids name the count of the messages and calls before it.
+        # Tool-use ids are unique in a conversation, as Anthropic's are (Claude Code keys
+        # its tool results by them): a later turn's ids name the count of calls before it.
+        # (Claude Code merges the assistant messages that share this fake's one message id,
+        # so a count of messages would repeat, and a repeated id hides the later call.)
         said = [m for m in view.get("messages", ()) if m.get("role") == "assistant"]
-        turn = len(said) + sum(len(m.get("tool_calls") or ()) for m in said)
+        turn = sum(max(1, len(m.get("tool_calls") or ())) for m in said)
         self.id_prefix = "toolu_fake_" if turn == 0 else f"toolu_fake_t{turn}_"
-        self.message_id = "msg_fake" if turn == 0 else f"msg_fake_t{turn}"
 
     def start(self) -> Json:
         usage = self.usage
         cached = usage.cached_tokens if usage else 0
         return {
-            "id": self.message_id,
+            "id": "msg_fake",
             "type": "message",
             "role": "assistant",
             "model": self.model,

@@ -235,9 +235,7 @@ def test_a_missing_cli_is_a_config_error_naming_the_install(tmp_path, monkeypatc
     assert "codex_path" in text and codex_tools.INSTALL in text and "type: openai" in text
 
 
-def test_a_cli_found_nowhere_is_a_config_error_naming_file_key_and_install(
-    tmp_path, monkeypatch
-):
+def test_a_cli_found_nowhere_is_a_config_error_naming_file_key_and_install(tmp_path, monkeypatch):
     from massgen import api
     from massgen.core.errors import ConfigError
 
