@@ -23,6 +23,7 @@ user's own Codex home and login. The child gets only the environment it needs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import uuid
@@ -211,8 +212,10 @@ class _Turn:
         if method == "item/tool/call":
             await server.respond(rid, await self._tool(params))
         elif method in ("item/commandExecution/requestApproval", "item/fileChange/requestApproval"):
-            allowed = await self._approved(method, params)
-            await server.respond(rid, {"decision": "accept" if allowed else "decline"})
+            refusal = await self._refusal(method, params)
+            if refusal is not None and not self.reported:
+                await self._tell(server, refusal)
+            await server.respond(rid, {"decision": "accept" if refusal is None else "decline"})
         elif method == "item/permissions/requestApproval":
             await server.respond(rid, {"permissions": {}})  # no widening of its sandbox
         elif method == "mcpServer/elicitation/request":
@@ -223,9 +226,12 @@ class _Turn:
             self.interrupted = True
             await server.request("turn/interrupt", {"threadId": self.thread, "turnId": self.turn})
 
-    async def _approved(self, method: str, params: Mapping[str, Any]) -> bool:
-        if self.reported or params.get("additionalPermissions") or params.get("grantRoot"):
-            return False  # after the action, or a widening of the sandbox: no
+    async def _refusal(self, method: str, params: Mapping[str, Any]) -> str | None:
+        """None: the engine allows the call; else why not (an error is a no)."""
+        if self.reported:
+            return "the turn is over: the workflow action was recorded"
+        if params.get("additionalPermissions") or params.get("grantRoot"):
+            return "massgen does not widen Codex's sandbox"
         item_id = str(params.get("itemId") or "")
         if method == "item/fileChange/requestApproval":
             changes = (self.items.get(item_id) or {}).get("changes")
@@ -234,9 +240,19 @@ class _Turn:
             name = codex_tools.COMMAND
             arguments = {"command": params.get("command"), "cwd": params.get("cwd")}
         try:
-            return await self.binding.decide(item_id, name, arguments) is None
-        except Exception:  # fail closed: an error is never a yes
-            return False
+            return await self.binding.decide(item_id, name, arguments)
+        except Exception as error:  # fail closed: an error is never a yes
+            return f"the permission check failed ({type(error).__name__})"
+
+    async def _tell(self, server: codex_rpc.AppServer, refusal: str) -> None:
+        """The refusal's reason, for Codex's model: a declined call reads to it only as
+        "rejected by user" (the approval answer carries no reason), so the reason joins the
+        turn as input (`turn/steer`), sent before the decline so that the model request
+        that follows the declined call has it."""
+        text = {"type": "text", "text": f"[massgen] Your last call did not run: {refusal}"}
+        steer = {"threadId": self.thread, "expectedTurnId": self.turn, "input": [text]}
+        with contextlib.suppress(BackendError):  # the ledger has it either way
+            await server.request("turn/steer", steer)
 
     async def _tool(self, params: Mapping[str, Any]) -> dict[str, Any]:
         name, arguments = str(params.get("tool") or ""), params.get("arguments") or {}

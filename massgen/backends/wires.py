@@ -155,10 +155,14 @@ def _check_codex(cfg: BackendConfig, profile: Profile) -> Problem | None:
     from massgen.backends import codex_tools  # cheap: stdlib only
 
     if codex_tools.find_cli(cfg.codex_path, os.environ) is None:
-        where = f"`codex_path` ({cfg.codex_path}) is not" if cfg.codex_path else "it is not"
+        where = (
+            f"`codex_path` ({cfg.codex_path}) is not an executable file"
+            if cfg.codex_path
+            else f"no `codex` on PATH, ${codex_tools.PATH_ENV} or in massgen's cache"
+        )
         return (
             "codex_path" if cfg.codex_path else "type",
-            f"the Codex CLI is not installed ({where} an executable file)",
+            f"the Codex CLI is not installed ({where})",
             f"{codex_tools.INSTALL} (or set codex_path), or use type: openai to run the "
             "same model over OpenAI's Responses API with massgen's own tools",
         )

@@ -9,7 +9,7 @@ from massgen.testing.fake_provider import (
     cooperative_agent,
     prompt_chars,
 )
-from massgen.testing.policy import tool_first
+from massgen.testing.policy import coding_agent, tool_first
 
 __all__ = [
     "FakeProvider",
@@ -17,6 +17,7 @@ __all__ = [
     "Fault",
     "Reply",
     "Scripted",
+    "coding_agent",
     "cooperative_agent",
     "prompt_chars",
     "tool_first",

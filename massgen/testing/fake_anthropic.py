@@ -149,8 +149,11 @@ class _Frames:
         self.reply = reply
         self.usage = usage_of(view, reply)
         # Tool-use ids are unique in a conversation, as Anthropic's are (Claude Code keys
-        # its tool results by them): a later turn's ids name the turn.
-        turn = sum(1 for m in view.get("messages", ()) if m.get("role") == "assistant")
+        # its tool results by them): a later turn's ids name the count of calls before it.
+        # (Claude Code merges the assistant messages that share this fake's one message id,
+        # so a count of messages would repeat, and a repeated id hides the later call.)
+        said = [m for m in view.get("messages", ()) if m.get("role") == "assistant"]
+        turn = sum(max(1, len(m.get("tool_calls") or ())) for m in said)
         self.id_prefix = "toolu_fake_" if turn == 0 else f"toolu_fake_t{turn}_"
 
     def start(self) -> Json:

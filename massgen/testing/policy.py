@@ -203,6 +203,49 @@ def tool_first(
     return agent
 
 
+WORKFLOW_ACTIONS = ("new_answer", "vote")
+ToolCalls = list[tuple[str, Json]]
+
+
+def coding_agent(
+    calls: Callable[[int], ToolCalls] = lambda turn: [],
+    made: list[str] | None = None,
+    prefix: str = "",
+) -> Policy:
+    """A model inside a coding-agent CLI (Claude Code, Codex): in its n-th turn (from 1) it
+    makes `calls(n)` one by one, then answers or votes like `cooperative_agent` through
+    massgen's actions (named with `prefix` there, as Claude Code's `mcp__massgen__`), and
+    stops once it has taken one. Each call of the CLI's own tools it makes is named in
+    `made`. One instance serves one member (it counts that member's turns)."""
+    turns = 0
+
+    def agent(request: Json) -> Reply:
+        nonlocal turns
+        history = [
+            call["function"]["name"].removeprefix(prefix)
+            for message in request["messages"]
+            if message["role"] == "assistant"
+            for call in message.get("tool_calls") or []
+        ]
+        if set(history) & set(WORKFLOW_ACTIONS):
+            return Reply(text="Done.")
+        turns += not history
+        todo = calls(turns)
+        if len(history) < len(todo):
+            if made is not None:
+                made.append(todo[len(history)][0])
+            return Reply(tool_calls=[todo[len(history)]])
+        actions = []
+        for tool in request.get("tools") or []:
+            name = tool["function"]["name"].removeprefix(prefix)
+            if name in WORKFLOW_ACTIONS:
+                actions.append({**tool, "function": {**tool["function"], "name": name}})
+        reply = cooperative_agent({**request, "tools": actions})
+        return Reply(text=reply.text, tool_calls=[(prefix + n, a) for n, a in reply.tool_calls])
+
+    return agent
+
+
 def _offered_tools(request: Json) -> dict[str, Json]:
     tools: dict[str, Json] = {}
     for tool in request.get("tools") or []:

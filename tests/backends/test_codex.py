@@ -95,6 +95,9 @@ async def test_a_codex_member_and_an_api_member_reach_an_answer(tmp_path, monkey
     notes = list((tmp_path / ".massgen").rglob("notes.txt"))
     assert notes and notes[0].read_text() == "patched\n"
     assert "NOT FOR CODEX" not in sent and not escaped.exists()
+    # The model reads why each refused call did not run (Codex itself says only "rejected
+    # by user"): the engine's reason, naming the rule's subject.
+    assert f"read `{outside}` is refused" in sent and f"write `{escaped}` is refused" in sent
     started = [e for e in events if isinstance(e, ev.ToolCallStarted) and e.agent == "cx"]
     assert [e.name for e in started][:4] == [name for name, _ in each]
     assert any(
@@ -198,6 +201,24 @@ def test_a_missing_cli_is_a_config_error_naming_the_install(tmp_path, monkeypatc
         api.load(config)
     text = str(caught.value)
     assert "codex_path" in text and codex_tools.INSTALL in text and "type: openai" in text
+
+
+def test_a_cli_found_nowhere_is_a_config_error_naming_file_key_and_install(tmp_path, monkeypatch):
+    from massgen import api
+    from massgen.core.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no codex there
+    monkeypatch.setenv("HOME", str(tmp_path))  # nor in massgen's cache
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv(codex_tools.PATH_ENV, raising=False)
+    config = tmp_path / "team.yaml"
+    config.write_text("agents:\n  - id: cx\n    backend: {type: codex}\n")
+    with pytest.raises(ConfigError) as caught:
+        api.load(str(config))
+    text = str(caught.value)
+    assert text.startswith(f"{config}: agents[0].backend.type: ")
+    assert "no `codex` on PATH" in text and codex_tools.INSTALL in text
 
 
 def test_the_cli_gets_only_the_environment_it_needs(tmp_path):
