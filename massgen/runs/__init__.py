@@ -10,6 +10,7 @@
     media.py, uploads.py   media on the user message; file-search uploads
     subagents.py   child runs (`spawn_subagents`)
     turn.py        `TeamRun`: one turn, its log, its result (`massgen.api` exports it)
+    result.py      `RunResult`: what a run returns
     resuming.py    an interrupted run's directory → what to continue from
     interrupts.py  Ctrl-C: the first stops the run cleanly, the second at once
 """
