@@ -1,4 +1,4 @@
-"""Subagents as child team runs: what `spawn_subagents` (`tools/subagents.py`) runs.
+"""Subagents as child team runs: what `spawn_subagents` (`tool.py`) runs.
 
 A child is a `TeamRun` in this process (no subprocess: it shares the event loop, so a
 cancel reaches it at once and its `async with` blocks close with the parent's):
@@ -22,7 +22,7 @@ cancel reaches it at once and its `async with` blocks close with the parent's):
     permissions the child's own engine over the same config; the parent's approver
                 answers its asks
     background  with `spawn_subagents(..., background=true)` a child is a task of the
-                parent's run (`tools/subagent_jobs.py`); `Subagents` gives each member an
+                parent's run (`jobs.py`); `Subagents` gives each member an
                 inbox of notes on the ones that ended, cancels those still running when
                 the coordination ends (a `CoordinationFinished` seen by its sink, so
                 their spending is in the run's outcome), and awaits them all when the run
@@ -46,8 +46,8 @@ from massgen.core.toolbox import ToolContext
 from massgen.core.usage import Spend
 from massgen.runs.loading import LoadedConfig
 from massgen.runs.setting import ChildResult, Setting
-from massgen.tools.subagent_jobs import JobLimits, Jobs
-from massgen.tools.subagents import (
+from massgen.runs.subagents.jobs import JobLimits, Jobs
+from massgen.runs.subagents.tool import (
     SUBAGENTS_DIR,
     ChildOutcome,
     ChildTask,
