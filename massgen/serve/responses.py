@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from massgen.coordination.prompts import Turn
-from massgen.core.types import Usage
+from massgen.core.types import Attachment, Usage
 from massgen.serve import options
 from massgen.serve.completions import Answer, Failed, Followed, Progress, Text, follow
 from massgen.serve.options import Ask, RequestError
@@ -64,9 +64,18 @@ def parse(body: Any, stored: Responses) -> ResponsesRequest:
     previous = body.get("previous_response_id")
     earlier = _earlier(previous, stored) if previous is not None else ()
     question, history, images = conversation(said)
-    texts = [given or ""] + [t for r, t, _ in said if r in INSTRUCTION_ROLES]
-    ask = Ask(
-        instructions=options.instructions(texts),
+    ask = _ask(body, [given or ""] + [t for r, t, _ in said if r in INSTRUCTION_ROLES], images)
+    echo = _echo(body, given, previous, store, ask)
+    stream = bool(body.get("stream"))
+    return ResponsesRequest(
+        model, question, earlier + history, stream, ask, given, previous, store, echo
+    )
+
+
+def _ask(body: Json, instructions: list[str], images: tuple[Attachment, ...]) -> Ask:
+    """What the request asks beyond the question. Raises RequestError."""
+    return Ask(
+        instructions=options.instructions(instructions),
         sampling=options.sampling(body, ("temperature", "top_p")),
         max_tokens=options.max_tokens(body, "max_output_tokens"),
         output=options.output(
@@ -74,7 +83,11 @@ def parse(body: Any, stored: Responses) -> ResponsesRequest:
         ),
         images=images,
     )
-    echo = {
+
+
+def _echo(body: Json, given: str | None, previous: Any, store: bool, ask: Ask) -> Json:
+    """The request's fields as the response repeats them."""
+    return {
         "instructions": given,
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),
@@ -89,10 +102,6 @@ def parse(body: Any, stored: Responses) -> ResponsesRequest:
             else {}
         ),
     }
-    stream = bool(body.get("stream"))
-    return ResponsesRequest(
-        model, question, earlier + history, stream, ask, given, previous, store, echo
-    )
 
 
 def _earlier(previous: Any, stored: Responses) -> tuple[Turn, ...]:

@@ -45,7 +45,7 @@ from massgen.core import events as ev
 from massgen.core.toolbox import ToolContext
 from massgen.core.usage import Spend
 from massgen.runs.loading import LoadedConfig
-from massgen.runs.setting import ChildResult, Setting
+from massgen.runs.setting import ChildResult, ChildRun, Setting
 from massgen.runs.subagents.jobs import JobLimits, Jobs
 from massgen.runs.subagents.tool import (
     SUBAGENTS_DIR,
@@ -130,8 +130,7 @@ class Children:
         self.parent = parent
 
     async def run(self, task: ChildTask, ctx: ToolContext, call_id: str) -> ChildOutcome:
-        parent = self.parent
-        config = child_config(parent.loaded.config, ctx.agent, task, self._budget())
+        config = child_config(self.parent.loaded.config, ctx.agent, task, self._budget())
         log_dir = self._log_dir(ctx.agent, task.id)
         self._emit(
             ev.SubagentStarted(
@@ -143,17 +142,7 @@ class Children:
                 phase=ctx.phase,
             )
         )
-        loaded = LoadedConfig(config, source=parent.loaded.source, env=parent.loaded.env)
-        child = parent.start_child(
-            loaded,
-            question(task),
-            logs=log_dir is not None,
-            log_dir=log_dir,
-            deadline_seconds=max(task.deadline_seconds - INSIDE_SECONDS, 0.1),
-            approver=parent.approver,
-            session_grants=parent.session_grants,
-            workspaces=self._workspaces(config, ctx, task),
-        )
+        child = self._start(config, task, ctx, log_dir)
         started = time.monotonic()
         outcome = ChildOutcome("", "cancelled", "cancelled: the parent moved on or ended")
         try:
@@ -164,18 +153,24 @@ class Children:
             return outcome
         finally:
             self._charge(ctx, child.ledger.total())  # what it spent, cut short or not
-            self._emit(
-                ev.SubagentFinished(
-                    agent=ctx.agent,
-                    call_id=call_id,
-                    subagent=task.id,
-                    outcome=outcome.status,
-                    answer=outcome.answer,
-                    reason=outcome.reason,
-                    duration_s=round(time.monotonic() - started, 6),
-                    phase=ctx.phase,
-                )
-            )
+            self._emit(_finished(ctx, call_id, task, outcome, time.monotonic() - started))
+
+    def _start(
+        self, config: MassgenConfig, task: ChildTask, ctx: ToolContext, log_dir: Path | None
+    ) -> ChildRun:
+        """The child's run, made (not yet executed) by the parent's `start_child`."""
+        parent = self.parent
+        loaded = LoadedConfig(config, source=parent.loaded.source, env=parent.loaded.env)
+        return parent.start_child(
+            loaded,
+            question(task),
+            logs=log_dir is not None,
+            log_dir=log_dir,
+            deadline_seconds=max(task.deadline_seconds - INSIDE_SECONDS, 0.1),
+            approver=parent.approver,
+            session_grants=parent.session_grants,
+            workspaces=self._workspaces(config, ctx, task),
+        )
 
     def _emit(self, event: ev.AnyEvent) -> None:
         """Through the parent's orchestrator (its ledger counts usage), else its sinks."""
@@ -296,6 +291,21 @@ def _searching(agent: AgentConfig, on: bool) -> AgentConfig:
     hosted = agent.backend.hosted.model_copy(update={"web_search": on})
     backend = agent.backend.model_copy(update={"hosted": hosted})
     return agent.model_copy(update={"backend": backend})
+
+
+def _finished(
+    ctx: ToolContext, call_id: str, task: ChildTask, outcome: ChildOutcome, seconds: float
+) -> ev.SubagentFinished:
+    return ev.SubagentFinished(
+        agent=ctx.agent,
+        call_id=call_id,
+        subagent=task.id,
+        outcome=outcome.status,
+        answer=outcome.answer,
+        reason=outcome.reason,
+        duration_s=round(seconds, 6),
+        phase=ctx.phase,
+    )
 
 
 def _outcome(result: ChildResult) -> ChildOutcome:
