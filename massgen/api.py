@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from massgen.core.types import Usage as Usage
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
-from massgen.runs.turn import RoundUsage as RoundUsage
-from massgen.runs.turn import RunResult, TeamRun, arun, run, stream
+from massgen.runs.result import RoundUsage as RoundUsage
+from massgen.runs.result import RunResult
+from massgen.runs.result import VoteRecord as VoteRecord
 from massgen.runs.turn import Sink as Sink
-from massgen.runs.turn import VoteRecord as VoteRecord
+from massgen.runs.turn import TeamRun, arun, run, stream
 
 __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load", "run", "stream"]

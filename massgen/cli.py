@@ -18,6 +18,7 @@ from massgen.core.version import VERSION
 # more than the rest of the CLI; they are imported where a command needs them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NoReturn
 
     from massgen.api import LoadedConfig
@@ -49,12 +50,23 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("question", nargs="?", help="the question; omit for interactive chat")
-    add = parser.add_argument
+    for add_options in (_team_options, _run_options, _session_options, _setup_options):
+        add_options(parser.add_argument)
+    return parser
+
+
+# The options in the order --help lists them.
+
+
+def _team_options(add: Callable[..., Any]) -> None:
     add("--config", metavar="FILE", help="YAML/JSON config, or @examples/NAME for a preset")
     add("--backend", metavar="TYPE", help="backend type for a one-agent run (with --model)")
     add("--model", metavar="NAME", help="model for a one-agent run without a config file")
     add("--base-url", metavar="URL", help="OpenAI-compatible endpoint for --model")
     add("--system-message", metavar="TEXT", help="system message for --model")
+
+
+def _run_options(add: Callable[..., Any]) -> None:
     display = "tui: the app (the default on a terminal); live: streaming panels; plain: text"
     add("--display", choices=("tui", "live", "plain"), help=display)
     add("--no-display", action="store_true", help="plain streaming text (--display plain)")
@@ -67,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--automation", action="store_true", help="no live view; LOG_DIR:/STATUS:/ANSWER: lines")
     add("--stream-events", action="store_true", help="print one JSON event per line on stdout")
     add("--show-table", action="store_true", help="print the coordination table after the run")
+
+
+def _session_options(add: Callable[..., Any]) -> None:
     add(
         "--continue",
         dest="continue_session",
@@ -83,12 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
     add("--replay", metavar="LOG_DIR", help="answer from a recorded run; new requests go live")
     add("--session-id", metavar="ID", help="continue the chat session ID (see --list-sessions)")
     add("--list-sessions", action="store_true", help="list the saved chat sessions and exit")
+
+
+def _setup_options(add: Callable[..., Any]) -> None:
     add("--validate", metavar="FILE", help="check a config file and exit")
     add("--setup", action="store_true", help="set up API keys and a default team, interactively")
     add("--list-examples", action="store_true", help="list the preset configs")
     add("--example", metavar="NAME", help="print a preset config")
     add("--version", action="version", version=f"massgen {VERSION}")
-    return parser
 
 
 # `massgen serve|batch|mcp|install-skill ...`: each module has `main(argv) -> int` and a

@@ -106,7 +106,7 @@ class BackendConfig(_WithGeneration):
     # The user's Python functions as tools (`config/custom_tools.py`, `tools/python.py`).
     custom_tools: tuple[CustomTool, ...] = ()
     # Documents for the provider's file search (`config/uploads.py`), uploaded at run
-    # start and deleted at its end (`massgen/uploads.py`).
+    # start and deleted at its end (`runs/uploads.py`).
     upload_files: tuple[Upload, ...] = Field(default=(), max_length=MAX_FILES)
     # Media tools: `media:`, or the flat `enable_image_generation`, ..., `media_tools`.
     media: MediaConfig = MediaConfig()
@@ -127,7 +127,7 @@ class BackendConfig(_WithGeneration):
 
     def hosted_tools(self) -> tuple[HostedTool, ...]:
         """The hosted tools every request carries; `file_search` joins them once its files
-        are uploaded (`massgen/uploads.py`)."""
+        are uploaded (`runs/uploads.py`)."""
         tools = (tool for _, tool in self.hosted_keys() if tool != "file_search")
         return tuple(dict.fromkeys(tools))
 

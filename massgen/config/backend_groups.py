@@ -106,8 +106,8 @@ class ClaudeCodeConfig(Strict):
 
 
 class MediaConfig(Strict):
-    """`media:`, the media tools (`tools/media_plan.py`, `tools/media.py`), on the
-    predecessor's keys (flat: `enable_<name>`, and `media_tools` for `tools`): generation
+    """`media:`, the media tools (`tools/media/`), on the predecessor's keys (flat:
+    `enable_<name>`, and `media_tools` for `tools`): generation
     by mode; `multimodal_tools` None: `orchestrator.enable_multimodal_tools` decides;
     `tools`: the predecessor's own understand_* files named in its `custom_tools`, as our
     built-in tools."""

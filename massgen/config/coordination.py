@@ -38,7 +38,7 @@ class BackgroundSubagentsConfig(Strict):
     """`coordination.background_subagents` (the predecessor's key): `spawn_subagents(...,
     background=true)` starts the children and returns at once; `list_subagents`,
     `wait_subagents` and `cancel_subagent` reach them, and a note tells the agent when one
-    finishes (`tools/subagent_jobs.py`). Both `injection_strategy` values deliver that
+    finishes (`runs/subagents/jobs.py`). Both `injection_strategy` values deliver that
     note the same way: a message read before the agent's next model call."""
 
     enabled: bool = True
@@ -138,7 +138,7 @@ class CoordinationConfig(Strict):
     memory_max_short_term: int = Field(default=10, ge=1, le=100)
     memory_max_chars: int = Field(default=8000, ge=500, le=200_000)
     memory_max_long_term: int = Field(default=20, ge=0, le=200)
-    # Subagents (`tools/subagents.py`, `subagent_runs.py`): the `spawn_subagents` tool,
+    # Subagents (`runs/subagents/`): the `spawn_subagents` tool,
     # which runs tasks as child teams, each in a directory of the agent's workspace.
     enable_subagents: bool = False
     # Each call's children must finish within this many seconds (their deadline; the
@@ -149,7 +149,7 @@ class CoordinationConfig(Strict):
     subagent_orchestrator: SubagentOrchestratorConfig = SubagentOrchestratorConfig()
     background_subagents: BackgroundSubagentsConfig = BackgroundSubagentsConfig()
     # The roles (`subagent_type`) agents may give a child; None: the predecessor's default
-    # set (`tools/subagents.py: DEFAULT_TYPES`).
+    # set (`config/subagent_types.py: DEFAULT_TYPES`).
     subagent_types: tuple[str, ...] | None = None
 
     @field_validator("subagent_types")

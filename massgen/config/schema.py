@@ -123,7 +123,7 @@ class OrchestratorConfig(Strict):
     run_python_blocks: bool = False
     # The user's directories the agents may read (and the final presenter may write).
     context_paths: tuple[ContextPathConfig, ...] = ()
-    # Media tools for every agent, and who serves each generation mode (`tools/media_plan.py`).
+    # Media tools for every agent, and who serves each generation mode (`tools/media/plan.py`).
     enable_multimodal_tools: bool = False
     image_generation_backend: str | None = None
     image_generation_model: str | None = None

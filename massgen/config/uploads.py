@@ -8,7 +8,7 @@ The predecessor's shape:
 
 At run start the files go to the provider (OpenAI: one vector store per agent), the
 agent's requests carry the hosted `file_search` tool over them, and they are deleted
-when the run ends (`massgen/uploads.py`). Loading checks, without reading them, that
+when the run ends (`runs/uploads.py`). Loading checks, without reading them, that
 local files exist, are not too large and have a type file search takes.
 
 Media the model reads as input, the predecessor's other entries:
@@ -19,7 +19,7 @@ Media the model reads as input, the predecessor's other entries:
       - image_path: https://example.com/chart.png   # downloaded at run start
 
 are read at run start (at most 64 MB each, through the permission engine) and attached to
-the task's user message of every request the agent makes (`massgen/media.py`); the
+the task's user message of every request the agent makes (`runs/media.py`); the
 backend's wire must take that kind of media (`Wire.media`).
 """
 

@@ -160,7 +160,7 @@ class AgentWarning(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentStarted(Event):
-    """A child run of `spawn_subagents` began (`tools/subagents.py`); its own events are
+    """A child run of `spawn_subagents` began (`runs/subagents/`); its own events are
     in its log directory, under the parent's."""
 
     kind: ClassVar[str] = "subagent_started"

@@ -13,7 +13,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 # A tool the provider runs on its own servers, switched on by a config key
 # (`enable_web_search`, ...); it never passes through our toolboxes.
 # `file_search` is switched on per run, once the files it searches are uploaded
-# (`massgen/uploads.py`).
+# (`runs/uploads.py`).
 HostedTool = Literal["web_search", "code_execution", "x_search", "file_search"]
 
 

@@ -65,7 +65,13 @@ def build(asker: Asker) -> FastMCP:
     server = FastMCP(
         "massgen", instructions=INSTRUCTIONS, log_level="WARNING", transport_security=security
     )
+    _add_ask_team(server, asker)
+    _add_review(server, asker)
+    _add_list_teams(server, asker)
+    return server
 
+
+def _add_ask_team(server: FastMCP, asker: Asker) -> None:
     @server.tool(title="Ask the team")
     async def ask_team(
         question: Annotated[str, Field(description="the question or task, self-contained")],
@@ -84,6 +90,8 @@ def build(asker: Asker) -> FastMCP:
         agreed, tokens, cost and the log directory. Progress arrives as notifications."""
         return await _asked(asker, ctx, question, team, context or [], max_cost)
 
+
+def _add_review(server: FastMCP, asker: Asker) -> None:
     @server.tool(title="Several models review files or a diff")
     async def review(
         ctx: Context,
@@ -102,6 +110,8 @@ def build(asker: Asker) -> FastMCP:
         question = review_question(files or [], diff or "", focus)
         return await _asked(asker, ctx, question, team, files or [], max_cost)
 
+
+def _add_list_teams(server: FastMCP, asker: Asker) -> None:
     @server.tool(title="Teams that can run here")
     def list_teams() -> Teams:
         """The teams ask_team can use on this machine (their API keys are set, their local
@@ -109,8 +119,6 @@ def build(asker: Asker) -> FastMCP:
         listed = runnable(asker.teams)
         return Teams(teams=[Team(name=t.name, description=t.description, agents=list(t.agents))
                             for t in listed])  # fmt: skip
-
-    return server
 
 
 def review_question(files: list[str], diff: str, focus: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+from massgen.core import event_groups as groups
 from massgen.core import events as ev
 from massgen.core.outcome import Outcome
 from massgen.core.usage import Spend, UsageLedger
@@ -181,11 +182,36 @@ class RunState:
 
     def apply(self, event: ev.AnyEvent) -> None:
         self.usage(event)
+        if isinstance(event, groups.AgentStream):
+            self._stream(event)
+        elif isinstance(event, groups.ToolActivity):
+            self._tool_activity(event)
+        elif isinstance(event, groups.Decision):
+            self._decision(event)
+        elif isinstance(event, groups.AidActivity):
+            self.agent(event.agent)  # the aids decide nothing; their agent is in the run
+        elif isinstance(event, groups.RunProgress):
+            self._progress(event)
+        else:
+            assert_never(event)
+
+    def _stream(self, event: groups.AgentStream) -> None:
         match event:
+            case ev.AgentStarted():
+                self._agent_started(event)
+            case ev.FinalTextDelta():
+                self.final_parts.append(event.text)
+            case ev.TextDelta() | ev.ReasoningDelta():
+                pass
+            case _:
+                assert_never(event)
+
+    def _tool_activity(self, event: groups.ToolActivity) -> None:
+        match event:
+            case ev.ToolSourceFailed() | ev.AgentWarning() | ev.PermissionDecided():
+                self.agent(event.agent)  # these may come before the agent's first run
             case (
-                ev.TextDelta()
-                | ev.ReasoningDelta()
-                | ev.ToolCallStarted()
+                ev.ToolCallStarted()
                 | ev.ToolCallProgress()
                 | ev.ToolCallFinished()
                 | ev.HostedToolUsed()
@@ -193,24 +219,11 @@ class RunState:
                 | ev.SubagentFinished()
             ):
                 pass
-            case (
-                ev.ToolSourceFailed()
-                | ev.AgentWarning()
-                | ev.PermissionDecided()
-                | ev.PersonaAssigned()
-                | ev.CriteriaGenerated()
-                | ev.QuestionParaphrased()
-                | ev.GeneratorFailed()
-            ):
-                self.agent(event.agent)
-            case ev.BroadcastAsked() | ev.BroadcastAnswered():
-                self.agent(event.agent)
-            case ev.FinalTextDelta():
-                self.final_parts.append(event.text)
-            case ev.RunStarted():
-                self._run_started(event)
-            case ev.AgentStarted():
-                self._agent_started(event)
+            case _:
+                assert_never(event)
+
+    def _decision(self, event: groups.Decision) -> None:
+        match event:
             case ev.AnswerPublished():
                 self._answer_published(event)
             case ev.AnswerChecked(phase="presentation"):
@@ -227,6 +240,13 @@ class RunState:
                 self._agent_restarted(event)
             case ev.AgentFailed():
                 self._agent_failed(event)
+            case _:
+                assert_never(event)
+
+    def _progress(self, event: groups.RunProgress) -> None:
+        match event:
+            case ev.RunStarted():
+                self._run_started(event)
             case ev.UsageReported():
                 self.agent(event.agent)
             case ev.CoordinationFinished():
@@ -234,8 +254,6 @@ class RunState:
                 self.phase = "presenting"
             case ev.PresentationStarted():
                 self._presentation_started(event)
-            case ev.RunFinished():
-                self._run_finished(event)
             case ev.EvaluationStarted():
                 self.phase = "evaluating"
                 self.agent(event.agent).status = "evaluating"
@@ -245,6 +263,8 @@ class RunState:
                 self.agent(event.agent).status = "presenting"
             case ev.OrchestrationRestarted():
                 self._orchestration_restarted(event)
+            case ev.RunFinished():
+                self._run_finished(event)
             case _:
                 assert_never(event)
 

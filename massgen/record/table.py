@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import assert_never
 
+from massgen.core import event_groups as groups
 from massgen.core import events as ev
 from massgen.record.text import check_line, preview, seconds_text, tool_outcome
 
@@ -85,32 +86,34 @@ def _agent_ids(events: list[ev.AnyEvent]) -> list[str]:
 
 def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
     """(agent, text) for an event that fills a cell; None for events without a column."""
+    if isinstance(event, groups.AgentStream):
+        return _stream_cell(event)
+    if isinstance(event, groups.ToolActivity):
+        return _tool_cell(event)
+    if isinstance(event, groups.Decision):
+        return event.agent, _decision_text(event)
+    if isinstance(event, groups.AidActivity):
+        return event.agent, _aid_text(event)
+    if isinstance(event, groups.RunProgress):
+        return _progress_cell(event)
+    assert_never(event)
+
+
+def _stream_cell(event: groups.AgentStream) -> tuple[str, str] | None:
     match event:
         case ev.AgentStarted():
             seen = ", ".join(event.answers_in_view) or "none"
             only = " · vote only" if event.vote_only else ""
             return event.agent, f"run {event.run} · sees {seen}{only}"
-        case ev.AnswerPublished():
-            return event.agent, f"answer {event.label}"
-        case ev.AnswerChecked():
-            return event.agent, check_line(event, 60)
-        case ev.VoteCast():
-            return event.agent, f"vote → {event.target_label}"
-        case ev.VoteInvalidated():
-            return event.agent, f"vote → {event.target_label} invalid (new {event.newer_label})"
-        case ev.AgentRestarted():
-            return event.agent, f"restart: {_short(event.reason)}"
-        case ev.ActionRejected():
-            return event.agent, f"rejected #{event.attempt}: {_short(event.reason)}"
-        case ev.AgentFailed():
-            return event.agent, f"FAILED: {_short(event.error)}"
-        case ev.PresentationStarted():
-            return event.agent, f"presents ({event.strategy})"
-        case ev.EvaluationStarted():
-            return event.agent, "evaluates the final answer"
-        case ev.EvaluationFinished():
-            verdict = "submitted" if event.submitted else "asks for a restart"
-            return event.agent, f"{verdict} ({_short(event.note)})"
+        case ev.TextDelta() | ev.ReasoningDelta() | ev.FinalTextDelta():
+            return None
+        case _:
+            assert_never(event)
+
+
+def _tool_cell(event: groups.ToolActivity) -> tuple[str, str] | None:
+    """A tool call is one row, when it finishes."""
+    match event:
         case ev.ToolCallFinished():
             _, word = tool_outcome(event.ok, event.held)
             took = "" if event.held else f" {seconds_text(event.duration_s)}"
@@ -130,31 +133,67 @@ def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
             return event.agent, f"warning: {event.message}"
         case ev.PermissionDecided():
             return _permission_cell(event)
+        case ev.ToolCallStarted() | ev.ToolCallProgress() | ev.SubagentStarted():
+            return None
+        case _:
+            assert_never(event)
+
+
+def _decision_text(event: groups.Decision) -> str:
+    match event:
+        case ev.AnswerPublished():
+            return f"answer {event.label}"
+        case ev.AnswerChecked():
+            return check_line(event, 60)
+        case ev.VoteCast():
+            return f"vote → {event.target_label}"
+        case ev.VoteInvalidated():
+            return f"vote → {event.target_label} invalid (new {event.newer_label})"
+        case ev.AgentRestarted():
+            return f"restart: {_short(event.reason)}"
+        case ev.ActionRejected():
+            return f"rejected #{event.attempt}: {_short(event.reason)}"
+        case ev.AgentFailed():
+            return f"FAILED: {_short(event.error)}"
+        case _:
+            assert_never(event)
+
+
+def _aid_text(event: groups.AidActivity) -> str:
+    match event:
         case ev.PersonaAssigned():
-            return event.agent, f"persona: {_short(event.summary or event.persona)}"
+            return f"persona: {_short(event.summary or event.persona)}"
         case ev.CriteriaGenerated():
-            return event.agent, f"wrote {len(event.criteria)} evaluation criteria"
+            return f"wrote {len(event.criteria)} evaluation criteria"
         case ev.QuestionParaphrased():
-            return event.agent, f"reads the question as: {_short(event.paraphrase)}"
+            return f"reads the question as: {_short(event.paraphrase)}"
         case ev.GeneratorFailed():
-            return event.agent, f"{event.what} not generated: {_short(event.error)}"
+            return f"{event.what} not generated: {_short(event.error)}"
         case ev.BroadcastAsked():
-            return event.agent, f"asks {', '.join(event.to)}: {_short(event.question)}"
+            return f"asks {', '.join(event.to)}: {_short(event.question)}"
         case ev.BroadcastAnswered():
             said = _short(event.answer) if event.ok else f"no answer ({_short(event.answer)})"
-            return event.agent, f"{event.responder} answers: {said}"
+            return f"{event.responder} answers: {said}"
+        case _:
+            assert_never(event)
+
+
+def _progress_cell(event: groups.RunProgress) -> tuple[str, str] | None:
+    """The presenter's steps; the rest of the run is drawn across the table, or after it."""
+    match event:
+        case ev.PresentationStarted():
+            return event.agent, f"presents ({event.strategy})"
+        case ev.EvaluationStarted():
+            return event.agent, "evaluates the final answer"
+        case ev.EvaluationFinished():
+            verdict = "submitted" if event.submitted else "asks for a restart"
+            return event.agent, f"{verdict} ({_short(event.note)})"
         case (
             ev.RunStarted()
-            | ev.TextDelta()
-            | ev.ReasoningDelta()
-            | ev.ToolCallStarted()
-            | ev.ToolCallProgress()
-            | ev.SubagentStarted()
             | ev.UsageReported()
             | ev.CoordinationFinished()
-            | ev.FinalTextDelta()
-            | ev.RunFinished()
             | ev.OrchestrationRestarted()
+            | ev.RunFinished()
         ):
             return None
         case _:

@@ -8,8 +8,9 @@
     wiring.py      the permission engine from the config, around the toolboxes
     equipment.py   what a run gives its members: tools, engine, aids, memory, uploads
     media.py, uploads.py   media on the user message; file-search uploads
-    subagents.py   child runs (`spawn_subagents`)
+    subagents/     the `spawn_subagents` tools and the child runs they start
     turn.py        `TeamRun`: one turn, its log, its result (`massgen.api` exports it)
+    result.py      `RunResult`: what a run returns
     resuming.py    an interrupted run's directory → what to continue from
     interrupts.py  Ctrl-C: the first stops the run cleanly, the second at once
 """

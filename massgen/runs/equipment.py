@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from massgen.coordination.aids import Aid, Aids, configured
 from massgen.core import events as ev
-from massgen.core.toolbox import Toolboxes
+from massgen.core.toolbox import Toolbox, Toolboxes
 from massgen.runs.setting import Setting, Sink
 from massgen.runs.toolboxes import open_tools
 from massgen.workspace.team import run_name
@@ -55,19 +56,7 @@ async def equip(
     setting: Setting, members: list[Member], stack: contextlib.AsyncExitStack
 ) -> Equipment:
     """`members`, each with its toolbox (see the module docstring for the order)."""
-    boxes = setting.toolboxes
-    if boxes is None:
-        loaded = setting.loaded
-        boxes = await stack.enter_async_context(
-            open_tools(
-                loaded.config,
-                log_dir=setting.log_dir,
-                source=loaded.source,
-                single=loaded.single,
-                failed=setting.tool_failed,
-                headless=setting.approver is None,
-            )
-        )
+    boxes = await _opened_tools(setting, stack)
     subagents = None
     if setting.loaded.config.orchestrator.coordination.enable_subagents:
         from massgen.runs.subagents import Subagents
@@ -77,14 +66,7 @@ async def equip(
         stack.push_async_callback(subagents.aclose)
         boxes = joined(boxes, subagents.toolboxes)
     members = [replace(m, toolbox=boxes[m.id]) if m.id in boxes else m for m in members]
-    ws = setting.workspaces
-    if ws is not None:
-        members = [
-            replace(m, toolbox=Toolboxes([ws.files, m.toolbox]), workspace=ws.path(m.id))
-            if m.id in ws.agents
-            else m
-            for m in members
-        ]
+    members = _with_workspaces(setting, members)
     members, folders = _with_skills(setting, members)
     members, broadcasts = _with_broadcast(setting, members, stack)
     members, engine = _guarded(setting, members, folders)
@@ -96,6 +78,38 @@ async def equip(
     members = await _uploaded(setting, engine, members, stack)
     sinks = (subagents.on_event,) if subagents is not None else ()
     return Equipment(tuple(members), engine, broadcasts, sinks)
+
+
+async def _opened_tools(
+    setting: Setting, stack: contextlib.AsyncExitStack
+) -> Mapping[str, Toolbox]:
+    """The caller's toolboxes, else the run's own, open until `stack` closes."""
+    if setting.toolboxes is not None:
+        return setting.toolboxes
+    loaded = setting.loaded
+    return await stack.enter_async_context(
+        open_tools(
+            loaded.config,
+            log_dir=setting.log_dir,
+            source=loaded.source,
+            single=loaded.single,
+            failed=setting.tool_failed,
+            headless=setting.approver is None,
+        )
+    )
+
+
+def _with_workspaces(setting: Setting, members: list[Member]) -> list[Member]:
+    """Each member with a workspace gets it, and the file tools over it."""
+    ws = setting.workspaces
+    if ws is None:
+        return members
+    return [
+        replace(m, toolbox=Toolboxes([ws.files, m.toolbox]), workspace=ws.path(m.id))
+        if m.id in ws.agents
+        else m
+        for m in members
+    ]
 
 
 def _with_skills(setting: Setting, members: list[Member]) -> tuple[list[Member], tuple[Path, ...]]:

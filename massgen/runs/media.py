@@ -4,7 +4,7 @@
 
 For each agent whose `upload_files` has `image_path`, `audio_path` or `video_path`
 entries, at run start: the permission engine decides a read of each local file (as for
-file search, `massgen/uploads.py`), URLs are downloaded, each file is read (at most
+file search, `runs/uploads.py`), URLs are downloaded, each file is read (at most
 `MAX_MEDIA_BYTES`) and the member carries them as `Attachment`s on the task's user message
 of every request it makes, in coordination, evaluation and the final presentation alike.
 Each wire sends them as its provider's own content part; `registry.check` has refused, at

@@ -34,7 +34,7 @@ def check(config: MassgenConfig, *, source: str | None = None, single: bool = Fa
             key, message, fix = problem
             path = f"orchestrator.coordination.subagent_orchestrator.agents[{index}].backend.{key}"
             raise ConfigError(message, file=source, path=path, fix=fix)
-    from massgen.tools import media_plan as media
+    from massgen.tools.media import plan as media
 
     if media.wanted(config):
         media.check(config, source=source, single=single)

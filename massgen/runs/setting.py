@@ -2,7 +2,7 @@
 that `TeamRun` makes once its log directory and workspaces exist (`TeamRun.setting`).
 
 Equipping (`equipment.py`) returns what it made (`Equipment`) instead of setting it on the
-run; a child run (`subagents.py`) is started through `start_child`, which the run passes
+run; a child run (`subagents/`) is started through `start_child`, which the run passes
 in, so nothing here imports `TeamRun`.
 """
 

@@ -153,11 +153,11 @@ def media(
     config: MassgenConfig, source: str | None = None, single: bool = False
 ) -> dict[str, Toolbox]:
     """Agent id -> its media tools (`enable_*_generation`, `enable_multimodal_tools`)."""
-    from massgen.tools.media_plan import wanted
+    from massgen.tools.media.plan import wanted
 
     if not wanted(config):
         return {}
-    from massgen.tools.media import media_toolboxes
+    from massgen.tools.media.toolbox import media_toolboxes
 
     return media_toolboxes(config, source, single)
 

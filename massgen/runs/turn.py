@@ -13,25 +13,24 @@ import contextlib
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from massgen.config import loader
 from massgen.config.schema import MassgenConfig
-from massgen.coordination.agreement import Agreement
+from massgen.coordination.agent import Member
 from massgen.coordination.orchestrator import Orchestrator, TeamOutcome
 from massgen.coordination.prompts import Turn
-from massgen.coordination.restarts import Feedback
 from massgen.core import events as ev
-from massgen.core.checks import Check, tally
-from massgen.core.outcome import Outcome, outcome_fields
+from massgen.core.outcome import outcome_fields
 from massgen.core.toolbox import Toolbox
-from massgen.core.types import Attachment, Usage
+from massgen.core.types import Attachment
 from massgen.core.usage import UsageLedger
 from massgen.runs import equipment, replaying
 from massgen.runs.loading import ConfigLike, LoadedConfig, load
 from massgen.runs.members import build as build_members
+from massgen.runs.result import RoundUsage, RunResult, VoteRecord
 from massgen.runs.setting import Setting
 from massgen.verifiers.team import for_config as verifier_for
 from massgen.workspace.context import ContextChanges, save_changes
@@ -46,108 +45,34 @@ __all__ = ["ConfigLike", "LoadedConfig", "RunResult", "TeamRun", "arun", "load",
 Sink = Callable[[ev.AnyEvent], None]
 
 
-@dataclass(frozen=True, slots=True)
-class VoteRecord:
-    voter: str
-    target: str
-    target_label: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class RoundUsage:
-    """Tokens and estimated cost of one agent's run (`round` counts its runs from 1) or of
-    the final presentation (`phase="presentation"`)."""
-
-    agent: str
-    round: int
-    phase: str
-    usage: Usage
-    cost_usd: float | None
-    attempt: int = 1  # the coordination it belongs to (after an orchestration restart: 2, ...)
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult(Outcome):
-    """How the run ended (`Outcome`: `answer`, `status`, `reason`, `winner`,
-    `winner_label`, `failed_agents`), with the votes, what it spent and what it changed."""
-
-    votes: tuple[VoteRecord, ...]
-    tally: dict[str, int]
-    usage: dict[str, Usage]
-    log_dir: Path | None
-    tie_break: str | None = None
-    # Estimated dollars per agent from the shipped price table; None: the model has no price.
-    cost_usd: dict[str, float | None] = field(default_factory=dict)
-    rounds: tuple[RoundUsage, ...] = ()
-    # Files of the user's context paths this run created, modified or deleted.
-    context_changes: ContextChanges = field(default_factory=ContextChanges)
-    # Coordinations run (`max_orchestration_restarts`), and why each restart was asked for.
-    attempts: int = 1
-    # Model calls answered from a recorded run (`replay=`) and calls made to the model.
-    replayed_calls: int = 0
-    live_calls: int = 0
-    restarts: tuple[Feedback, ...] = ()
-    # How the independent first answers agreed, and whether that ended the run.
-    agreement: Agreement | None = None
-    # The `verifier:`'s verdict on each answer (by label), and on the presented text.
-    checks: dict[str, Check] = field(default_factory=dict)
-    final_check: Check | None = None
-
-    @property
-    def one_call_tokens(self) -> float | None:
-        """What one agent's first answer cost, averaged over the agents: the price of asking
-        one model once, to weigh the team's tokens against. None before any answer."""
-        firsts = [
-            r.usage.total_tokens
-            for r in self.rounds
-            if r.round == 1 and r.phase == "coordination" and r.attempt == 1
-        ]
-        return sum(firsts) / len(firsts) if firsts else None
-
-    def worth(self) -> str:
-        """ "3 of 3 first answers agree (numeric: 72); checks: 2 passed, 1 failed, the
-        selected answer passed; 2,808 tokens, 8.1x one call"."""
-        parts = [self.agreement.describe()] if self.agreement else []
-        if self.checks:
-            parts.append(self.checks_said())
-        tokens = self.total_usage.total_tokens
-        one = self.one_call_tokens
-        ratio = f", {tokens / one:.1f}x one call" if one else ""
-        parts.append(f"{tokens:,} tokens{ratio}")
-        return "; ".join(parts)
-
-    def checks_said(self) -> str:
-        """ "checks: 2 passed, 1 failed, the selected answer passed" ("" without any)."""
-        if not self.checks:
-            return ""
-        text = f"checks: {tally(self.checks.values())}"
-        selected = self.checks.get(self.winner_label or "")
-        if selected is not None:
-            text += f", the selected answer {selected.verdict}"
-        if self.final_check is not None and self.final_check is not selected:
-            text += f", the final text {self.final_check.verdict}"
-        return text
-
-    @property
-    def total_cost_usd(self) -> float | None:
-        """The sum over agents with a price; None when no agent has one."""
-        known = [cost for cost in self.cost_usd.values() if cost is not None]
-        return sum(known) if known else None
-
-    @property
-    def ok(self) -> bool:
-        return self.status.complete
-
-    @property
-    def total_usage(self) -> Usage:
-        return sum(self.usage.values(), Usage())
-
-
 class TeamRun:
     """One turn of a team on one question, with its log directory.
 
     After an interruption, `outcome` still holds what was decided before it.
+
+    Keyword arguments beyond those whose names say it (`sinks`, `logs`, `log_dir`,
+    `deadline_seconds`, `history`, `cli_args`):
+
+    `toolboxes`: tools opened by the caller for longer than this run (a chat
+    session); without them the run opens its own and closes them when it ends.
+    `tool_failures`: the servers that did not start when the caller opened them; like
+    the run's own, they follow `RunStarted` in the event stream.
+    `previous_workspace`: in a chat, the previous turn's final workspace, which agents
+    with a workspace read under `previous/` (read-only). After the run,
+    `final_workspace` is where this run's final workspace lies (None without one).
+    `approver`: who answers the permission engine's asks (the live view's prompt);
+    without one, the config's headless policy answers.
+    `resumed`: what the interrupted attempts of the run in `log_dir` decided
+    (`massgen.runs.resuming.prepare`); the run continues from there, journalling into the
+    same directory as a new attempt.
+    `session_grants`: the approvals given "for this session", kept by the caller so
+    they outlast this run (a chat's turns share one set); this run adds to it.
+    `workspaces`: the run's workspaces, made by the caller (a subagent's lie inside
+    its parent agent's workspace); without them, under `.massgen/` as usual.
+    `attachments`: media that came with the question (an image in a `massgen serve`
+    request), on every agent's task message, after its own `upload_files`.
+    `replay`: a recorded run's log directory; requests it has are answered from its
+    `responses.jsonl` (`replaying.py`), the others go to the model.
     """
 
     def __init__(
@@ -171,50 +96,30 @@ class TeamRun:
         attachments: Sequence[Attachment] = (),
         replay: Path | None = None,
     ) -> None:
-        """`toolboxes`: tools opened by the caller for longer than this run (a chat
-        session); without them the run opens its own and closes them when it ends.
-        `tool_failures`: the servers that did not start when the caller opened them; like
-        the run's own, they follow `RunStarted` in the event stream.
-        `previous_workspace`: in a chat, the previous turn's final workspace, which agents
-        with a workspace read under `previous/` (read-only). After the run,
-        `final_workspace` is where this run's final workspace lies (None without one).
-        `approver`: who answers the permission engine's asks (the live view's prompt);
-        without one, the config's headless policy answers.
-        `resumed`: what the interrupted attempts of the run in `log_dir` decided
-        (`massgen.runs.resuming.prepare`); the run continues from there, journalling into the
-        same directory as a new attempt.
-        `session_grants`: the approvals given "for this session", kept by the caller so
-        they outlast this run (a chat's turns share one set); this run adds to it.
-        `workspaces`: the run's workspaces, made by the caller (a subagent's lie inside
-        its parent agent's workspace); without them, under `.massgen/` as usual.
-        `attachments`: media that came with the question (an image in a `massgen serve`
-        request), on every agent's task message, after its own `upload_files`.
-        `replay`: a recorded run's log directory; requests it has are answered from its
-        `responses.jsonl` (`replaying.py`), the others go to the model."""
+        """See the class docstring for what each keyword argument means."""
         self.loaded, self.question, self.history = loaded, question, tuple(history)
-        self.toolboxes = toolboxes
-        self.tool_failures = list(tool_failures)
         self.ledger = UsageLedger()
         self.sinks: list[Sink] = [self.ledger, *sinks]
         self.logs = logs and loaded.config.ui.logging_enabled
-        self.log_dir = log_dir
+        self.log_dir, self.cli_args = log_dir, cli_args
         self.deadline = (
             deadline_seconds or loaded.config.timeout_settings.orchestrator_timeout_seconds
         )
-        self.cli_args = cli_args
+        self.toolboxes, self.tool_failures = toolboxes, list(tool_failures)
+        self.workspaces, self.previous_workspace = workspaces, previous_workspace
+        self.approver, self.session_grants = approver, session_grants
+        self.resumed, self.replay = resumed, replay
+        self.attachments = tuple(attachments)
+        self._not_started()
+
+    def _not_started(self) -> None:
+        """What the run makes as it executes, empty until then."""
         self.recorder: Any = None
         self.orchestrator: Orchestrator | None = None
-        self.workspaces: Workspaces | None = workspaces
-        self.previous_workspace = previous_workspace
-        self.approver = approver
-        self.resumed = resumed
-        self.session_grants = session_grants
         self.equipment: equipment.Equipment | None = None  # once equipped
+        self.tape: Any = None  # the run's journal of responses, once it executes
         self.final_workspace: Path | None = None
         self.context_changes = ContextChanges()
-        self.attachments = tuple(attachments)
-        self.replay = replay
-        self.tape: Any = None  # the run's journal of responses, once it executes
         # Events emitted before `RunStarted`, sent right after it (None once it was sent).
         self._held: list[ev.AnyEvent] | None = []
 
@@ -255,6 +160,22 @@ class TeamRun:
             self.sinks.remove(self._record)
 
     async def execute(self) -> RunResult:
+        members = self._prepare()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                outcome = await self._coordinate(members, stack)
+        finally:
+            await _close_all(members)
+            self.tape.close()
+            self._save_final_workspace()
+            self._list_context_changes()
+            if self.recorder is not None:
+                with contextlib.suppress(OSError):
+                    self.recorder.close(interrupted=self.outcome is None)
+        return self.result(outcome)
+
+    def _prepare(self) -> list[Member]:
+        """The members, the log, the replay tape and the workspaces, before equipping."""
         loaded = self.loaded
         record = replaying.read(self.replay)  # a missing record fails before the log opens
         members = build_members(
@@ -275,33 +196,28 @@ class TeamRun:
                 self.ledger(spent)
             if self.workspaces is not None:
                 self.workspaces.reload(self.resumed.answer_labels)
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                setting = self.setting()
-                self.equipment = equipped = await equipment.equip(setting, members, stack)
-                self.sinks.extend(equipped.sinks)
-                made = (equipped.broadcasts,) if equipped.broadcasts is not None else ()
-                aids = equipment.aids_for(setting, *made)
-                self.orchestrator = Orchestrator(
-                    list(equipped.members),
-                    replaying.seeded(self.loaded.config.orchestrator, self.tape),
-                    deadline_seconds=self.deadline,
-                    emit=self._emit,
-                    workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
-                    memories=equipment.memories_for(setting),
-                    aids=aids,
-                    verifier=verifier_for(loaded.config.verifier, loaded.source, self.workspaces),
-                )
-                outcome = await self.orchestrator.run(self.question, self.history, self.resumed)
-        finally:
-            await _close_all(members)
-            self.tape.close()
-            self._save_final_workspace()
-            self._list_context_changes()
-            if self.recorder is not None:
-                with contextlib.suppress(OSError):
-                    self.recorder.close(interrupted=self.outcome is None)
-        return self.result(outcome)
+        return members
+
+    async def _coordinate(
+        self, members: list[Member], stack: contextlib.AsyncExitStack
+    ) -> TeamOutcome:
+        """Equip the members (what they open closes with `stack`) and run the protocol."""
+        setting = self.setting()
+        self.equipment = equipped = await equipment.equip(setting, members, stack)
+        self.sinks.extend(equipped.sinks)
+        made = (equipped.broadcasts,) if equipped.broadcasts is not None else ()
+        aids = equipment.aids_for(setting, *made)
+        self.orchestrator = Orchestrator(
+            list(equipped.members),
+            replaying.seeded(self.loaded.config.orchestrator, self.tape),
+            deadline_seconds=self.deadline,
+            emit=self._emit,
+            workspaces=aids.snapshots(self.workspaces) if aids else self.workspaces,
+            memories=equipment.memories_for(setting),
+            aids=aids,
+            verifier=verifier_for(self.loaded.config.verifier, self.loaded.source, self.workspaces),
+        )
+        return await self.orchestrator.run(self.question, self.history, self.resumed)
 
     def setting(self) -> Setting:
         """What equipping and this run's children read from it (`runs/setting.py`)."""

@@ -19,7 +19,7 @@ calls reach, not where the configured model lives. A URL is downloaded because t
 config says so, as a hosted tool runs because its key says so.
 
 Media entries (`image_path`, `audio_path`, `video_path`) are no file search: they are
-read here too, first, and ride on the members' user messages (`massgen/media.py`).
+read here too, first, and ride on the members' user messages (`runs/media.py`).
 """
 
 from __future__ import annotations

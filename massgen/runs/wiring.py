@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from massgen.config.permissions import PermissionsConfig
+from massgen.config.permissions import PermissionsConfig, Role
 from massgen.config.schema import MassgenConfig
 from massgen.core.toolbox import Toolbox, ToolContext
 from massgen.log import logger
@@ -80,16 +80,7 @@ def engine_for(
     project = project or Path.cwd()
     files = _file_rules(project, Path(settings.settings_path))
     team = _book(config.permissions, project).plus(files)
-    books, roles = {}, {}
-    for agent in config.agents:
-        own = agent.backend.permissions
-        if own is not None and not own.enabled:
-            _off(ledger, agent.id, f"the permission engine is OFF for agent `{agent.id}`")
-            continue
-        role = (own.role if own else None) or settings.role or "read-write"
-        roles[agent.id] = role
-        book = _READ_ONLY.plus(team) if role == "read-only" else team
-        books[agent.id] = book.plus(_book(own, project))
+    books, roles = _agents_books(config, settings, team, project, ledger)
     return Engine(
         books=books,
         default_book=team,
@@ -102,6 +93,24 @@ def engine_for(
         roles=roles,
         session=session,
     )
+
+
+def _agents_books(
+    config: MassgenConfig, settings: PermissionsConfig, team: Book, project: Path, ledger: Ledger
+) -> tuple[dict[str, Book], dict[str, Role]]:
+    """Each agent's rule book (the team's, its role's, its own) and role; an agent that
+    turns the engine off has neither, and that is said."""
+    books, roles = {}, {}
+    for agent in config.agents:
+        own = agent.backend.permissions
+        if own is not None and not own.enabled:
+            _off(ledger, agent.id, f"the permission engine is OFF for agent `{agent.id}`")
+            continue
+        role = (own.role if own else None) or settings.role or "read-write"
+        roles[agent.id] = role
+        book = _READ_ONLY.plus(team) if role == "read-only" else team
+        books[agent.id] = book.plus(_book(own, project))
+    return books, roles
 
 
 def _off(ledger: Ledger, agent: str, message: str) -> None:

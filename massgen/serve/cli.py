@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Callable
+from typing import Any
 
 from massgen.core.status import ExitCode
 from massgen.serve.auth import DEFAULT_TOKEN_ENV, Token, is_loopback
@@ -37,6 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="the team served as model 'massgen' (default team if omitted)",
     )
+    _network_options(add)
+    _run_options(add)
+    return parser
+
+
+def _network_options(add: Callable[..., Any]) -> None:
+    """Where the server listens, and who may reach it."""
     add(
         "--host",
         default=DEFAULT_HOST,
@@ -63,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also answer requests whose Host header is NAME (repeatable; loopback names and "
         "--host always are): the name clients use for this machine",
     )
+
+
+def _run_options(add: Callable[..., Any]) -> None:
+    """What the served teams may do."""
     add("--max-concurrent", type=int, default=4, metavar="N", help="team runs at once (default 4)")
     add("--teams-dir", metavar="DIR", help="also serve every team config file in DIR, by file name")
     add(
@@ -73,7 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a permission ask waits for an answer on the web page, then is a deny "
         "(default 300); an agent's question (broadcast: human) waits at most this long too",
     )
-    return parser
 
 
 def main(argv: list[str]) -> int:

@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from massgen.coordination.prompts import Turn
-from massgen.core.types import Usage
+from massgen.core.types import Attachment, Usage
 from massgen.serve import options
-from massgen.serve.completions import Answer, Failed, Progress, Text, follow
+from massgen.serve.completions import Answer, Failed, Followed, Progress, Text, follow
 from massgen.serve.options import Ask, RequestError
 from massgen.serve.runs import LiveRun
 from massgen.serve.stored import MAX_STORED, Responses
@@ -31,6 +31,7 @@ from massgen.serve.wire import INSTRUCTION_ROLES, MAX_MESSAGES, Said, conversati
 from massgen.serve.wire import message_content as content_of
 
 Json = dict[str, Any]
+Frame = dict[str, str]  # one server-sent event
 # A forced tool's output is the client's receipt of an answer: nothing for the team.
 SKIPPED_ITEMS = ("reasoning", "item_reference", "function_call_output")
 
@@ -63,9 +64,18 @@ def parse(body: Any, stored: Responses) -> ResponsesRequest:
     previous = body.get("previous_response_id")
     earlier = _earlier(previous, stored) if previous is not None else ()
     question, history, images = conversation(said)
-    texts = [given or ""] + [t for r, t, _ in said if r in INSTRUCTION_ROLES]
-    ask = Ask(
-        instructions=options.instructions(texts),
+    ask = _ask(body, [given or ""] + [t for r, t, _ in said if r in INSTRUCTION_ROLES], images)
+    echo = _echo(body, given, previous, store, ask)
+    stream = bool(body.get("stream"))
+    return ResponsesRequest(
+        model, question, earlier + history, stream, ask, given, previous, store, echo
+    )
+
+
+def _ask(body: Json, instructions: list[str], images: tuple[Attachment, ...]) -> Ask:
+    """What the request asks beyond the question. Raises RequestError."""
+    return Ask(
+        instructions=options.instructions(instructions),
         sampling=options.sampling(body, ("temperature", "top_p")),
         max_tokens=options.max_tokens(body, "max_output_tokens"),
         output=options.output(
@@ -73,7 +83,11 @@ def parse(body: Any, stored: Responses) -> ResponsesRequest:
         ),
         images=images,
     )
-    echo = {
+
+
+def _echo(body: Json, given: str | None, previous: Any, store: bool, ask: Ask) -> Json:
+    """The request's fields as the response repeats them."""
+    return {
         "instructions": given,
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),
@@ -88,10 +102,6 @@ def parse(body: Any, stored: Responses) -> ResponsesRequest:
             else {}
         ),
     }
-    stream = bool(body.get("stream"))
-    return ResponsesRequest(
-        model, question, earlier + history, stream, ask, given, previous, store, echo
-    )
 
 
 def _earlier(previous: Any, stored: Responses) -> tuple[Turn, ...]:
@@ -263,73 +273,107 @@ async def stream(run: LiveRun, reply: Reply, stored: Responses) -> AsyncIterator
 ENDINGS = ("response.completed", "response.incomplete", "response.failed")
 
 
-async def _events(run: LiveRun, reply: Reply, stored: Responses) -> AsyncIterator[dict[str, str]]:
+async def _events(run: LiveRun, reply: Reply, stored: Responses) -> AsyncIterator[Frame]:
     """Every event carries `sequence_number`."""
-    counter = iter(range(1_000_000_000))
+    frames = _Frames(reply, stored)
+    for frame in frames.opening():
+        yield frame
+    async for item in follow(run, reply.req.ask):
+        for frame in frames.after(item):
+            yield frame
+    yield {"data": "[DONE]"}
 
-    def event(kind: str, **fields: Any) -> dict[str, str]:
-        data = {"type": kind, "sequence_number": next(counter), **fields}
+
+class _Frames:
+    """One Responses stream's frames, made as the run goes: a reasoning item while the
+    team works, then the message (or the forced tool's call) and how the response ended."""
+
+    def __init__(self, reply: Reply, stored: Responses) -> None:
+        self.reply, self.stored = reply, stored
+        self.numbers = iter(range(1_000_000_000))
+        self.progress: list[str] = []  # the reasoning item's summary so far
+        self.text: list[str] = []  # the answer so far
+        self.msg = {"item_id": reply.message_id, "content_index": 0}
+
+    def event(self, kind: str, **fields: Any) -> Frame:
+        data = {"type": kind, "sequence_number": next(self.numbers), **fields}
         return {"event": kind, "data": json.dumps(data, ensure_ascii=False)}
 
-    created = reply.body("in_progress", [])
-    reply.keep(stored, created)
-    yield event("response.created", response=created)
-    yield event("response.in_progress", response=created)
-    progress: list[str] = []
-    text: list[str] = []
-    msg = {"item_id": reply.message_id, "content_index": 0}
-    rs = {"item_id": reply.reasoning_id, "summary_index": 0, "output_index": 0}
-    async for item in follow(run, reply.req.ask):
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.progress)
+
+    @property
+    def index(self) -> int:
+        """The answer's output index: after the reasoning item, if there is one."""
+        return 1 if self.progress else 0
+
+    def opening(self) -> Iterator[Frame]:
+        created = self.reply.body("in_progress", [])
+        self.reply.keep(self.stored, created)
+        yield self.event("response.created", response=created)
+        yield self.event("response.in_progress", response=created)
+
+    def after(self, item: Followed) -> Iterator[Frame]:
         if isinstance(item, Progress):
-            if text:  # the reasoning item is closed once the answer began
-                continue
-            if not progress:
-                yield event("response.output_item.added", output_index=0,
-                            item=reasoning_item(reply.reasoning_id, None))  # fmt: skip
-                yield event("response.reasoning_summary_part.added", **rs,
-                            part={"type": "summary_text", "text": ""})  # fmt: skip
-            progress.append(item.line)
-            yield event("response.reasoning_summary_text.delta", **rs, delta=item.line)
-        elif isinstance(item, Text) and reply.tool:  # held JSON: sent whole at the end
-            text.append(item.delta)
+            yield from self._progress(item.line)
         elif isinstance(item, Text):
-            if not text:
-                for frame in _open_message(event, reply, "".join(progress), msg):
-                    yield frame
-            text.append(item.delta)
-            yield event("response.output_text.delta", **msg, output_index=1 if progress else 0,
-                        delta=item.delta, logprobs=[])  # fmt: skip
+            yield from self._text(item.delta)
         elif isinstance(item, Failed):
-            error = item.body()["error"]
-            yield event("error", code=error["code"], message=error["message"], param=None,
-                        error=error)  # fmt: skip
-            failed = reply.body(
-                "failed", [], error={"code": error["code"], "message": error["message"]}
-            )
-            reply.keep(stored, failed)
-            yield event("response.failed", response=failed)
-        elif reply.tool:
-            for frame in _call_tool(event, reply, "".join(progress), "".join(text)):
-                yield frame
-            done = reply.finished(Answer("".join(text), item.finish, item.usage),
-                                  "".join(progress), stored)  # fmt: skip
-            yield event(_ending(done), response=done)
+            yield from self._failed(item)
         else:
-            if not text:
-                for frame in _open_message(event, reply, "".join(progress), msg):
-                    yield frame
-            index = 1 if progress else 0
-            whole = "".join(text)
-            part = text_part(whole)
-            yield event("response.output_text.done", **msg, output_index=index, text=whole,
-                        logprobs=[])  # fmt: skip
-            yield event("response.content_part.done", **msg, output_index=index, part=part)
-            yield event("response.output_item.done", output_index=index,
-                        item=message_item(reply.message_id, whole))  # fmt: skip
-            done = reply.finished(Answer(whole, item.finish, item.usage), "".join(progress),
-                                  stored)  # fmt: skip
-            yield event(_ending(done), response=done)
-    yield {"data": "[DONE]"}
+            yield from self._answered(item)
+
+    def _progress(self, line: str) -> Iterator[Frame]:
+        if self.text:  # the reasoning item is closed once the answer began
+            return
+        rs = {"item_id": self.reply.reasoning_id, "summary_index": 0, "output_index": 0}
+        if not self.progress:
+            yield self.event("response.output_item.added", output_index=0,
+                             item=reasoning_item(self.reply.reasoning_id, None))  # fmt: skip
+            yield self.event("response.reasoning_summary_part.added", **rs,
+                             part={"type": "summary_text", "text": ""})  # fmt: skip
+        self.progress.append(line)
+        yield self.event("response.reasoning_summary_text.delta", **rs, delta=line)
+
+    def _text(self, delta: str) -> Iterator[Frame]:
+        if self.reply.tool:  # held JSON: sent whole at the end
+            self.text.append(delta)
+            return
+        if not self.text:
+            yield from _open_message(self.event, self.reply, self.reasoning, self.msg)
+        self.text.append(delta)
+        yield self.event("response.output_text.delta", **self.msg, output_index=self.index,
+                         delta=delta, logprobs=[])  # fmt: skip
+
+    def _failed(self, item: Failed) -> Iterator[Frame]:
+        error = item.body()["error"]
+        yield self.event("error", code=error["code"], message=error["message"], param=None,
+                         error=error)  # fmt: skip
+        said = {"code": error["code"], "message": error["message"]}
+        failed = self.reply.body("failed", [], error=said)
+        self.reply.keep(self.stored, failed)
+        yield self.event("response.failed", response=failed)
+
+    def _answered(self, item: Answer) -> Iterator[Frame]:
+        if self.reply.tool:
+            yield from _call_tool(self.event, self.reply, self.reasoning, "".join(self.text))
+        else:
+            yield from self._message_done()
+        answer = Answer("".join(self.text), item.finish, item.usage)
+        done = self.reply.finished(answer, self.reasoning, self.stored)
+        yield self.event(_ending(done), response=done)
+
+    def _message_done(self) -> Iterator[Frame]:
+        """The message item, opened now if no text came before the end, and closed."""
+        if not self.text:
+            yield from _open_message(self.event, self.reply, self.reasoning, self.msg)
+        whole = "".join(self.text)
+        at = {**self.msg, "output_index": self.index}
+        yield self.event("response.output_text.done", **at, text=whole, logprobs=[])
+        yield self.event("response.content_part.done", **at, part=text_part(whole))
+        yield self.event("response.output_item.done", output_index=self.index,
+                         item=message_item(self.reply.message_id, whole))  # fmt: skip
 
 
 def _ending(done: Json) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, assert_never
 
+from massgen.core import event_groups as groups
 from massgen.core import events as ev
 from massgen.record.state import RunState
 from massgen.record.text import (
@@ -36,31 +37,6 @@ CARD_PROGRESS = 20
 _CONTROL = {c: None for c in (*range(9), *range(11, 32), 127)} | {9: "    "}
 
 Kind = Literal["text", "reasoning", "tool", "answer", "vote", "restart", "failed", "final", "note"]
-
-
-# Events that put a line (or the final text) into an agent's pane.
-_Marker = (
-    ev.AnswerPublished
-    | ev.AnswerChecked
-    | ev.ToolSourceFailed
-    | ev.AgentWarning
-    | ev.PermissionDecided
-    | ev.BroadcastAsked
-    | ev.BroadcastAnswered
-    | ev.VoteCast
-    | ev.VoteInvalidated
-    | ev.AgentRestarted
-    | ev.ActionRejected
-    | ev.AgentFailed
-    | ev.PresentationStarted
-    | ev.FinalTextDelta
-    | ev.EvaluationStarted
-    | ev.EvaluationFinished
-    | ev.PersonaAssigned
-    | ev.CriteriaGenerated
-    | ev.QuestionParaphrased
-    | ev.GeneratorFailed
-)
 
 
 @dataclass(slots=True)
@@ -155,59 +131,20 @@ class ViewModel:
 
     def apply(self, event: ev.AnyEvent) -> None:
         self.state.apply(event)
-        match event:
-            case ev.RunStarted(agents=agents):
-                for agent in agents:
-                    self.pane(agent)
-            case ev.AgentStarted() | ev.TextDelta() | ev.ReasoningDelta():
-                self._stream(event)
-            case ev.ToolCallStarted() | ev.ToolCallFinished():
-                self._tool(event)
-            case ev.ToolCallProgress(agent=agent, call_id=call_id, name=name, message=message):
-                pane = self.pane(agent)
-                if call_id in pane.calls:  # a line after the finish (or a restart) is stale
-                    pane.calls[call_id] = f"{name} · {preview(message, 80)}"
-                    card = pane.card(call_id)
-                    if card is not None:
-                        card.progress = [*card.progress, preview(message, 200) or ""][
-                            -CARD_PROGRESS:
-                        ]
-            case ev.HostedToolUsed():
-                self._hosted(event)
-            case ev.SubagentStarted() | ev.SubagentFinished():
-                ok = not isinstance(event, ev.SubagentFinished) or event.outcome == "completed"
-                self.pane(event.agent).line("tool" if ok else "failed", subagent_line(event))
-            case (
-                ev.AnswerPublished()
-                | ev.AnswerChecked()
-                | ev.VoteCast()
-                | ev.VoteInvalidated()
-                | ev.AgentRestarted()
-                | ev.ActionRejected()
-                | ev.AgentFailed()
-                | ev.ToolSourceFailed()
-                | ev.AgentWarning()
-                | ev.PermissionDecided()
-                | ev.BroadcastAsked()
-                | ev.BroadcastAnswered()
-                | ev.PresentationStarted()
-                | ev.FinalTextDelta()
-                | ev.EvaluationStarted()
-                | ev.EvaluationFinished()
-                | ev.PersonaAssigned()
-                | ev.CriteriaGenerated()
-                | ev.QuestionParaphrased()
-                | ev.GeneratorFailed()
-            ):
-                self._marker(event)
-            case ev.OrchestrationRestarted():
-                self._restarted(event)
-            case ev.UsageReported() | ev.CoordinationFinished() | ev.RunFinished():
-                pass  # drawn from `state`, not into a pane
-            case _:
-                assert_never(event)
+        if isinstance(event, groups.AgentStream):
+            self._stream(event)
+        elif isinstance(event, groups.ToolActivity):
+            self._tool_activity(event)
+        elif isinstance(event, groups.Decision):
+            self._decision(event)
+        elif isinstance(event, groups.AidActivity):
+            self._aid(event)
+        elif isinstance(event, groups.RunProgress):
+            self._progress(event)
+        else:
+            assert_never(event)
 
-    def _stream(self, event: ev.AgentStarted | ev.TextDelta | ev.ReasoningDelta) -> None:
+    def _stream(self, event: groups.AgentStream) -> None:
         pane = self.pane(event.agent)
         match event:
             case ev.AgentStarted(run=run, answers_in_view=seen, json_actions=json_actions):
@@ -219,6 +156,31 @@ class ViewModel:
                 pane.add("text", pane.text.feed(text))
             case ev.ReasoningDelta(text=text):
                 pane.add("reasoning", text)
+            case ev.FinalTextDelta(text=text):
+                pane.add("final", text)
+            case _:
+                assert_never(event)
+
+    def _tool_activity(self, event: groups.ToolActivity) -> None:
+        match event:
+            case ev.ToolCallStarted() | ev.ToolCallFinished():
+                self._tool(event)
+            case ev.ToolCallProgress():
+                self._tool_progress(event)
+            case ev.HostedToolUsed():
+                self._hosted(event)
+            case ev.SubagentStarted() | ev.SubagentFinished():
+                ok = not isinstance(event, ev.SubagentFinished) or event.outcome == "completed"
+                self.pane(event.agent).line("tool" if ok else "failed", subagent_line(event))
+            case ev.ToolSourceFailed(agent=agent, source=source, error=error):
+                why = error.splitlines()[0] if error else source
+                self.pane(agent).line("failed", f"✗ tools unavailable: {preview(why, 120)}")
+            case ev.AgentWarning(agent=agent, message=message):
+                self.pane(agent).line("failed", f"⚠ {preview(message, 160)}")
+            case ev.PermissionDecided():
+                self._permission(event)
+            case _:
+                assert_never(event)
 
     def _tool(self, event: ev.ToolCallStarted | ev.ToolCallFinished) -> None:
         pane = self.pane(event.agent)
@@ -242,12 +204,30 @@ class ViewModel:
                 text = f"{mark} {event.name} {took}: {preview(event.result, 80)}"
             pane.line("tool" if event.ok else "failed", text)
 
+    def _tool_progress(self, event: ev.ToolCallProgress) -> None:
+        pane = self.pane(event.agent)
+        if event.call_id not in pane.calls:  # a line after the finish (or a restart) is stale
+            return
+        pane.calls[event.call_id] = f"{event.name} · {preview(event.message, 80)}"
+        card = pane.card(event.call_id)
+        if card is not None:
+            card.progress = [*card.progress, preview(event.message, 200) or ""][-CARD_PROGRESS:]
+
     def _hosted(self, event: ev.HostedToolUsed) -> None:
         pane = self.pane(event.agent)
         for line in hosted_lines(event.activity):
             pane.line("tool" if event.activity.ok else "failed", line)
 
-    def _marker(self, event: _Marker) -> None:
+    def _permission(self, decided: ev.PermissionDecided) -> None:
+        card = self.pane(decided.agent).card(decided.call_id)
+        if card is not None:
+            word = "allowed" if decided.allowed else "denied"
+            card.decision = f"{word} by {decided.operator}: {decided.reason[:200]}"
+        if not decided.allowed:  # an allowed call's own line shows it ran
+            said = preview(decided.reason, 120)
+            self.pane(decided.agent).line("failed", f"✗ refused {decided.tool}: {said}")
+
+    def _decision(self, event: groups.Decision) -> None:
         match event:
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self.pane(agent).text.unshown(content)
@@ -255,59 +235,35 @@ class ViewModel:
                     self.pane(agent).line("text", unshown)
                 self._settle(agent, "answer", f"✓ new answer {label}")
             case ev.AnswerChecked(agent=agent, verdict=verdict):
-                kind: Kind = "answer" if verdict == "passed" else "failed"
-                if verdict == "unchecked":
-                    kind = "note"
-                self.pane(agent).line(kind, check_line(event, 200))
+                self.pane(agent).line(_check_kind(verdict), check_line(event, 200))
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):
                 text = f"✓ vote for {label}" + (f": {preview(reason, 120)}" if reason else "")
                 self._settle(agent, "vote", text)
             case ev.VoteInvalidated(agent=agent, target_label=old, newer_label=new):
-                pane = self.pane(agent)
-                pane.note = f"vote for {old} retired by {new}"
-                pane.line("restart", f"↻ {pane.note}")
+                self._start_over(agent, f"vote for {old} retired by {new}")
             case ev.AgentRestarted(agent=agent, reason=reason):
-                pane = self.pane(agent)
-                pane.note = f"restarted: {reason}"
-                pane.calls.clear()
-                pane.line("restart", f"↻ {pane.note}")
+                self.pane(agent).calls.clear()
+                self._start_over(agent, f"restarted: {reason}")
             case ev.ActionRejected(agent=agent, reason=reason, attempt=attempt):
                 self.pane(agent).line("restart", f"✗ action rejected (#{attempt}): {reason}")
             case ev.AgentFailed(agent=agent, error=error):
                 self.pane(agent).calls.clear()
                 self.pane(agent).line("failed", f"✗ failed: {error}")
-            case ev.ToolSourceFailed(agent=agent, source=source, error=error):
-                why = error.splitlines()[0] if error else source
-                self.pane(agent).line("failed", f"✗ tools unavailable: {preview(why, 120)}")
-            case ev.AgentWarning(agent=agent, message=message):
-                self.pane(agent).line("failed", f"⚠ {preview(message, 160)}")
-            case ev.PermissionDecided(agent=agent, call_id=call_id, allowed=allowed) as decided:
-                card = self.pane(agent).card(call_id)
-                if card is not None:
-                    word = "allowed" if allowed else "denied"
-                    card.decision = f"{word} by {decided.operator}: {decided.reason[:200]}"
-                if not allowed:  # an allowed call's own line shows it ran
-                    said = preview(decided.reason, 120)
-                    self.pane(agent).line("failed", f"✗ refused {decided.tool}: {said}")
+            case _:
+                assert_never(event)
+
+    def _start_over(self, agent: str, note: str) -> None:
+        """The agent's current run no longer counts; the pane says why until it ends."""
+        pane = self.pane(agent)
+        pane.note = note
+        pane.line("restart", f"↻ {note}")
+
+    def _aid(self, event: groups.AidActivity) -> None:
+        match event:
             case ev.BroadcastAsked(agent=agent, question=question, to=to):
                 self.pane(agent).line("tool", f"? asks {', '.join(to)}: {preview(question, 120)}")
-            case ev.BroadcastAnswered(agent=agent, responder=who, answer=answer, ok=ok):
-                mark = "↩" if ok else "✗"
-                text = f"{mark} {who} answers: {preview(answer, 120)}"
-                self.pane(agent).line("tool" if ok else "failed", text)
-                if ok and who in self.panes:  # the answering agent's pane says so too
-                    self.pane(who).line("note", f"↪ answered {agent}: {preview(answer, 80)}")
-            case ev.PresentationStarted(agent=agent):
-                self.pane(agent).line("note", "── final answer ──")
-            case ev.FinalTextDelta(agent=agent, text=text):
-                self.pane(agent).add("final", text)
-            case ev.EvaluationStarted(agent=agent, debug_override=override):
-                what = "the debug answer (debug_final_answer)" if override else "the final answer"
-                self.pane(agent).line("note", f"── evaluating {what} ──")
-            case ev.EvaluationFinished(agent=agent, submitted=True, note=note):
-                self.pane(agent).line("answer", f"✓ submitted ({preview(note, 120)})")
-            case ev.EvaluationFinished(agent=agent):
-                self.pane(agent).line("restart", "↻ asks to restart the coordination")
+            case ev.BroadcastAnswered():
+                self._answered(event)
             case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
                 shown = f"{summary}: {persona}" if summary else persona
                 self.pane(agent).line("note", f"🎭 persona · {preview(shown, 200)}")
@@ -317,12 +273,40 @@ class ViewModel:
                 for line in criteria:
                     pane.line("note", f"  {preview(line, 160)}")
             case ev.QuestionParaphrased(agent=agent, paraphrase=paraphrase):
-                self.pane(agent).line(
-                    "note", f"🔀 reads the question as · {preview(paraphrase, 200)}"
-                )
+                said = f"🔀 reads the question as · {preview(paraphrase, 200)}"
+                self.pane(agent).line("note", said)
             case ev.GeneratorFailed(agent=agent, what=what, error=error):
                 text = f"⚠ {what} not generated, going on without: {preview(error, 120)}"
                 self.pane(agent).line("failed", text)
+            case _:
+                assert_never(event)
+
+    def _answered(self, event: ev.BroadcastAnswered) -> None:
+        agent, who, answer = event.agent, event.responder, event.answer
+        mark = "↩" if event.ok else "✗"
+        text = f"{mark} {who} answers: {preview(answer, 120)}"
+        self.pane(agent).line("tool" if event.ok else "failed", text)
+        if event.ok and who in self.panes:  # the answering agent's pane says so too
+            self.pane(who).line("note", f"↪ answered {agent}: {preview(answer, 80)}")
+
+    def _progress(self, event: groups.RunProgress) -> None:
+        match event:
+            case ev.RunStarted(agents=agents):
+                for agent in agents:
+                    self.pane(agent)
+            case ev.PresentationStarted(agent=agent):
+                self.pane(agent).line("note", "── final answer ──")
+            case ev.EvaluationStarted(agent=agent, debug_override=override):
+                what = "the debug answer (debug_final_answer)" if override else "the final answer"
+                self.pane(agent).line("note", f"── evaluating {what} ──")
+            case ev.EvaluationFinished(agent=agent, submitted=True, note=note):
+                self.pane(agent).line("answer", f"✓ submitted ({preview(note, 120)})")
+            case ev.EvaluationFinished(agent=agent):
+                self.pane(agent).line("restart", "↻ asks to restart the coordination")
+            case ev.OrchestrationRestarted():
+                self._restarted(event)
+            case ev.UsageReported() | ev.CoordinationFinished() | ev.RunFinished():
+                pass  # drawn from `state`, not into a pane
             case _:
                 assert_never(event)
 
@@ -445,3 +429,10 @@ def elapsed_text(seconds: float) -> str:
 def tally_text(tally: dict[str, int]) -> str:
     ranked = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
     return ", ".join(f"{label} = {n}" for label, n in ranked) or "no votes"
+
+
+def _check_kind(verdict: str) -> Kind:
+    """How a verifier's verdict on an answer is coloured."""
+    if verdict == "unchecked":
+        return "note"
+    return "answer" if verdict == "passed" else "failed"

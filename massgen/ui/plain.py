@@ -10,6 +10,7 @@ import sys
 from typing import TextIO, assert_never
 
 from massgen.backends.pricing import format_cost
+from massgen.core import event_groups as groups
 from massgen.core import events as ev
 from massgen.core.outcome import Outcome
 from massgen.core.status import Status
@@ -50,42 +51,33 @@ class PlainView:
             self._write(line + "\n")
 
     def _line(self, event: ev.AnyEvent) -> str | None:
+        """The line an event prints; None for one that prints none (or streams)."""
+        if isinstance(event, groups.AgentStream):
+            self._streamed(event)
+            return None
+        if isinstance(event, groups.ToolActivity):
+            return _tool_line(event)
+        if isinstance(event, groups.Decision):
+            return self._decision_line(event)
+        if isinstance(event, groups.AidActivity):
+            return _aid_line(event)
+        if isinstance(event, groups.RunProgress):
+            return self._progress_line(event)
+        assert_never(event)
+
+    def _streamed(self, event: groups.AgentStream) -> None:
         match event:
-            case ev.RunStarted(agents=agents):
-                return f"massgen: {len(agents)} agent(s): {', '.join(agents)}"
             case ev.AgentStarted(agent=agent, json_actions=json_actions):
                 self._runs[agent] = RunText(json_actions)
-                return None
             case ev.TextDelta(agent=agent, text=text):
                 self._stream(agent, self._runs.setdefault(agent, RunText()).feed(text))
-                return None
-            case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
-                return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"
-            case ev.ToolCallProgress(agent=agent, name=name, message=message):
-                return f"[{agent}] … {name}: {preview(message, 120)}"
-            case ev.ToolCallFinished(agent=agent, name=name, held=True):
-                return f"[{agent}] ⏸ {name} held for the final presentation (planning mode)"
-            case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok) as done:
-                mark, _ = tool_outcome(ok, held=False)
-                took = seconds_text(done.duration_s)
-                return f"[{agent}] {mark} {name} {took}: {preview(result, 120)}"
-            case ev.HostedToolUsed(agent=agent, activity=activity):
-                return "\n".join(f"[{agent}] {line}" for line in hosted_lines(activity))
-            case ev.SubagentStarted(agent=agent) | ev.SubagentFinished(agent=agent):
-                return f"[{agent}] {subagent_line(event, 120)}"
-            case ev.ToolSourceFailed(agent=agent, error=error):
-                return f"[{agent}] ✗ tools unavailable: {error}"
-            case ev.AgentWarning(agent=agent, message=message):
-                return f"[{agent}] ⚠ {message}"
-            case ev.PermissionDecided(allowed=True):
-                return None
-            case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
-                return f"[{agent}] ✗ refused {tool}: {preview(reason, 120)}"
-            case ev.BroadcastAsked(agent=agent, question=question, to=to):
-                return f"[{agent}] ? asks {', '.join(to)}: {preview(question, 120)}"
-            case ev.BroadcastAnswered(agent=agent, responder=responder, answer=answer, ok=ok):
-                mark = "↩" if ok else "✗"
-                return f"[{agent}] {mark} {responder} answers: {preview(answer, 120)}"
+            case ev.ReasoningDelta() | ev.FinalTextDelta():
+                pass  # the final answer prints whole, in RunFinished's block
+            case _:
+                assert_never(event)
+
+    def _decision_line(self, event: groups.Decision) -> str:
+        match event:
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
                 if unshown:  # it came as a tool call's argument
@@ -103,18 +95,20 @@ class PlainView:
                 return f"[{agent}] ↻ restarting: {reason}"
             case ev.AgentFailed(agent=agent, error=error):
                 return f"[{agent}] ✗ failed: {error}"
+            case _:
+                assert_never(event)
+
+    def _progress_line(self, event: groups.RunProgress) -> str | None:
+        match event:
+            case ev.RunStarted(agents=agents):
+                return f"massgen: {len(agents)} agent(s): {', '.join(agents)}"
+            case ev.UsageReported():
+                return None
             case ev.CoordinationFinished() as done:
                 return _coordination_summary(done)
             case ev.PresentationStarted(agent=agent):
                 self._final_started = True
                 return f"\n[{agent}] presenting the final answer…"
-            case ev.UsageReported():
-                return None
-            case ev.RunFinished(outcome=finished):
-                costs = cost_block(self._usage) if self.show_cost else ""
-                return _final_block(finished) + costs
-            case ev.ReasoningDelta() | ev.FinalTextDelta():
-                return None  # the final answer prints whole, in RunFinished's block
             case ev.EvaluationStarted(agent=agent, debug_override=override):
                 what = "the debug answer (debug_final_answer)" if override else "the final answer"
                 return f"\n[{agent}] evaluating {what}…"
@@ -124,15 +118,9 @@ class PlainView:
                 return None  # OrchestrationRestarted says why
             case ev.OrchestrationRestarted() as restart:
                 return _restart_banner(restart)
-            case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
-                return f"[{agent}] persona{f' ({summary})' if summary else ''}: {persona}"
-            case ev.CriteriaGenerated(agent=agent, criteria=criteria):
-                listed = "".join(f"\n[{agent}]   {line}" for line in criteria)
-                return f"[{agent}] evaluation criteria for the team:{listed}"
-            case ev.QuestionParaphrased(agent=agent, paraphrase=paraphrase):
-                return f"[{agent}] reads the question as: {paraphrase}"
-            case ev.GeneratorFailed(agent=agent, what=what, error=error):
-                return f"[{agent}] ⚠ {what} not generated, going on without: {error}"
+            case ev.RunFinished(outcome=finished):
+                costs = cost_block(self._usage) if self.show_cost else ""
+                return _final_block(finished) + costs
             case _:
                 assert_never(event)
 
@@ -160,6 +148,54 @@ class PlainView:
     def _write(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
+
+
+def _tool_line(event: groups.ToolActivity) -> str | None:
+    match event:
+        case ev.ToolCallStarted(agent=agent, name=name, arguments=arguments):
+            return f"[{agent}] ⚙ {name}({preview(arguments, 80)})"
+        case ev.ToolCallProgress(agent=agent, name=name, message=message):
+            return f"[{agent}] … {name}: {preview(message, 120)}"
+        case ev.ToolCallFinished(agent=agent, name=name, held=True):
+            return f"[{agent}] ⏸ {name} held for the final presentation (planning mode)"
+        case ev.ToolCallFinished(agent=agent, name=name, result=result, ok=ok) as done:
+            mark, _ = tool_outcome(ok, held=False)
+            took = seconds_text(done.duration_s)
+            return f"[{agent}] {mark} {name} {took}: {preview(result, 120)}"
+        case ev.HostedToolUsed(agent=agent, activity=activity):
+            return "\n".join(f"[{agent}] {line}" for line in hosted_lines(activity))
+        case ev.SubagentStarted(agent=agent) | ev.SubagentFinished(agent=agent):
+            return f"[{agent}] {subagent_line(event, 120)}"
+        case ev.ToolSourceFailed(agent=agent, error=error):
+            return f"[{agent}] ✗ tools unavailable: {error}"
+        case ev.AgentWarning(agent=agent, message=message):
+            return f"[{agent}] ⚠ {message}"
+        case ev.PermissionDecided(allowed=True):
+            return None
+        case ev.PermissionDecided(agent=agent, tool=tool, reason=reason):
+            return f"[{agent}] ✗ refused {tool}: {preview(reason, 120)}"
+        case _:
+            assert_never(event)
+
+
+def _aid_line(event: groups.AidActivity) -> str:
+    match event:
+        case ev.PersonaAssigned(agent=agent, persona=persona, summary=summary):
+            return f"[{agent}] persona{f' ({summary})' if summary else ''}: {persona}"
+        case ev.CriteriaGenerated(agent=agent, criteria=criteria):
+            listed = "".join(f"\n[{agent}]   {line}" for line in criteria)
+            return f"[{agent}] evaluation criteria for the team:{listed}"
+        case ev.QuestionParaphrased(agent=agent, paraphrase=paraphrase):
+            return f"[{agent}] reads the question as: {paraphrase}"
+        case ev.GeneratorFailed(agent=agent, what=what, error=error):
+            return f"[{agent}] ⚠ {what} not generated, going on without: {error}"
+        case ev.BroadcastAsked(agent=agent, question=question, to=to):
+            return f"[{agent}] ? asks {', '.join(to)}: {preview(question, 120)}"
+        case ev.BroadcastAnswered(agent=agent, responder=responder, answer=answer, ok=ok):
+            mark = "↩" if ok else "✗"
+            return f"[{agent}] {mark} {responder} answers: {preview(answer, 120)}"
+        case _:
+            assert_never(event)
 
 
 def _coordination_summary(done: ev.CoordinationFinished) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import get_args
 
+from massgen.core import event_groups as groups
 from massgen.core import events as ev
 from massgen.core.outcome import Outcome
 from massgen.core.types import HostedActivity, Source
@@ -81,3 +82,8 @@ def test_the_end_of_a_run_keeps_its_line_in_the_log():
     event = ev.RunFinished(outcome=outcome, at=2.0)
     assert json.dumps(event.to_dict()) == FINISHED_LINE
     assert ev.event_from_dict(json.loads(FINISHED_LINE)) == event
+
+
+def test_every_event_is_in_exactly_one_group():
+    grouped = [cls for group in groups.GROUPS for cls in get_args(group)]
+    assert sorted(c.__name__ for c in grouped) == sorted(c.__name__ for c in get_args(ev.AnyEvent))

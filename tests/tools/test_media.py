@@ -1,4 +1,4 @@
-"""Media tools (`tools/media.py`): the real openai SDK against loopback fakes of the
+"""Media tools (`tools/media/`): the real openai SDK against loopback fakes of the
 images, speech and transcription endpoints (`testing/fake_openai_media.py`) and of Chat
 Completions (`FakeProvider`, for vision)."""
 
@@ -24,8 +24,8 @@ from massgen.runs.members import check
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 from massgen.testing.fake_gemini_media import FakeGeminiMedia
 from massgen.testing.fake_openai_media import FakeOpenAIMedia
-from massgen.tools.media import MediaToolbox
-from massgen.tools.media_plan import plan
+from massgen.tools.media.plan import plan
+from massgen.tools.media.toolbox import MediaToolbox
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 
@@ -415,7 +415,7 @@ def test_a_config_without_media_keys_imports_no_media_module():
         "import sys; from massgen.config import config_from_dict; from massgen.runs.toolboxes import joined, media;"
         "c = config_from_dict({'agents': [{'id': 'a', 'backend': {'type': 'openai'}}]});"
         "assert media(c) == {};"
-        "heavy = ('massgen.tools.media', 'massgen.tools.media_openai', 'massgen.tools.media_gemini');"
+        "heavy = ('massgen.tools.media.toolbox', 'massgen.tools.media.openai_calls', 'massgen.tools.media.gemini_calls');"
         "print(sorted(m for m in sys.modules if m in heavy or m.startswith(('openai', 'google.genai'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

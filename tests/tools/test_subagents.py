@@ -25,14 +25,14 @@ from massgen.core.types import ToolCall
 from massgen.record.journal import read_journal
 from massgen.runs.loading import load
 from massgen.runs.subagents import SUBAGENT_NOTE, child_config
-from massgen.testing import FakeProvider, Fault, Reply
-from massgen.tools.subagents import (
+from massgen.runs.subagents.tool import (
     MAX_TASKS,
     ChildOutcome,
     ChildTask,
     Limits,
     SubagentToolbox,
 )
+from massgen.testing import FakeProvider, Fault, Reply
 from massgen.ui.plain import PlainView
 
 TASKS = [

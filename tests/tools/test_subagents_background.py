@@ -23,9 +23,9 @@ from massgen.core.types import ToolCall
 from massgen.record.journal import read_journal
 from massgen.runs.loading import load
 from massgen.runs.subagents import SUBAGENT_NOTE
+from massgen.runs.subagents.jobs import JobLimits, Jobs
+from massgen.runs.subagents.tool import ChildOutcome, Limits, SubagentToolbox
 from massgen.testing import FakeProvider, Fault, Reply
-from massgen.tools.subagent_jobs import JobLimits, Jobs
-from massgen.tools.subagents import ChildOutcome, Limits, SubagentToolbox
 
 from .test_subagents import predecessor_coordination, team
 

@@ -6,7 +6,7 @@ what it means here. `translate` applies them to the parsed file before validatio
               `ui.type`/`display:` -> `ui.display_type`, `top_k`-style server parameters
               -> `extra_body`, `append_system_prompt` -> the end of `system_message`,
               `custom_tools` entries naming the predecessor's own media tool files ->
-              the built-in media tools (`media_tools`, `tools/media.py`)
+              the built-in media tools (`media_tools`, `tools/media/`)
     no effect accepted and dropped, with a note (`--validate` prints them): massgen
               already does what the key asked for its own way (`snapshot_storage`: every
               run has its own snapshot store), or the key tuned a mechanism massgen does

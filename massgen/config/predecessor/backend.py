@@ -152,7 +152,7 @@ def _thinking(backend: dict[str, Any]) -> None:
 
 
 # The predecessor's own media tool files, as its configs name them in `custom_tools`: they
-# import its internals, so each is replaced by the built-in tool (`tools/media.py`).
+# import its internals, so each is replaced by the built-in tool (`tools/media/`).
 MEDIA_FILES = {
     "massgen/tool/_multimodal_tools/understand_image.py": "understand_image",
     "massgen/tool/_multimodal_tools/understand_audio.py": "understand_audio",

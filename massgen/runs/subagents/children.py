@@ -1,4 +1,4 @@
-"""Subagents as child team runs: what `spawn_subagents` (`tools/subagents.py`) runs.
+"""Subagents as child team runs: what `spawn_subagents` (`tool.py`) runs.
 
 A child is a `TeamRun` in this process (no subprocess: it shares the event loop, so a
 cancel reaches it at once and its `async with` blocks close with the parent's):
@@ -22,7 +22,7 @@ cancel reaches it at once and its `async with` blocks close with the parent's):
     permissions the child's own engine over the same config; the parent's approver
                 answers its asks
     background  with `spawn_subagents(..., background=true)` a child is a task of the
-                parent's run (`tools/subagent_jobs.py`); `Subagents` gives each member an
+                parent's run (`jobs.py`); `Subagents` gives each member an
                 inbox of notes on the ones that ended, cancels those still running when
                 the coordination ends (a `CoordinationFinished` seen by its sink, so
                 their spending is in the run's outcome), and awaits them all when the run
@@ -45,9 +45,9 @@ from massgen.core import events as ev
 from massgen.core.toolbox import ToolContext
 from massgen.core.usage import Spend
 from massgen.runs.loading import LoadedConfig
-from massgen.runs.setting import ChildResult, Setting
-from massgen.tools.subagent_jobs import JobLimits, Jobs
-from massgen.tools.subagents import (
+from massgen.runs.setting import ChildResult, ChildRun, Setting
+from massgen.runs.subagents.jobs import JobLimits, Jobs
+from massgen.runs.subagents.tool import (
     SUBAGENTS_DIR,
     ChildOutcome,
     ChildTask,
@@ -130,8 +130,7 @@ class Children:
         self.parent = parent
 
     async def run(self, task: ChildTask, ctx: ToolContext, call_id: str) -> ChildOutcome:
-        parent = self.parent
-        config = child_config(parent.loaded.config, ctx.agent, task, self._budget())
+        config = child_config(self.parent.loaded.config, ctx.agent, task, self._budget())
         log_dir = self._log_dir(ctx.agent, task.id)
         self._emit(
             ev.SubagentStarted(
@@ -143,17 +142,7 @@ class Children:
                 phase=ctx.phase,
             )
         )
-        loaded = LoadedConfig(config, source=parent.loaded.source, env=parent.loaded.env)
-        child = parent.start_child(
-            loaded,
-            question(task),
-            logs=log_dir is not None,
-            log_dir=log_dir,
-            deadline_seconds=max(task.deadline_seconds - INSIDE_SECONDS, 0.1),
-            approver=parent.approver,
-            session_grants=parent.session_grants,
-            workspaces=self._workspaces(config, ctx, task),
-        )
+        child = self._start(config, task, ctx, log_dir)
         started = time.monotonic()
         outcome = ChildOutcome("", "cancelled", "cancelled: the parent moved on or ended")
         try:
@@ -164,18 +153,24 @@ class Children:
             return outcome
         finally:
             self._charge(ctx, child.ledger.total())  # what it spent, cut short or not
-            self._emit(
-                ev.SubagentFinished(
-                    agent=ctx.agent,
-                    call_id=call_id,
-                    subagent=task.id,
-                    outcome=outcome.status,
-                    answer=outcome.answer,
-                    reason=outcome.reason,
-                    duration_s=round(time.monotonic() - started, 6),
-                    phase=ctx.phase,
-                )
-            )
+            self._emit(_finished(ctx, call_id, task, outcome, time.monotonic() - started))
+
+    def _start(
+        self, config: MassgenConfig, task: ChildTask, ctx: ToolContext, log_dir: Path | None
+    ) -> ChildRun:
+        """The child's run, made (not yet executed) by the parent's `start_child`."""
+        parent = self.parent
+        loaded = LoadedConfig(config, source=parent.loaded.source, env=parent.loaded.env)
+        return parent.start_child(
+            loaded,
+            question(task),
+            logs=log_dir is not None,
+            log_dir=log_dir,
+            deadline_seconds=max(task.deadline_seconds - INSIDE_SECONDS, 0.1),
+            approver=parent.approver,
+            session_grants=parent.session_grants,
+            workspaces=self._workspaces(config, ctx, task),
+        )
 
     def _emit(self, event: ev.AnyEvent) -> None:
         """Through the parent's orchestrator (its ledger counts usage), else its sinks."""
@@ -296,6 +291,21 @@ def _searching(agent: AgentConfig, on: bool) -> AgentConfig:
     hosted = agent.backend.hosted.model_copy(update={"web_search": on})
     backend = agent.backend.model_copy(update={"hosted": hosted})
     return agent.model_copy(update={"backend": backend})
+
+
+def _finished(
+    ctx: ToolContext, call_id: str, task: ChildTask, outcome: ChildOutcome, seconds: float
+) -> ev.SubagentFinished:
+    return ev.SubagentFinished(
+        agent=ctx.agent,
+        call_id=call_id,
+        subagent=task.id,
+        outcome=outcome.status,
+        answer=outcome.answer,
+        reason=outcome.reason,
+        duration_s=round(seconds, 6),
+        phase=ctx.phase,
+    )
 
 
 def _outcome(result: ChildResult) -> ChildOutcome:

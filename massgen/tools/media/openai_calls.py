@@ -10,7 +10,7 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from massgen.tools.media_plan import Provider
+from massgen.tools.media.plan import Provider
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -38,7 +38,7 @@ class JobLimits:
 
 @dataclass(slots=True)
 class Job:
-    """One background child. `work` ends with its report (`tools/subagents.py: _report`)."""
+    """One background child. `work` ends with its report (`tool.py: _report`)."""
 
     agent: str
     id: str

@@ -6,11 +6,11 @@ their answers back in the tool result.
 
 With `background: true` (on unless `coordination.background_subagents.enabled` is false)
 the call returns at once with the children's ids, and `list_subagents`, `wait_subagents`
-and `cancel_subagent` reach them later (`tools/subagent_jobs.py`, which owns their
+and `cancel_subagent` reach them later (`jobs.py`, which owns their
 bounds: children alive per agent and per run, and the same deadline from the spawn).
 
 What runs a child is not this module's business: the toolbox is given a `Spawn` (the run
-that owns it, `massgen/subagent_runs.py`, runs each child as a team run of its own). This
+that owns it, `children.py`, runs each child as a team run of its own). This
 module owns the tool's contract and its bounds:
 
     tasks per call      at most MAX_TASKS (the predecessor allowed `subagent_max_concurrent`)
@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from massgen.core.effects import Effect, External, Write
 from massgen.core.toolbox import ToolContext, ToolResult
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools.subagent_jobs import Job, Jobs
+from massgen.runs.subagents.jobs import Job, Jobs
 
 TOOL = "spawn_subagents"
 LIST, WAIT, CANCEL = "list_subagents", "wait_subagents", "cancel_subagent"

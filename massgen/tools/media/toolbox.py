@@ -1,4 +1,4 @@
-"""Media tools (`tools/media_plan.py` decides which an agent gets, and who serves them).
+"""Media tools (`plan.py` decides which an agent gets, and who serves them).
 
     generate_media(prompt, mode, filename, ...)   an image or speech, written into the
                                                   agent's workspace
@@ -7,7 +7,7 @@
     understand_image / understand_audio           the same, one kind each (the
     understand_video                              predecessor's tool names)
 
-The calls are in `media_openai.py` and `media_gemini.py`, one module per SDK.
+The calls are in `openai_calls.py` and `gemini_calls.py`, one module per SDK.
 
 Effects: a generation writes one file, `Write(<workspace>/<filename>)`; an understanding
 reads one, `Read(path)`. The request to the provider is what the config key asked for
@@ -31,9 +31,9 @@ from massgen.core import safe_open
 from massgen.core.effects import Effect, Read, Write
 from massgen.core.toolbox import Toolbox, ToolContext, ToolResult, arguments_of
 from massgen.core.types import ToolAnnotations, ToolCall, ToolSpec
-from massgen.tools import media_gemini, media_openai
-from massgen.tools.media_openai import MediaFailed
-from massgen.tools.media_plan import MediaPlan, Mode, Provider, check, plan
+from massgen.tools.media import gemini_calls, openai_calls
+from massgen.tools.media.openai_calls import MediaFailed
+from massgen.tools.media.plan import MediaPlan, Mode, Provider, check, plan
 from massgen.tools.python import TIMEOUT_MARGIN_SECONDS, PythonToolbox, tool_from_function
 
 EXTENSIONS: dict[Mode, str] = {"image": "png", "audio": "mp3", "video": "mp4"}
@@ -144,13 +144,13 @@ class MediaToolbox:
         provider = self._plan.generate[mode]  # type: ignore[index]  # checked in `_output`
         limit = self._plan.max_bytes
         if mode == "audio":
-            chunks = media_openai.speech(provider, prompt, voice, instructions)
+            chunks = openai_calls.speech(provider, prompt, voice, instructions)
             written = await _write_stream(self._workspace, path, chunks, limit)
-        else:  # image: no provider makes videos (`media_plan.GENERATES`)
+        else:  # image: no provider makes videos (`plan.GENERATES`)
             if provider.api == "openai":
-                data = await media_openai.image(provider, prompt, size, limit)
+                data = await openai_calls.image(provider, prompt, size, limit)
             else:
-                data = await media_gemini.image(provider, prompt, limit)
+                data = await gemini_calls.image(provider, prompt, limit)
             written = _write(self._workspace, path, data)
         shown = path.relative_to(self._workspace).as_posix()
         return f"Saved the {mode} as `{shown}` ({written} bytes, {provider.model})."
@@ -196,8 +196,8 @@ class MediaToolbox:
         provider = self._plan.hearing
         if provider.api == "google":
             prompt = "Transcribe this audio exactly; reply with the transcript only."
-            return await media_gemini.describe(provider, data, mime, prompt)
-        return await media_openai.transcribe(provider, Path(audio_path).name, data)
+            return await gemini_calls.describe(provider, data, mime, prompt)
+        return await openai_calls.transcribe(provider, Path(audio_path).name, data)
 
     async def understand_video(self, video_path: str, prompt: str = "Describe this video.") -> str:
         """Watch a video (mp4, mov, webm, avi, mkv) with Gemini and answer the prompt.
@@ -207,7 +207,7 @@ class MediaToolbox:
             prompt: The question or instruction about the video.
         """
         data, mime = self._file(video_path, VIDEO_TYPES, "a video (mp4, mov, webm, avi, mkv)")
-        return await media_gemini.describe(self._plan.watching, data, mime, prompt)
+        return await gemini_calls.describe(self._plan.watching, data, mime, prompt)
 
     def _file(self, raw: str, types: dict[str, str], kind: str) -> tuple[bytes, str]:
         path = _located(self._workspace, raw)
@@ -219,8 +219,8 @@ class MediaToolbox:
 
 async def _describe(provider: Provider, data: bytes, mime: str, prompt: str) -> str:
     if provider.api == "google":
-        return await media_gemini.describe(provider, data, mime, prompt)
-    return await media_openai.describe(provider, data, mime, prompt)
+        return await gemini_calls.describe(provider, data, mime, prompt)
+    return await openai_calls.describe(provider, data, mime, prompt)
 
 
 # --- files -----------------------------------------------------------------------------
@@ -305,7 +305,7 @@ def media_toolboxes(
     config: MassgenConfig, source: str | None = None, single: bool = False
 ) -> dict[str, Toolbox]:
     """Agent id -> its media tools, for the agents that have any. Raises ConfigError as
-    `media_plan.check` does."""
+    `plan.check` does."""
     check(config, source=source, single=single)
     timeout = max(config.orchestrator.tool_timeout_seconds - TIMEOUT_MARGIN_SECONDS, 0.5)
     boxes: dict[str, Toolbox] = {}

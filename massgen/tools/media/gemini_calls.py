@@ -9,8 +9,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from massgen.tools.media_openai import MediaFailed, api_key
-from massgen.tools.media_plan import Provider
+from massgen.tools.media.openai_calls import MediaFailed, api_key
+from massgen.tools.media.plan import Provider
 
 if TYPE_CHECKING:
     from google.genai.client import AsyncClient

@@ -33,7 +33,7 @@ parts of a Chat Completions message); OpenAI's transcription for an OpenAI agent
 Otherwise images and audio go to OpenAI and video to Gemini (keys from the environment),
 as in the predecessor.
 
-Pure data and checks: no SDK is imported here (`tools/media.py` makes the calls).
+Pure data and checks: no SDK is imported here (`toolbox.py` makes the calls).
 """
 
 from __future__ import annotations
