@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -25,6 +29,23 @@ def record(tmp_path: Path, events: list[AnyEvent], clock=None, **kwargs) -> Reco
     for event in events:
         recorder.handle(event)
     return recorder
+
+
+def eventually(read: Callable[[], Any], done: Callable[[Any], bool], seconds: float = 10) -> Any:
+    """What `read` returns once `done` says so (a file that is missing counts as not yet)."""
+    deadline = time.monotonic() + seconds
+    value: Any = "missing"
+    while time.monotonic() < deadline:
+        with contextlib.suppress(FileNotFoundError):
+            value = read()
+            if done(value):
+                return value
+        time.sleep(0.01)
+    raise AssertionError(f"not done after {seconds} s: {value}")
+
+
+def answered(status: Any) -> bool:
+    return status["agents"]["alpha"]["answer_count"] == 1
 
 
 @pytest.fixture
@@ -137,7 +158,8 @@ def test_execution_metadata(finished: Path) -> None:
 def test_status_is_current_mid_run(tmp_path: Path, events: list[AnyEvent], clock) -> None:
     answer = index_of(events, "answer_published")
     recorder = record(tmp_path, events[: answer + 1], clock=clock)
-    status = load(tmp_path / "status.json")
+    # Written by the recorder's writer thread within its pause, without a flush.
+    status = eventually(lambda: load(tmp_path / "status.json"), answered)
     alpha = status["agents"]["alpha"]
     assert (alpha["status"], alpha["answer_count"], alpha["latest_answer_label"]) == (
         "answered",
@@ -152,6 +174,7 @@ def test_status_is_current_mid_run(tmp_path: Path, events: list[AnyEvent], clock
     # Stream chunks neither rewrite status.json nor flush events.jsonl.
     size = (tmp_path / "events.jsonl").stat().st_size
     recorder.handle(TextDelta(agent="beta", text="chunk"))
+    recorder.flush()
     assert load(tmp_path / "status.json") == status
     assert (tmp_path / "events.jsonl").stat().st_size == size
     recorder.close()
