@@ -244,12 +244,13 @@ class Tape:
             return
         file, self._file = self._file, None
         try:
-            self._writer.sync(file)
-            self._writer.close()
+            try:
+                self._writer.sync(file)
+                self._writer.close()
+            finally:
+                file.close()  # raises too when what it still holds cannot be written
         except OSError as error:
             logger.warning("responses journal not synced ({}); it may lack its last calls", error)
-        finally:
-            file.close()
 
     # --- asking and finishing ---------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from recorded_run_script import FINAL, QUESTION
+from recorded_run_script import FINAL, QUESTION, eventually
 
 from massgen.api import TeamRun, load
 from massgen.backends.replay import JOURNAL, Tape
@@ -114,13 +114,11 @@ def test_status_json_is_rewritten_with_the_newest_state_without_a_flush(
     recorder = Recorder(tmp_path, question=QUESTION)
     for event in events[:-1]:  # all but RunFinished
         recorder.handle(event)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        status = json.loads((tmp_path / "status.json").read_text())
-        if status["coordination"]["phase"] == "presenting":
-            break
-        time.sleep(0.01)
-    assert status["coordination"]["phase"] == "presenting"
+    status = eventually(
+        lambda: json.loads((tmp_path / "status.json").read_text()),
+        lambda status: status["coordination"]["phase"] == "presenting",
+    )
+    assert status["results"]["winner"] == "beta"
     recorder.close()
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from recorded_run_script import FAILURE, FINAL, QUESTION, index_of
+from recorded_run_script import FAILURE, FINAL, QUESTION, eventually, index_of
 
 from massgen.core.events import AnyEvent, TextDelta, event_from_dict
 from massgen.record import Recorder, coordination_table, new_log_dir, table_from_log
@@ -29,19 +26,6 @@ def record(tmp_path: Path, events: list[AnyEvent], clock=None, **kwargs) -> Reco
     for event in events:
         recorder.handle(event)
     return recorder
-
-
-def eventually(read: Callable[[], Any], done: Callable[[Any], bool], seconds: float = 10) -> Any:
-    """What `read` returns once `done` says so (a file that is missing counts as not yet)."""
-    deadline = time.monotonic() + seconds
-    value: Any = "missing"
-    while time.monotonic() < deadline:
-        with contextlib.suppress(FileNotFoundError):
-            value = read()
-            if done(value):
-                return value
-        time.sleep(0.01)
-    raise AssertionError(f"not done after {seconds} s: {value}")
 
 
 def answered(status: Any) -> bool:
