@@ -26,7 +26,7 @@ from massgen.record.journal import read_journal
 from massgen.record.state import STATUS_EVENTS
 from massgen.testing.fake_provider import FakeProvider
 
-SLOW = 0.15  # seconds a write or a sync takes on the slow disk
+SLOW = 0.25  # seconds a write or a sync takes on the slow disk
 
 
 class SlowDisk(Background):
