@@ -24,7 +24,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -48,6 +47,7 @@ from massgen.core.types import (
     Usage,
 )
 from massgen.log import logger
+from massgen.record.background import Background
 
 JOURNAL = "responses.jsonl"
 MAX_ENTRY_BYTES = 4 * 1024 * 1024  # a longer response is journalled without its events
@@ -207,10 +207,13 @@ class Tape:
     `path`: where to journal (None: nowhere, e.g. a run without logs); each process that
     journals into it starts a new session there, and a record is the last session (a
     resumed run's record holds its last attempt's calls). Also an event sink: it keeps the
-    run's coordination seed beside the responses.
+    run's coordination seed beside the responses. A line is in the file when its call
+    ends and synced by `writer`'s thread soon after, all of them before `close` returns.
     """
 
-    def __init__(self, path: Path | None, record: Record | None = None) -> None:
+    def __init__(
+        self, path: Path | None, record: Record | None = None, writer: Background | None = None
+    ) -> None:
         self.record = record
         self.gating = bool(record and record.entries)
         self.live = self.replayed = 0
@@ -235,6 +238,8 @@ class Tape:
         self._changed = asyncio.Event()
         self._last_progress = time.monotonic()
         self._file = None
+        # Syncs the lines, in batches, off the event loop (`record/background.py`).
+        self._writer = writer or Background("massgen-tape")
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             _cut_torn_tail(path)
@@ -250,9 +255,18 @@ class Tape:
             self._write({"seed": event.seed})
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Close the journal once every line of it is synced."""
+        if self._file is None:
+            return
+        file, self._file = self._file, None
+        try:
+            try:
+                self._writer.sync(file)
+                self._writer.close()
+            finally:
+                file.close()  # raises too when what it still holds cannot be written
+        except OSError as error:
+            logger.warning("responses journal not synced ({}); it may lack its last calls", error)
 
     # --- asking and finishing ---------------------------------------------------------------
 
@@ -304,12 +318,13 @@ class Tape:
         self._write_text(json.dumps(data, ensure_ascii=False))
 
     def _write_text(self, text: str) -> None:
+        """The line in the file now (a killed process keeps it), synced soon after."""
         if self._file is None:
             return
         try:
             self._file.write(text + "\n")
             self._file.flush()
-            os.fsync(self._file.fileno())
+            self._writer.sync(self._file)
         except OSError as error:  # a full disk loses the journal, never the run
             logger.warning("responses journal not written ({}); continuing without it", error)
             self.close()

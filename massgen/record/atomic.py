@@ -29,6 +29,10 @@ def write_text(path: Path, text: str, *, fsync: bool = False) -> None:
         raise
 
 
+def json_text(data: Any) -> str:
+    """How the log's JSON files are written: indented, UTF-8 as it is."""
+    return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+
+
 def write_json(path: Path, data: Any, *, fsync: bool = False) -> None:
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
-    write_text(path, text, fsync=fsync)
+    write_text(path, json_text(data), fsync=fsync)

@@ -2,11 +2,13 @@
 
 Every event is one JSON line. A *decided* event (`DECIDED`: the run started, an answer
 was published, a vote cast or invalidated, an agent failed, coordination or the run
-finished) is flushed and fsynced before `append` returns, and the orchestrator emits it
-before it acts on it (before peers are told, before the presentation starts), so after a
-SIGKILL at any moment the journal holds every decision the run went on to act upon.
-Stream chunks and other events are only buffered or flushed: they are cheap and a resume
-does not need them.
+finished) is written to the file (flushed to the OS) before `append` returns, and the
+orchestrator emits it before it acts on it (before peers are told, before the
+presentation starts), so after a SIGKILL at any moment the journal holds every decision
+the run went on to act upon. It is fdatasynced too, for a crash of the machine, by the
+run's writer thread (`background.py`): within a batch's pause (50 ms) of being written,
+never on the event loop, and always before `close` returns. Stream chunks and other
+events are only buffered or flushed: they are cheap and a resume does not need them.
 
 A process killed mid-write leaves at most one torn last line. `read_journal` drops it,
 and `Journal` cuts it off before appending, so the next attempt's first line is whole.
@@ -19,6 +21,7 @@ import os
 from pathlib import Path
 
 from massgen.core import events as ev
+from massgen.record.background import Background
 
 DECIDED = (
     ev.RunStarted,
@@ -41,11 +44,14 @@ class JournalError(Exception):
 
 
 class Journal:
-    """Appends events to one `events.jsonl`. `fsync=False` only for benchmarks."""
+    """Appends events to one `events.jsonl`. `fsync=False` only for benchmarks. `writer`:
+    the run's writer thread, which syncs it (a journal of its own has one of its own)."""
 
-    def __init__(self, path: Path, *, fsync: bool = True) -> None:
+    def __init__(self, path: Path, *, fsync: bool = True, writer: Background | None = None) -> None:
         self.path = Path(path)
         self._fsync = fsync
+        self._own_writer = writer is None
+        self._writer = writer or Background("massgen-journal")
         _cut_torn_tail(self.path)
         self._file = self.path.open("a", encoding="utf-8")
 
@@ -59,21 +65,22 @@ class Journal:
             return
         self._file.flush()
         if self._fsync and isinstance(event, DECIDED):
-            _sync(self._file.fileno())
+            self._writer.sync(self._file)
 
     def close(self) -> None:
+        """Flush, and return once every line is synced (the writer's other work too)."""
         if self._file.closed:
             return
-        self._file.flush()
-        if self._fsync:
-            _sync(self._file.fileno())
-        self._file.close()
-
-
-def _sync(fd: int) -> None:
-    """The data on disk; fdatasync skips the metadata an append does not need."""
-    sync = getattr(os, "fdatasync", os.fsync)  # macOS has no fdatasync
-    sync(fd)
+        try:
+            self._file.flush()
+            if self._fsync:
+                self._writer.sync(self._file)
+            if self._own_writer:
+                self._writer.close()
+            else:
+                self._writer.flush()
+        finally:
+            self._file.close()
 
 
 def read_journal(path: Path) -> list[ev.AnyEvent]:

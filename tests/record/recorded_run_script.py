@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import time
+from collections.abc import Callable
+from typing import Any
 
 from massgen.core import events as ev
 from massgen.core.outcome import Outcome
@@ -124,3 +128,17 @@ class FakeClock:
     def __call__(self) -> float:
         self.now += 1
         return self.now
+
+
+def eventually(read: Callable[[], Any], done: Callable[[Any], bool], seconds: float = 10) -> Any:
+    """What `read` returns once `done` says so (a file that is missing counts as not yet):
+    the recorder's writer thread writes its files a moment after the events."""
+    deadline = time.monotonic() + seconds
+    value: Any = "missing"
+    while time.monotonic() < deadline:
+        with contextlib.suppress(FileNotFoundError):
+            value = read()
+            if done(value):
+                return value
+        time.sleep(0.01)
+    raise AssertionError(f"not done after {seconds} s: {value}")

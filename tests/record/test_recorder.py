@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from recorded_run_script import FAILURE, FINAL, QUESTION, index_of
+from recorded_run_script import FAILURE, FINAL, QUESTION, eventually, index_of
 
 from massgen.core.events import AnyEvent, TextDelta, event_from_dict
 from massgen.record import Recorder, coordination_table, new_log_dir, table_from_log
@@ -25,6 +26,10 @@ def record(tmp_path: Path, events: list[AnyEvent], clock=None, **kwargs) -> Reco
     for event in events:
         recorder.handle(event)
     return recorder
+
+
+def answered(status: Any) -> bool:
+    return status["agents"]["alpha"]["answer_count"] == 1
 
 
 @pytest.fixture
@@ -137,7 +142,8 @@ def test_execution_metadata(finished: Path) -> None:
 def test_status_is_current_mid_run(tmp_path: Path, events: list[AnyEvent], clock) -> None:
     answer = index_of(events, "answer_published")
     recorder = record(tmp_path, events[: answer + 1], clock=clock)
-    status = load(tmp_path / "status.json")
+    # Written by the recorder's writer thread within its pause, without a flush.
+    status = eventually(lambda: load(tmp_path / "status.json"), answered)
     alpha = status["agents"]["alpha"]
     assert (alpha["status"], alpha["answer_count"], alpha["latest_answer_label"]) == (
         "answered",
@@ -152,6 +158,7 @@ def test_status_is_current_mid_run(tmp_path: Path, events: list[AnyEvent], clock
     # Stream chunks neither rewrite status.json nor flush events.jsonl.
     size = (tmp_path / "events.jsonl").stat().st_size
     recorder.handle(TextDelta(agent="beta", text="chunk"))
+    recorder.flush()
     assert load(tmp_path / "status.json") == status
     assert (tmp_path / "events.jsonl").stat().st_size == size
     recorder.close()
