@@ -68,6 +68,8 @@ class TeamApp(App[None]):
 
     TITLE = "massgen"
     CSS = CSS
+    MORE_KEYS: tuple[tuple[str, str], ...] = ()  # widget keys a subclass adds to `?`
+    DONE_NOTE = "  · done: q quits, the answer stays printed"  # the status bar at the end
     # The description is the footer's word; the tooltip is what `?` lists (`keys.py`).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "stop", priority=True,
@@ -247,7 +249,7 @@ class TeamApp(App[None]):
         line += totals_text(self.model)
         text = Text(line, no_wrap=True, overflow="ellipsis")
         if self.over:
-            text.append("  · done: q quits, the answer stays printed", style="bold green")
+            text.append(self.DONE_NOTE, style="bold green")
         elif self.interrupts:
             text.append("  · stopping: Ctrl-C again exits now", style="bold yellow")
         return text
@@ -274,7 +276,7 @@ class TeamApp(App[None]):
 
     def action_keys(self) -> None:
         if not isinstance(self.screen, KeysScreen):
-            self.push_screen(KeysScreen(key_rows(self)))
+            self.push_screen(KeysScreen(key_rows(self) + list(self.MORE_KEYS)))
 
     def action_tab(self, tab: str) -> None:
         self.main.query_one(TabbedContent).active = tab

@@ -30,11 +30,11 @@ from massgen.ui.model import ViewModel
 from massgen.ui.tui.app import TeamApp
 from massgen.ui.tui.approval import AppApprover
 from massgen.ui.tui.view import TAIL_CHARS
-from massgen.ui.tui.widgets import follow
+from massgen.ui.tui.widgets import AgentList, follow
 
 # Lines ↑ recalls (the history file may hold more: only its newest are read).
 HISTORY_LIMIT = 500
-ASK = "ask the team, or /help · ↑ ↓ earlier lines · Ctrl-D or /quit leaves"
+ASK = "ask the team, or /help · ↑ ↓ earlier lines · Esc: the app's keys · Ctrl-D leaves"
 WORKING = "the team is working · Ctrl-C stops this turn, keeping what was decided"
 # The chat's transcript keeps its newest notes and turns (each a widget) up to this many.
 TRANSCRIPT_LIMIT = 400
@@ -53,6 +53,7 @@ class PromptInput(Input):
         Binding("up", "recall(-1)", "earlier line", show=False),
         Binding("down", "recall(1)", "later line", show=False),
         Binding("ctrl+d", "end_or_delete", "leave", show=False),
+        Binding("escape", "leave_box", "keys", show=False),
     ]
 
     def __init__(self) -> None:
@@ -77,6 +78,10 @@ class PromptInput(Input):
         at_end = self.place == len(self.history)
         self.value = self.draft if at_end else self.history[self.place]
         self.cursor_position = len(self.value)
+
+    def action_leave_box(self) -> None:
+        """Esc: the app's keys (s t a f c, q, ?) work again; `i` comes back."""
+        self.screen.query_one(AgentList).focus()
 
     def action_end_or_delete(self) -> None:
         if self.value:
@@ -123,8 +128,15 @@ class ChatApp(TeamApp):
     BINDINGS: ClassVar[list[BindingType]] = [
         *TeamApp.BINDINGS,
         Binding("c", "tab('chat')", "chat", tooltip="the conversation: every turn, to open again"),
+        Binding("i", "to_input", "input", tooltip="back to the input box (Esc leaves it)"),
     ]
+    MORE_KEYS = (
+        ("↑ ↓ (input box)", "the lines sent before, in this chat and earlier ones"),
+        ("Esc (input box)", "leave it: the keys above work again"),
+        ("Ctrl-D (input box)", "on an empty line: leave the chat"),
+    )
     CSS = TeamApp.CSS + CHAT_CSS
+    DONE_NOTE = "  · your turn: the box below takes the next question"
 
     def __init__(self, models: dict[str, str] | None = None) -> None:
         super().__init__(ViewModel(), models)
@@ -156,6 +168,11 @@ class ChatApp(TeamApp):
     def remember(self, lines: list[str]) -> None:
         """Earlier sessions' lines (oldest first), for ↑ to recall before this one's."""
         self.main.query_one(PromptInput).remember(lines, first=True)
+
+    def action_to_input(self) -> None:
+        prompt = self.main.query_one(PromptInput)
+        if not prompt.disabled:
+            prompt.focus()
 
     def ask_for_line(self, future: asyncio.Future[str]) -> None:
         """The chat waits for its next line: the input box takes it."""
@@ -197,6 +214,8 @@ class ChatApp(TeamApp):
         self.over, self.interrupts = False, 0
         self.stop_run = self.cancel_turn
         self.call_later(self.clear_turn)
+        # The input box is off until the turn ends: the agent list takes the keys.
+        self.call_later(lambda: self.main.query_one(AgentList).focus())
 
     def run_over(self) -> None:
         self.stop_run = None

@@ -37,7 +37,10 @@ def agent_prompt(model: ViewModel, agent: str, model_name: str) -> Text:
         facts.append(format_cost(spend.cost_usd))
     text = Text(display_name(model, agent), style="bold", no_wrap=True, overflow="ellipsis")
     text.append("\n" + (preview(state, 60) or ""), style=STATE_STYLES[key] or "default")
-    text.append("\n" + " · ".join(facts) + "\n", style="dim")  # the blank line parts agents
+    text.append("\n" + " · ".join(facts), style="dim")
+    for line in model.pane(agent).subagents.values():  # under their parent
+        text.append("\n ↳ " + line, style="cyan" if " · running · " in line else "dim")
+    text.append("\n")  # the blank line parts agents
     return text
 
 

@@ -119,6 +119,13 @@ async def test_two_turns_a_command_history_and_the_first_turn_again(tmp_path):
         await until(lambda: "2 turn(s) saved" in notes(app), "the /status report")
         assert app.query_one(TabbedContent).active == "chat"
 
+        # Esc leaves the input box for the app's keys; i comes back to it.
+        await pilot.press("escape", "a")
+        seen["tab after esc a"] = app.query_one(TabbedContent).active
+        await pilot.press("i", "c")
+        seen["typed after i"] = prompt(app).value
+        await pilot.press("backspace")
+
         # The earlier turn, folded under the newest, opens to its question and answer.
         first, second = turns_shown(app)
         seen["titles"] = (first.title, second.title)
@@ -140,6 +147,7 @@ async def test_two_turns_a_command_history_and_the_first_turn_again(tmp_path):
         "Add 8 to that.",
         "half",
     ]
+    assert seen["tab after esc a"] == "answers" and seen["typed after i"] == "c"
     assert seen["titles"] == ("turn 1 · What is 6 times 7?", "turn 2 · Add 8 to that.")
     assert seen["folded"] == (True, False)
     collapsed, shown = seen["opened"]

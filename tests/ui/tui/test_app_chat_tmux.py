@@ -4,6 +4,8 @@ printed to the normal screen after the app."""
 
 from __future__ import annotations
 
+import time
+
 from app_driver import chat_team_file
 from chat_policy import chat_policy
 from tmux_terminal import require_tmux, start_massgen
@@ -20,10 +22,15 @@ def test_massgen_without_a_question_opens_the_app_in_chat_mode(tmp_path):
         with start_massgen(tmp_path, "--config", "team.yaml", height=36) as term:
             screen = term.wait_for("massgen chat · 3 agent(s)", ASK, timeout=60)
             term.type("What is 6 times 7?")
-            term.wait_until(lambda s: "turn 1 · What is 6" in s and ASK in s, "turn 1", 60)
+            term.wait_until(lambda s: "6 times 7 is 42." in s and ASK in s, "turn 1", 60)
             term.type("Add 8 to that.")
-            screen = term.wait_until(lambda s: "turn 2 · Add 8" in s and ASK in s, "turn 2", 60)
-            assert "42 + 8 = 50." in screen
+            term.wait_until(lambda s: "42 + 8 = 50." in s and ASK in s, "turn 2", 60)
+            term.keys("Escape")  # out of the input box; then c: the Chat tab
+            time.sleep(1.5)  # sooner, tmux (escape-time) and Textual read Esc c as Alt+c
+            term.keys("c")
+            screen = term.wait_for("turn 2 · Add 8 to that.", timeout=30)
+            assert "▶ turn 1 · What is 6 times 7?" in screen and "› Add 8 to that." in screen
+            term.keys("i")
             term.type("/quit")
             assert term.exit_status(timeout=30) == 0
             assert term.settings_restored()
