@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from textual.widgets import Collapsible, TabbedContent
 
 from massgen.api import load
 from massgen.chat.in_app import AppChat, AppReader, drive
+from massgen.runs.turn import warm_up
 from massgen.sessions import Session
 from massgen.testing.fake_provider import FakeProvider
 from massgen.ui.tui.chat import ChatApp, PromptInput, Transcript, chat_models
@@ -27,10 +29,10 @@ pytestmark = pytest.mark.usefixtures("in_tmp")
 User = Callable[[Pilot], Awaitable[None]]
 
 
-def new_chat(config: Path, session: Session | None = None) -> AppChat:
+def new_chat(config: Path, *, logs: bool = False, session: Session | None = None) -> AppChat:
     loaded = load(str(config))
     app = ChatApp(chat_models(loaded.config))
-    return AppChat(loaded, session or Session.new(), app=app, logs=False)
+    return AppChat(loaded, session or Session.new(), app=app, logs=logs)
 
 
 async def run(chat: AppChat, user: User) -> None:
@@ -45,7 +47,10 @@ async def run(chat: AppChat, user: User) -> None:
             failures.append(error)
             chat.app.exit()
 
-    await drive(chat, AppReader(chat.app), headless=True, size=SIZE, auto_pilot=checked)
+    # As the CLI does: the turn's imports (the SDKs) load in a thread before the chat
+    # starts, not in the app's loop, where a loaded machine would stall the keys for long.
+    warm = partial(warm_up, chat.loaded.config)
+    await drive(chat, AppReader(chat.app), warm=warm, headless=True, size=SIZE, auto_pilot=checked)
     if failures:
         raise failures[0]
 
@@ -55,7 +60,9 @@ def prompt(app: ChatApp) -> PromptInput:
 
 
 async def ready_for_line(app: ChatApp) -> None:
-    await until(lambda: not prompt(app).disabled and app.waiting is not None, "the input box")
+    # Generous: the first waits for the turn's imports, slow on a loaded machine.
+    ready = lambda: not prompt(app).disabled and app.waiting is not None  # noqa: E731
+    await until(ready, "the input box", timeout=120)
 
 
 async def send(pilot: Pilot, line: str) -> None:
@@ -64,6 +71,15 @@ async def send(pilot: Pilot, line: str) -> None:
     assert isinstance(app, ChatApp)
     await ready_for_line(app)
     await pilot.press(*line, "enter")
+
+
+async def leave(pilot: Pilot) -> None:
+    """`/quit`: its Enter closes the app, so nothing waits for the screen after it."""
+    app = pilot.app
+    assert isinstance(app, ChatApp)
+    await ready_for_line(app)
+    await pilot.press(*"/quit")
+    app.simulate_key("enter")
 
 
 def turns_shown(app: ChatApp) -> list[Collapsible]:
@@ -134,7 +150,7 @@ async def test_two_turns_a_command_history_and_the_first_turn_again(tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         seen["opened"] = (first.collapsed, fold_text(first))
-        await send(pilot, "/quit")
+        await leave(pilot)
 
     with FakeProvider(chat_policy) as fake:
         chat = new_chat(chat_team_file(tmp_path, fake.base_url))
@@ -168,8 +184,9 @@ async def test_two_turns_a_command_history_and_the_first_turn_again(tmp_path):
     )
 
 
-async def test_ctrl_c_stops_only_the_turn_and_the_chat_goes_on(tmp_path):
+async def test_ctrl_c_stops_only_the_turn_and_resume_finishes_it(tmp_path):
     seen: dict[str, object] = {}
+    fake = FakeProvider(chat_policy)
 
     async def user(pilot: Pilot) -> None:
         app = pilot.app
@@ -183,14 +200,17 @@ async def test_ctrl_c_stops_only_the_turn_and_the_chat_goes_on(tmp_path):
         seen["note"] = notes(app)
         seen["outcome"] = text_of(app, "#outcome")
         seen["turn"] = fold_text(turns_shown(app)[0])
-        await send(pilot, "What is 6 times 7?")  # the chat goes on
-        await until(lambda: len(turns_shown(app)) == 2, "the next turn")
+        # The chat goes on: /resume continues the stopped turn, m-c answering now.
+        fake.policy = lambda request: chat_policy(request, slow_model="nobody")
+        await send(pilot, "/resume")
+        await until(lambda: len(turns_shown(app)) == 2, "the resumed turn")
         await ready_for_line(app)
-        seen["next"] = text_of(app, "#final-answer")
+        seen["resumed"] = notes(app)
+        seen["next"] = (turns_shown(app)[1].title, text_of(app, "#final-answer"))
         await pilot.press("ctrl+c")  # at the prompt: the chat ends
 
-    with FakeProvider(chat_policy) as fake:
-        chat = new_chat(chat_team_file(tmp_path, fake.base_url))
+    with fake:
+        chat = new_chat(chat_team_file(tmp_path, fake.base_url), logs=True)
         await run(chat, user)
 
     assert "turn 1 cancelled; kept the best answer so far (saved, marked interrupted)" in str(
@@ -200,5 +220,6 @@ async def test_ctrl_c_stops_only_the_turn_and_the_chat_goes_on(tmp_path):
     assert "echo: slow: tell me everything" in str(seen["turn"]) and "interrupted" in str(
         seen["turn"]
     )
-    assert seen["next"] == "6 times 7 is 42."
-    assert [t.status for t in chat.session.turns()] == ["interrupted", "ok"]
+    assert "of turn 1" in str(seen["resumed"]) and "resumed: " in str(seen["resumed"])
+    assert seen["next"] == ("turn 1 · slow: tell me everything", "echo: slow: tell me everything")
+    assert [(t.number, t.status) for t in chat.session.turns()] == [(1, "ok")]
