@@ -359,10 +359,12 @@ def _chat(args: argparse.Namespace, argv: list[str]) -> int:
     from massgen.chat import run_chat
 
     loaded = _load(args)
+    display = cli_output.display(args, loaded)
     return run_chat(
         loaded,
-        # Chat is not in the app yet: it keeps the live view where the app would open.
-        live=cli_output.display(args, loaded) in ("tui", "live"),
+        # One saved turn (a question with --continue) keeps the live view in the app's place.
+        live=display in ("tui", "live"),
+        app=display == "tui",
         resume=args.continue_session,
         session_id=args.session_id,
         question=args.question or None,

@@ -293,6 +293,7 @@ def run_chat(
     loaded: LoadedConfig,
     *,
     live: bool,
+    app: bool = False,
     resume: bool = False,
     session_id: str | None = None,
     question: str | None = None,
@@ -300,13 +301,19 @@ def run_chat(
     deadline_seconds: float | None = None,
     cli_args: list[str] | None = None,
 ) -> int:
-    """The interactive loop, or with `question` one turn saved into the session.
+    """The interactive loop, or with `question` one turn saved into the session; `app`:
+    the loop in the terminal app (`in_app.py`), `live`: panels, else plain text.
 
     Returns the CLI exit code. Raises ConfigError for an unknown session.
     """
     from rich.console import Console
 
     session = _open_session(loaded, resume=resume, session_id=session_id)
+    if app and question is None:
+        from massgen.chat.in_app import run_in_app
+
+        options = {"logs": logs, "deadline_seconds": deadline_seconds, "cli_args": cli_args}
+        return run_in_app(loaded, session, **options)
     console = Console(highlight=False) if live else Console(no_color=True, highlight=False)
     chat = Chat(
         loaded,

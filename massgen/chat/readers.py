@@ -27,19 +27,26 @@ class PromptReader:
 
     def __init__(self, history_file: Path = HISTORY_FILE) -> None:
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
-        path = history_file.expanduser()
-        history: History
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            history = FileHistory(str(path))
-        except OSError:  # a read-only home: still a chat, just no saved history
-            history = InMemoryHistory()
-        self._session: Any = PromptSession(history=history)
+        self._session: Any = PromptSession(history=line_history(history_file))
 
     async def read(self, prompt: str) -> str:
         return await self._session.prompt_async(prompt)
+
+
+def line_history(history_file: Path = HISTORY_FILE) -> Any:
+    """The lines typed at the chat's prompt, in earlier sessions too: a prompt_toolkit
+    `History` (the app's input recalls the same lines as the plain prompt)."""
+    from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+
+    path = history_file.expanduser()
+    history: History
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        history = FileHistory(str(path))
+    except OSError:  # a read-only home: still a chat, just no saved history
+        history = InMemoryHistory()
+    return history
 
 
 class StreamReader:

@@ -100,11 +100,12 @@ def approver_for(view: object) -> Approver | None:
 
     Imports nothing heavy unless a live view or the app was made (then rich is loaded).
     """
-    if "massgen.ui.tui.view" in sys.modules:
-        from massgen.ui.tui.view import TuiView
+    if "massgen.ui.tui.approval" in sys.modules:  # the app's views carry its dialogs
+        from massgen.ui.tui.approval import AppApprover
 
-        if isinstance(view, TuiView):
-            return view.approver
+        approver = getattr(view, "approver", None)
+        if isinstance(approver, AppApprover):
+            return approver
     if "massgen.ui.live" not in sys.modules:
         return None
     from massgen.ui.approval import terminal_approver

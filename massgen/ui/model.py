@@ -31,6 +31,8 @@ TAIL_CHARS = 6000
 TOOL_CARDS = 200
 CARD_CHARS = 4000
 CARD_PROGRESS = 20
+# Subagents listed under their parent: the latest ones.
+SUBAGENTS_SHOWN = 8
 
 # Model output may carry carriage returns or escape codes; on a live screen they would
 # move the cursor. Tabs become spaces so wrapping can count columns.
@@ -68,6 +70,19 @@ class Pane:
     note: str | None = None  # why the current run started over, until it ends
     run: int = 0
     text: RunText = field(default_factory=RunText)  # the current run's text as shown
+    # Its subagents, "call_id/subagent" -> "name · running · task", the latest shown.
+    subagents: dict[str, str] = field(default_factory=dict)
+
+    def subagent(self, event: ev.SubagentStarted | ev.SubagentFinished) -> None:
+        key = f"{event.call_id}/{event.subagent}"
+        if isinstance(event, ev.SubagentStarted):
+            self.subagents[key] = f"{event.subagent} · running · {preview(event.task, 60)}"
+            for old in list(self.subagents)[:-SUBAGENTS_SHOWN]:
+                del self.subagents[old]
+        elif key in self.subagents:
+            task = self.subagents[key].split(" · ", 2)[-1]
+            took = seconds_text(event.duration_s)
+            self.subagents[key] = f"{event.subagent} · {event.outcome} in {took} · {task}"
 
     def add(self, kind: Kind, text: str) -> None:
         text = text.translate(_CONTROL)
@@ -172,6 +187,7 @@ class ViewModel:
             case ev.SubagentStarted() | ev.SubagentFinished():
                 ok = not isinstance(event, ev.SubagentFinished) or event.outcome == "completed"
                 self.pane(event.agent).line("tool" if ok else "failed", subagent_line(event))
+                self.pane(event.agent).subagent(event)
             case ev.ToolSourceFailed(agent=agent, source=source, error=error):
                 why = error.splitlines()[0] if error else source
                 self.pane(agent).line("failed", f"✗ tools unavailable: {preview(why, 120)}")

@@ -27,7 +27,8 @@ def script(folder: Path, name: str, *args: str) -> Path:
         "unset NO_COLOR MASSGEN_LOG_BASE_DIR\n"
         "trap true INT\n"  # Ctrl-C is for massgen; the script itself carries on
         f"stty -g > {name}.stty_before\n"
-        f"'{sys.executable}' -m massgen --config team.yaml {' '.join(args)}\n"
+        # The live view's chat; the app's (the default on a terminal): tests/ui/tui.
+        f"'{sys.executable}' -m massgen --config team.yaml --display live {' '.join(args)}\n"
         'echo "massgen exited with $?"\n'
         f"stty -g > {name}.stty_after\n"
         "exec sleep 300\n"

@@ -68,6 +68,8 @@ class TeamApp(App[None]):
 
     TITLE = "massgen"
     CSS = CSS
+    MORE_KEYS: tuple[tuple[str, str], ...] = ()  # widget keys a subclass adds to `?`
+    DONE_NOTE = "  · done: q quits, the answer stays printed"  # the status bar at the end
     # The description is the footer's word; the tooltip is what `?` lists (`keys.py`).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "stop", priority=True,
@@ -124,8 +126,18 @@ class TeamApp(App[None]):
                         yield AnswerBoard(id="board")
                     with TabPane("Final", id="final"):
                         yield FinalView(id="final-view")
+                    yield from self.more_panes()
+        yield from self.above_status()
         yield Static(id="status")
         yield Footer()
+
+    def more_panes(self) -> ComposeResult:
+        """Tabs after the final answer's (the chat's transcript, in `ChatApp`)."""
+        yield from ()
+
+    def above_status(self) -> ComposeResult:
+        """Widgets between the tabs and the status bar (the chat's input, in `ChatApp`)."""
+        yield from ()
 
     @property
     def main(self) -> Screen[Any]:
@@ -168,6 +180,19 @@ class TeamApp(App[None]):
         self.changed = True
         self.call_later(self._show_final)
 
+    def clear_turn(self) -> None:
+        """A new turn (the chat's next question) is in `model`: the last one's agents,
+        streams, cards and answers go. In the app's own task only."""
+        self.changed = True
+        main = self.main
+        main.query_one(AgentList).reset()
+        main.query_one(StreamView).reset()
+        main.query_one(ToolCards).reset()
+        main.query_one(AnswerBoard).reset()
+        main.query_one(FinalView).reset()
+        self.main.query_one(TabbedContent).active = "stream"
+        self.redraw(force=True)
+
     def _show_final(self) -> None:
         self.main.query_one(TabbedContent).active = "final"
         self.redraw(force=True)
@@ -197,7 +222,8 @@ class TeamApp(App[None]):
         self.changed = False
         model = self.model
         question = (model.state.question or self.question).split("\n", 1)[0]
-        self.main.query_one("#question", Static).update(Text(f"massgen · {question}"))
+        title = f"massgen · {question}" if question else "massgen chat"
+        self.main.query_one("#question", Static).update(Text(title))
         self.main.query_one(AgentList).sync(model, self.models)
         self._draw_selected()
         self.main.query_one(AnswerBoard).show(model)
@@ -223,7 +249,7 @@ class TeamApp(App[None]):
         line += totals_text(self.model)
         text = Text(line, no_wrap=True, overflow="ellipsis")
         if self.over:
-            text.append("  · done: q quits, the answer stays printed", style="bold green")
+            text.append(self.DONE_NOTE, style="bold green")
         elif self.interrupts:
             text.append("  · stopping: Ctrl-C again exits now", style="bold yellow")
         return text
@@ -250,7 +276,7 @@ class TeamApp(App[None]):
 
     def action_keys(self) -> None:
         if not isinstance(self.screen, KeysScreen):
-            self.push_screen(KeysScreen(key_rows(self)))
+            self.push_screen(KeysScreen(key_rows(self) + list(self.MORE_KEYS)))
 
     def action_tab(self, tab: str) -> None:
         self.main.query_one(TabbedContent).active = tab

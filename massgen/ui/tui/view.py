@@ -65,12 +65,12 @@ class TuiView:
         if restore is not None:  # a second signal exits at once: the terminal first
             interrupts.before_exit.append(restore)
         app_task = asyncio.create_task(self.app.run_async(**options))
-        turn = asyncio.create_task(run_turn(self.app, _after_first_frame(self.app, main, warm)))
+        turn = asyncio.create_task(run_turn(self.app, after_first_frame(self.app, main, warm)))
         try:
             await asyncio.wait({app_task, turn}, return_when=asyncio.FIRST_COMPLETED)
             if app_task.done() and not turn.done():
                 # The app closed under a running turn: a second Ctrl-C, Ctrl-Q or a crash.
-                _forget(restore)  # the app has given the terminal back
+                forget(restore)  # the app has given the terminal back
                 if self.app.hard_exit:
                     interrupts.exit_now()
                 self.app.interrupts += 1
@@ -86,11 +86,11 @@ class TuiView:
             self._check_app(stopped=False)
             return result
         finally:
-            await _settle(turn)
+            await settle(turn)
             if not app_task.done():
                 self.app.exit()
-            await _settle(app_task)
-            _forget(restore)
+            await settle(app_task)
+            forget(restore)
             self.print_result()
 
     def _check_app(self, *, stopped: bool) -> None:
@@ -135,7 +135,7 @@ async def run_turn(app: TeamApp, main: Coroutine[Any, Any, T]) -> T:
         app.run_over()
 
 
-async def _after_first_frame(
+async def after_first_frame(
     app: TeamApp, main: Coroutine[Any, Any, T], warm: Callable[[], object] | None
 ) -> T:
     """`main`, once the app has drawn its first frame (the turn's start would delay it:
@@ -150,12 +150,12 @@ async def _after_first_frame(
     return await main
 
 
-def _forget(restore: Callable[[], None] | None) -> None:
+def forget(restore: Callable[[], None] | None) -> None:
     if restore in interrupts.before_exit:
         interrupts.before_exit.remove(restore)
 
 
-async def _settle(task: asyncio.Task[Any]) -> None:
+async def settle(task: asyncio.Task[Any]) -> None:
     """Let a task finish what it is doing; its outcome is reported elsewhere."""
     if not task.done():
         task.cancel()

@@ -37,7 +37,10 @@ def agent_prompt(model: ViewModel, agent: str, model_name: str) -> Text:
         facts.append(format_cost(spend.cost_usd))
     text = Text(display_name(model, agent), style="bold", no_wrap=True, overflow="ellipsis")
     text.append("\n" + (preview(state, 60) or ""), style=STATE_STYLES[key] or "default")
-    text.append("\n" + " · ".join(facts) + "\n", style="dim")  # the blank line parts agents
+    text.append("\n" + " · ".join(facts), style="dim")
+    for line in model.pane(agent).subagents.values():  # under their parent
+        text.append("\n ↳ " + line, style="cyan" if " · running · " in line else "dim")
+    text.append("\n")  # the blank line parts agents
     return text
 
 
@@ -64,8 +67,13 @@ class AgentList(OptionList):
         if self.highlighted is None and agents:
             self.highlighted = 0
 
+    def reset(self) -> None:
+        """A new turn: its agents arrive with its first events."""
+        self.clear_options()
+        self.prompts = []
 
-def _follow(view: VerticalScroll) -> None:
+
+def follow(view: VerticalScroll) -> None:
     """At the end now: stay at the end once what is drawn next is laid out. Scrolled up:
     stay put, the user is reading. (Not `anchor()`: it draws a short stream at the bottom.)"""
     if view.is_vertical_scroll_end:
@@ -112,8 +120,12 @@ class StreamView(VerticalScroll):
         self.agent: str | None = None
         self.shown: list[tuple[Kind, str]] = []
 
+    def reset(self) -> None:
+        self.agent, self.shown = None, []
+        self.remove_children()
+
     def show(self, agent: str, pane: Pane) -> None:
-        _follow(self)
+        follow(self)
         runs = pane.runs
         last = len(self.shown) - 1
         same = agent == self.agent and len(runs) >= len(self.shown)
@@ -218,8 +230,12 @@ class ToolCards(VerticalScroll):
         self.cards: dict[str, tuple[Collapsible, Static, str]] = {}
         self.more: dict[str, MoreCalls] = {}  # by the first call id of the run it folds
 
+    def reset(self) -> None:
+        self.agent, self.cards, self.more = None, {}, {}
+        self.remove_children()
+
     def show(self, agent: str, pane: Pane) -> None:
-        _follow(self)
+        follow(self)
         if agent != self.agent:
             self.agent, self.cards, self.more = agent, {}, {}
             self.remove_children()
@@ -270,6 +286,12 @@ class AnswerBoard(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Text("Answers", style="bold"))
         yield self.votes_heading
+
+    def reset(self) -> None:
+        """A new turn: its labels start again at agent1.1, so every fold goes."""
+        for fold in [*self.answers.values(), *self.votes]:
+            fold.remove()
+        self.answers, self.votes = {}, []
 
     def show(self, model: ViewModel) -> None:
         state = model.state
@@ -334,6 +356,11 @@ class FinalView(VerticalScroll):
         self.summary = Static(Text("The team is still working.", style="dim"), id="outcome")
         self.answer = Markdown("", id="final-answer")
         self.shown = ("", "")
+
+    def reset(self) -> None:
+        self.shown = ("", "")
+        self.summary.update(Text("The team is still working.", style="dim"))
+        self.answer.update("")
 
     def compose(self) -> ComposeResult:
         yield self.summary

@@ -34,6 +34,19 @@ def team_file(folder: Path, base_url: str, models: tuple[str, ...] = AGENTS) -> 
     return path
 
 
+def chat_team_file(folder: Path, base_url: str) -> Path:
+    """The chat tests' team (`tests/chat/conftest.py`): three models, m-c the slow one;
+    no early agreement, so every turn has its votes."""
+    models = (("careful", "m-a"), ("balanced", "m-b"), ("creative", "m-c"))
+    agents = [
+        {"id": name, "backend": {"type": "chatcompletion", "model": model, "base_url": base_url}}
+        for name, model in models
+    ]
+    path = folder / "team.yaml"
+    path.write_text(yaml.safe_dump({"agents": agents, "orchestrator": {"agreement": "none"}}))
+    return path
+
+
 def team_run(config: Path, view: TuiView) -> TeamRun:
     return TeamRun(load(str(config)), QUESTION, sinks=[view], approver=view.approver, logs=False)
 

@@ -3,7 +3,7 @@ the permission decision, progress lines and the result; reasoning is folded."""
 
 from __future__ import annotations
 
-from app_driver import SIZE, fold_text, folds, plain, until
+from app_driver import SIZE, agent_entries, fold_text, folds, plain, until
 from textual.widgets import Collapsible
 
 from massgen.core import events as ev
@@ -103,3 +103,36 @@ async def test_a_run_of_mcp_calls_folds_into_n_more_which_opens():
         await pilot.press("enter")
         await until(lambda: shown_titles(app)[0] == "▶ +5 more mcp__fs calls", "refolded")
         assert len(shown_titles(app)) == 3
+
+
+async def test_subagents_are_listed_under_their_parent():
+    view = TuiView()
+    app = view.app
+    two = ev.RunStarted(
+        question="q",
+        agents=("careful", "balanced"),
+        labels={"careful": "agent1", "balanced": "agent2"},
+    )
+    spawned = [
+        ev.SubagentStarted(agent="balanced", call_id="s1", subagent=name, task=task)
+        for name, task in (("prices", "find the 2024 prices"), ("maps", "draw the route"))
+    ]
+    done = ev.SubagentFinished(
+        agent="balanced", call_id="s1", subagent="prices", outcome="completed", answer="12 EUR",
+        duration_s=2.5,
+    )  # fmt: skip
+    async with app.run_test(size=SIZE) as pilot:
+        for event in [two, *spawned]:
+            view(event)
+        entries = await until(lambda: len(agent_entries(app)) == 2 and agent_entries(app), "list")
+        await pilot.pause(0.3)
+        careful, balanced = agent_entries(app)
+        assert "↳" not in careful
+        lines = balanced.splitlines()
+        assert lines[3:5] == [
+            " ↳ prices · running · find the 2024 prices",
+            " ↳ maps · running · draw the route",
+        ], entries
+        view(done)
+        await until(lambda: "completed" in agent_entries(app)[1], "the finished subagent")
+        assert " ↳ prices · completed in 2.5s · find the 2024 prices" in agent_entries(app)[1]

@@ -139,7 +139,11 @@ async def test_a_permission_ask_is_a_dialog_and_the_app_keeps_drawing():
         for event in events[:4]:
             view(event)
         asked = asyncio.create_task(approver.ask(PUSH))
-        await until(lambda: isinstance(app.screen, ApprovalDialog), "the dialog")
+        # Shown and composed: on a loaded machine the poll can fall between the two.
+        await until(
+            lambda: isinstance(app.screen, ApprovalDialog) and app.screen.query("#choices"),
+            "the dialog",
+        )
         dialog = app.screen
         shown = "\n".join(plain(s.content) for s in dialog.query("Static"))
         assert "execute_command" in shown and "git push origin" in shown and "high" in shown
