@@ -52,13 +52,26 @@ def recorded_order(replay: Path | None) -> list[Key]:
 
 class ResultsWriter:
     """`results.jsonl` as the driver writes it, plus the calls side file; with a record,
-    rows are released in the recorded order. `done`: keys already finished in `out`."""
+    rows are released in the recorded order. `done`: keys already finished in `out`;
+    `expected`: the keys this batch can write (None: all), so that a row never waits for
+    one of the recording's methods that this batch does not run."""
 
-    def __init__(self, out: Path, replay: Path | None, done: Iterable[Key] = ()) -> None:
+    def __init__(
+        self,
+        out: Path,
+        replay: Path | None,
+        done: Iterable[Key] = (),
+        expected: Iterable[Key] | None = None,
+    ) -> None:
         self.results = store.ResultsFile(out)
         self._calls = (out / CALLS).open("a", encoding="utf-8")
         finished = set(done)
-        self._order = [k for k in recorded_order(replay) if k not in finished]
+        wanted = set(expected) if expected is not None else None
+        self._order = [
+            k
+            for k in recorded_order(replay)
+            if k not in finished and (wanted is None or k in wanted)
+        ]
         self._place = {key: index for index, key in enumerate(self._order)}
         self._next = 0
         self._held: dict[Key, Row] = {}

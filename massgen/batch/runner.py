@@ -87,7 +87,8 @@ class Driver:
         first = list(self._phase_one())
         self.tally = Tally(len(first) + self._phase_two_estimate())
         self.on_change(self.tally)
-        results = ResultsWriter(self.plan.out, self.plan.replay, store.finished(self.rows))
+        done = store.finished(self.rows)
+        results = ResultsWriter(self.plan.out, self.plan.replay, done, self._keys())
         try:
             await self.executor.start()
             await self._run_all(first, results)
@@ -109,6 +110,14 @@ class Driver:
             for agent in self.plan.agents if singles else ():
                 if (task.id, SINGLE + agent) not in done:
                     yield Job(task.id, task.question, SINGLE + agent, agent)
+
+    def _keys(self) -> set[tuple[str, str]]:
+        """Every (id, method) this batch runs: a row in a replay waits for no other."""
+        singles = SINGLE.rstrip(":") in self.plan.baselines or SC in self.plan.baselines
+        methods = [TEAM, *(SINGLE + agent for agent in self.plan.agents if singles)]
+        if SC in self.plan.baselines:
+            methods.append(SC)
+        return {(task.id, method) for task in self.plan.tasks for method in methods}
 
     def _phase_two_estimate(self) -> int:
         if SC not in self.plan.baselines:

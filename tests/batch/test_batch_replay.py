@@ -123,6 +123,23 @@ def test_rows_are_written_in_the_recorded_order_and_held_ones_flushed_at_close(t
     assert len(read_calls(out)) == 3
 
 
+def test_a_row_does_not_wait_for_a_recorded_method_this_batch_does_not_run(tmp_path):
+    # Recorded with a single baseline first; replayed with the team alone, the team's row
+    # must not be held (until the end of the batch, or lost to a kill) for that single.
+    recorded = tmp_path / "rec"
+    recorded.mkdir()
+    keys = [("q0", "single:a0"), ("q0", "team"), ("q1", "team")]
+    lines = [json.dumps({"id": i, "method": m, "status": "ok"}) for i, m in keys]
+    (recorded / "results.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = ResultsWriter(out, recorded, (), expected={("q0", "team"), ("q1", "team")})
+    writer.append({"id": "q0", "method": "team"})
+    written = [json.loads(line)["id"] for line in (out / "results.jsonl").open()]
+    assert written == ["q0"]
+    writer.close()
+
+
 def test_replay_needs_a_recorded_batch_and_another_out(tmp_path, capsys):
     tasks = write_tasks(tmp_path / "tasks.jsonl", 1)
     team = write_team(tmp_path / "team.json", "http://127.0.0.1:9/v1")
