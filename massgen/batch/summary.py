@@ -86,12 +86,14 @@ def _measure(rows: Sequence[Row]) -> dict[str, Any]:
 
 
 def _paired(team: Mapping[str, Row], mine: Mapping[str, Row], shared: Sequence[str]) -> dict:
-    """Questions where exactly one of the two is right (score 1 vs 0)."""
+    """Questions where exactly one of the two is right (score 1 vs 0), and the team's
+    accuracy on the questions both scored (a partial baseline has fewer than the team)."""
     both = [tid for tid in shared if team[tid].get("score") is not None]
     right = lambda row: (row.get("score") or 0) >= 1  # noqa: E731
     return {
         "team_only": sum(right(team[t]) and not right(mine[t]) for t in both),
         "baseline_only": sum(right(mine[t]) and not right(team[t]) for t in both),
+        "team_accuracy": sum(right(team[t]) for t in both) / len(both) if both else None,
     }
 
 

@@ -37,8 +37,12 @@ def _sentence(team: Mapping[str, Any], other: Mapping[str, Any]) -> str:
     name = other["method"]
     if other["accuracy"] is None:
         return f"{name}: nothing scored to compare"
-    mine, theirs = team["accuracy"], other["accuracy"]
     paired = other["paired"]
+    # On the questions both answered: a baseline stopped early has fewer than the team.
+    mine = paired.get("team_accuracy", team["accuracy"])
+    theirs = other["accuracy"]
+    if mine is None:
+        return f"{name}: nothing scored to compare"
     p = mcnemar(paired["team_only"], paired["baseline_only"])
     scores = f"{_pct(mine)} vs {_pct(theirs)}, {other['n']} questions, p={p:.2f}"
     tokens = _tokens(team["tokens_per_question"], other["tokens_per_question"])

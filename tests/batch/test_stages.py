@@ -10,6 +10,7 @@ import re
 import pytest
 from batch_support import QUESTION, write_tasks, write_team
 
+from massgen.batch import summary
 from massgen.batch.verdicts import mcnemar
 from massgen.cli import main
 from massgen.testing.fake_provider import FakeProvider, Reply
@@ -126,3 +127,17 @@ def test_a_verifier_wins_back_what_the_vote_lost_and_the_stages_say_so(tmp_path,
     assert "checked: passed among candidates (right)" in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())
     assert "qchecks:plus_one" in json.dumps(manifest)
+
+
+def test_a_baseline_stopped_early_is_judged_on_the_questions_it_answered():
+    ids = [f"q{i}" for i in range(4)]
+    rows = {(tid, "team"): {"status": "ok", "score": 1.0, "tokens": 30} for tid in ids[:2]}
+    rows |= {(tid, "team"): {"status": "ok", "score": 0.0, "tokens": 30} for tid in ids[2:]}
+    # Self-consistency finished only q2 and q3, where the team was wrong, and got q2 right.
+    rows[("q2", "self-consistency")] = {"status": "ok", "score": 1.0, "tokens": 30}
+    rows[("q3", "self-consistency")] = {"status": "ok", "score": 0.0, "tokens": 30}
+    result = summary.summarise(rows, ids)
+    (verdict,) = result["verdicts"]
+    # The team's 50% over four questions is not the comparison: on the two shared, 0 vs 50%.
+    assert verdict.startswith("the team did not beat self-consistency at equal tokens")
+    assert "(0% vs 50%, 2 questions" in verdict
