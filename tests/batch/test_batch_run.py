@@ -53,7 +53,7 @@ def test_results_and_summary_with_baselines_at_equal_tokens(tmp_path, capsys):
     assert by["single:a0"]["tokens_per_question"] == 20
     assert by["team"]["accuracy"] == 1.0 and by["single:a1"]["accuracy"] == 0.0
     assert by["team"]["interval"][0] == pytest.approx(0.6097, abs=1e-3)
-    assert by["single:a1"]["paired"] == {"team_only": 6, "baseline_only": 0}
+    assert by["single:a1"]["paired"] == {"team_only": 6, "baseline_only": 0, "team_accuracy": 1.0}
     table = capsys.readouterr().out
     assert "self-consistency (k=5, a0)" in table and "61%–100%" in table
 
