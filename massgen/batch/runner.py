@@ -103,18 +103,20 @@ class Driver:
 
     def _phase_one(self) -> Iterable[Job]:
         done = store.finished(self.rows)
-        singles = SINGLE.rstrip(":") in self.plan.baselines or SC in self.plan.baselines
         for task in self.plan.tasks:
             if (task.id, TEAM) not in done:
                 yield Job(task.id, task.question, TEAM)
-            for agent in self.plan.agents if singles else ():
+            for agent in self.plan.agents if self._runs_singles() else ():
                 if (task.id, SINGLE + agent) not in done:
                     yield Job(task.id, task.question, SINGLE + agent, agent)
 
+    def _runs_singles(self) -> bool:
+        """Self-consistency needs the singles too: they choose its member."""
+        return SINGLE.rstrip(":") in self.plan.baselines or SC in self.plan.baselines
+
     def _keys(self) -> set[tuple[str, str]]:
         """Every (id, method) this batch runs: a row in a replay waits for no other."""
-        singles = SINGLE.rstrip(":") in self.plan.baselines or SC in self.plan.baselines
-        methods = [TEAM, *(SINGLE + agent for agent in self.plan.agents if singles)]
+        methods = [TEAM, *(SINGLE + agent for agent in self.plan.agents if self._runs_singles())]
         if SC in self.plan.baselines:
             methods.append(SC)
         return {(task.id, method) for task in self.plan.tasks for method in methods}
