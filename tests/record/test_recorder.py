@@ -154,7 +154,7 @@ def test_status_is_current_mid_run(tmp_path: Path, events: list[AnyEvent], clock
     assert status["coordination"]["phase"] == "coordinating"
     assert (status["is_complete"], status["status"]) == (False, "running")
     assert status["totals"]["input_tokens"] == 100
-    assert (tmp_path / "agent_alpha" / "answer_1.txt").exists()
+    assert eventually(lambda: (tmp_path / "agent_alpha" / "answer_1.txt").exists(), bool)
     # Stream chunks neither rewrite status.json nor flush events.jsonl.
     size = (tmp_path / "events.jsonl").stat().st_size
     recorder.handle(TextDelta(agent="beta", text="chunk"))
