@@ -305,7 +305,8 @@ def _memory(got: list[Sample]) -> str:
         return "none"
     mb = statistics.median(s.peak_mb for s in got)
     processes = statistics.median(s.processes for s in got)
-    return f"{mb:.0f} MB ({', '.join(got[0].large)}; {processes:.0f} processes a turn)"
+    plural = "" if processes == 1 else "es"
+    return f"{mb:.0f} MB ({', '.join(got[0].large)}; {processes:.0f} process{plural} a turn)"
 
 
 def where(pairs: list[Pair], samples: dict[str, list[Sample]]) -> str:
@@ -364,10 +365,12 @@ def render(
             f"one warm-up run each, then {runs} runs, the members taking turns. {used}."
             f"{left_out} Run at nice {os.nice(0)}; 1-minute load average {load[0]:.2f} "
             f"before, {load[1]:.2f} after, on the 2-core machine above, shared with other "
-            "work (a model batch at nice -5, other sessions' tests).",
+            "work (other sessions' tests, a model batch) while this ran.",
             "The phases are medians, each from one moment of a run to the next: the CLI's "
             "first process starting (the kernel's start time, 10 ms steps), the fake "
-            "receiving its first and its last request (Claude Code makes two: the action, "
+            "receiving its first request (the first event of the CLI that massgen can see; "
+            "the views show little of a member that answers at once before its "
+            "answer) and its last request (Claude Code makes two: the action, "
             "then its turn's end after reading `Recorded`), the CLI's last process ending "
             "(its pidfd), and the answer on the board (`AnswerPublished`). For an API "
             "member the first request is counted from the run's start and the answer from "
