@@ -21,6 +21,7 @@ from pathlib import Path
 from bench import (
     aids,
     batch,
+    cli_members,
     commands,
     doc,
     first_run,
@@ -38,7 +39,7 @@ from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
 # Written by `python -m bench.local`, `.first_run`, `.sandbox`, `.serving`, `.batch`,
-# `.permissions`, `.aids`, `.surfaces`, `.tui`.
+# `.permissions`, `.aids`, `.surfaces`, `.cli_members`, `.tui`.
 KEPT_SECTIONS = (
     (local.BEGIN, local.END),
     (first_run.BEGIN, first_run.END),
@@ -48,6 +49,7 @@ KEPT_SECTIONS = (
     (permissions.BEGIN, permissions.END),
     (aids.BEGIN, aids.END),
     (surfaces.BEGIN, surfaces.END),
+    (cli_members.BEGIN, cli_members.END),
     (tui.BEGIN, tui.END),
 )
 

@@ -26,7 +26,10 @@ from typing import Any
 from massgen.core.effects import Delete, Effect, Run, Write
 
 PIN = "0.171.0"  # the Codex CLI release the tests drive (`.ci/run` installs it)
-INSTALL = f"npm install -g @openai/codex@{PIN}"
+# PyPI's build of the Codex CLI (`massgen[codex]`, pinned in pyproject.toml): its latest
+# release lags npm's, and the tests pass against it too (`.ci/run` installs both).
+WHEEL_PIN = "0.163.0"
+INSTALL = f"pip install 'massgen[codex]' (Codex {WHEEL_PIN}) or npm install -g @openai/codex@{PIN}"
 PATH_ENV = "MASSGEN_CODEX_PATH"
 COMMAND = "exec_command"  # the names its calls get in massgen's events and ledger
 PATCH = "apply_patch"
@@ -81,8 +84,8 @@ def _change(change: Any, cwd: Path) -> Effect:
 
 def find_cli(configured: str | None, environ: Mapping[str, str]) -> Path | None:
     """The Codex CLI: the config's `codex_path`, else `$MASSGEN_CODEX_PATH`, else `codex`
-    on PATH, else a project-local npm install under massgen's cache
-    (`~/.cache/massgen/codex/node_modules/.bin/codex`)."""
+    on PATH, else the one `massgen[codex]` installed beside massgen, else a project-local
+    npm install under massgen's cache (`~/.cache/massgen/codex/node_modules/.bin/codex`)."""
     for given in (configured, environ.get(PATH_ENV)):
         if given:
             path = Path(given).expanduser()
@@ -91,7 +94,20 @@ def find_cli(configured: str | None, environ: Mapping[str, str]) -> Path | None:
     if found:
         return Path(found)
     local = cache_dir(environ) / "codex" / "node_modules" / ".bin" / "codex"
-    return local if local.is_file() else None
+    return wheel_cli() or (local if local.is_file() else None)
+
+
+def wheel_cli() -> Path | None:
+    """The Codex CLI of `massgen[codex]` (PyPI's `openai-codex-cli-bin`), if installed."""
+    try:
+        from codex_cli_bin import bundled_codex_path
+    except ImportError:
+        return None
+    try:
+        path = Path(bundled_codex_path())
+    except FileNotFoundError:  # the package without its binary: a broken install
+        return None
+    return path if os.access(path, os.X_OK) else None
 
 
 def cache_dir(environ: Mapping[str, str]) -> Path:
@@ -101,10 +117,11 @@ def cache_dir(environ: Mapping[str, str]) -> Path:
 
 def package_root(cli: Path) -> Path:
     """What Codex's sandbox must be able to read to start its helper: the npm tree the
-    launcher belongs to (the native binary lives beside it), else the CLI's folder."""
+    launcher belongs to (the native binary lives beside it), or the PyPI package's folder
+    (its `codex-package.json` beside `bin/`, its bundled tools), else the CLI's folder."""
     real = cli.resolve()
     for parent in real.parents:
-        if parent.name == "node_modules":
+        if parent.name == "node_modules" or (parent / "codex-package.json").is_file():
             return parent
     return real.parent
 

@@ -158,7 +158,7 @@ def _check_codex(cfg: BackendConfig, profile: Profile) -> Problem | None:
         where = (
             f"`codex_path` ({cfg.codex_path}) is not an executable file"
             if cfg.codex_path
-            else f"no `codex` on PATH, ${codex_tools.PATH_ENV} or in massgen's cache"
+            else f"no `codex` on PATH, ${codex_tools.PATH_ENV}, massgen[codex] or massgen's cache"
         )
         return (
             "codex_path" if cfg.codex_path else "type",

@@ -7,20 +7,25 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_support import beside_api_member, host_backend
+from backend_support import beside_api_member, host_backend, team_run
 
 from massgen.backends import codex_tools
 from massgen.core import events as ev
-from massgen.testing import Reply, cooperative_agent
+from massgen.testing import Reply, coding_agent, cooperative_agent
 from massgen.testing.fake_openai_responses import FakeResponses
 
 QUESTION = "What is the capital of France?"
 MODEL = "gpt-5.1-codex"  # a model Codex has no metadata for: it sends every tool as is
 CLI = codex_tools.find_cli(None, os.environ)
 needs_cli = pytest.mark.skipif(CLI is None, reason=f"no Codex CLI ({codex_tools.INSTALL})")
+needs_extra = pytest.mark.skipif(
+    codex_tools.wheel_cli() is None, reason="no massgen[codex] (pip install 'massgen[codex]')"
+)
 
 
 def codex_agent(commands: list[str]):
@@ -212,6 +217,7 @@ def test_a_cli_found_nowhere_is_a_config_error_naming_file_key_and_install(tmp_p
     monkeypatch.setenv("HOME", str(tmp_path))  # nor in massgen's cache
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.delenv(codex_tools.PATH_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "codex_cli_bin", None)  # nor massgen[codex]
     config = tmp_path / "team.yaml"
     config.write_text("agents:\n  - id: cx\n    backend: {type: codex}\n")
     with pytest.raises(ConfigError) as caught:
@@ -219,6 +225,32 @@ def test_a_cli_found_nowhere_is_a_config_error_naming_file_key_and_install(tmp_p
     text = str(caught.value)
     assert text.startswith(f"{config}: agents[0].backend.type: ")
     assert "no `codex` on PATH" in text and codex_tools.INSTALL in text
+
+
+@needs_extra
+async def test_massgen_codex_alone_runs_a_codex_member(tmp_path, monkeypatch):
+    """`pip install 'massgen[codex]'` is enough: with no `codex` on PATH (nor
+    $MASSGEN_CODEX_PATH), a Codex member runs the CLI the extra installed, sandboxed with
+    the extra's whole package readable."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no codex there, nor anything else
+    monkeypatch.delenv(codex_tools.PATH_ENV, raising=False)
+    with FakeResponses(coding_agent()) as fake:
+        backend = host_backend("codex", "cx_ws", fake.base_url, "sk-fake", model=MODEL)
+        result, _ = await team_run({"agents": [{"id": "cx", "backend": backend}]}, QUESTION)
+        agents = {headers.get("user-agent", "") for headers in fake.headers}
+
+    assert result.ok and result.answer, result
+    # Codex names its version in every request it sends: the extra's, not npm's.
+    assert agents and all(f"/{codex_tools.WHEEL_PIN} " in agent for agent in agents), agents
+    cli = codex_tools.wheel_cli()
+    assert cli is not None and codex_tools.package_root(cli) == cli.parent.parent
+
+
+def test_the_extra_installs_the_codex_the_messages_name():
+    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
+    assert f'codex = ["openai-codex-cli-bin=={codex_tools.WHEEL_PIN}"]' in pyproject
+    assert f"Codex {codex_tools.WHEEL_PIN}" in codex_tools.INSTALL
 
 
 def test_the_cli_gets_only_the_environment_it_needs(tmp_path):
