@@ -319,9 +319,15 @@ class Orchestrator:
         if repeat:
             return Rejected(repeat)
         answer, retired = self.state.board.publish(agent, content)
+        changes = None
         if self.workspaces is not None:  # before peers hear of it, so they can read it
-            self.workspaces.published(agent, answer.label)
-        self.emit(ev.AnswerPublished(agent=agent, label=answer.label, content=content))
+            changes = self.workspaces.published(agent, answer.label)
+        files, diff = (changes.files, changes.diff) if changes is not None else ((), "")
+        self.emit(
+            ev.AnswerPublished(
+                agent=agent, label=answer.label, content=content, files=files, diff=diff
+            )
+        )
         if self.checking is not None:
             self.checking.start(answer)
         for vote in retired:

@@ -24,7 +24,7 @@ from massgen.coordination.tool_round import ToolBounds
 from massgen.core import events as ev
 from massgen.core.checks import Check
 from massgen.core.outcome import Outcome
-from massgen.core.types import Usage
+from massgen.core.types import FileChanges, Usage
 from massgen.core.usage import UsageLedger
 
 if TYPE_CHECKING:  # the aids' base reads `Workspaces` from here
@@ -36,7 +36,7 @@ class Workspaces(Protocol):
     an answer's snapshot is recorded as it is published, and the presenter starts from
     the snapshot of the chosen answer."""
 
-    def published(self, agent: str, label: str) -> None: ...
+    def published(self, agent: str, label: str) -> FileChanges | None: ...
 
     def presenting(self, agent: str, label: str) -> Path | None: ...
 

@@ -283,6 +283,8 @@ class AnswerPublished(Event):
     agent: str
     label: str  # "agent2.3"
     content: str
+    files: tuple[str, ...] = ()  # its workspace's changes since its last: "+ a", "~ b", "- c"
+    diff: str = ""  # those changes as a unified diff, bounded (`workspace/changes.py`)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -402,8 +404,7 @@ class EvaluationStarted(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EvaluationFinished(Event):
     """The winner's verdict on the final answer: `submitted`, or a restart was asked for
-    (`OrchestrationRestarted` follows). `note` says how it was decided ("confirmed", "no
-    tool call", "timed out", ...)."""
+    (`OrchestrationRestarted` follows). `note`: how ("confirmed", "no tool call", ...)."""
 
     kind: ClassVar[str] = "evaluation_finished"
     agent: str
@@ -480,7 +481,7 @@ def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     cls = _TYPE_BY_KIND[data["type"]]
     names = {f.name for f in fields(cls)}
     kwargs = {k: v for k, v in data.items() if k in names}
-    for key in ("agents", "answers_in_view", "criteria", "to"):
+    for key in ("agents", "answers_in_view", "criteria", "to", "files"):
         if isinstance(kwargs.get(key), list):
             kwargs[key] = tuple(kwargs[key])
     if cls is UsageReported:

@@ -149,6 +149,14 @@ class ReasoningChunk:
 
 
 @dataclass(frozen=True, slots=True)
+class FileChanges:
+    """What an answer changed in its agent's workspace (`workspace/changes.py`)."""
+
+    files: tuple[str, ...]  # "+ path" added, "~ path" changed, "- path" removed
+    diff: str  # unified, bounded
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0

@@ -192,6 +192,8 @@ class Recorder:
                 if self._state.attempt > 1:  # an orchestration restart gives labels out again
                     folder = folder / f"attempt_{self._state.attempt}"
                 self._writer.put(folder / f"answer_{answer.version}.txt", event.content)
+                if event.diff:  # what it changed in its workspace
+                    self._writer.put(folder / f"answer_{answer.version}.diff", event.diff)
             case ev.VoteCast() | ev.VoteInvalidated():
                 self._write_agent_votes(event.agent)
             case ev.CoordinationFinished():

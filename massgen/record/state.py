@@ -94,6 +94,8 @@ class LoggedAnswer:
     label: str
     version: int
     content: str
+    files: tuple[str, ...] = ()  # what it changed in its workspace ("+ a", "~ b", "- c")
+    diff: str = ""
 
 
 @dataclass(slots=True)
@@ -285,7 +287,8 @@ class RunState:
     def _answer_published(self, event: ev.AnswerPublished) -> None:
         state = self.agent(event.agent)
         version = version_of(event.label, len(state.answers) + 1)
-        state.answers.append(LoggedAnswer(event.label, version, event.content))
+        answer = LoggedAnswer(event.label, version, event.content, event.files, event.diff)
+        state.answers.append(answer)
         state.status = "answered"
 
     def _vote_cast(self, event: ev.VoteCast) -> None:

@@ -18,7 +18,7 @@ from typing import assert_never
 
 from massgen.core import event_groups as groups
 from massgen.core import events as ev
-from massgen.record.text import check_line, preview, seconds_text, tool_outcome
+from massgen.record.text import check_line, files_text, preview, seconds_text, tool_outcome
 
 WIDTH = 120
 MIN_COL = 10
@@ -142,7 +142,8 @@ def _tool_cell(event: groups.ToolActivity) -> tuple[str, str] | None:
 def _decision_text(event: groups.Decision) -> str:
     match event:
         case ev.AnswerPublished():
-            return f"answer {event.label}"
+            files = files_text(event.files)
+            return f"answer {event.label}" + (f" · {files}" if files else "")
         case ev.AnswerChecked():
             return check_line(event, 60)
         case ev.VoteCast():

@@ -101,3 +101,18 @@ def subagent_line(event: ev.SubagentStarted | ev.SubagentFinished, limit: int = 
     took = seconds_text(event.duration_s)
     said = preview(event.answer or event.reason, limit)
     return f"{mark} subagent {event.subagent} {event.outcome} {took}: {said}"
+
+
+def files_text(files: tuple[str, ...]) -> str:
+    """ "files: 2 added, 1 changed (a.py, b.py, c.py)" for an answer's workspace changes;
+    "" when it changed nothing."""
+    marks = [line[:1] for line in files if line[1:2] == " "]
+    counts = [
+        f"{marks.count(mark)} {word}"
+        for mark, word in (("+", "added"), ("~", "changed"), ("-", "removed"))
+        if mark in marks
+    ]
+    if not counts:
+        return ""
+    names = preview(", ".join(line[2:] for line in files), 80)
+    return f"files: {', '.join(counts)} ({names})"

@@ -17,6 +17,7 @@ from massgen.core import events as ev
 from massgen.record.state import RunState
 from massgen.record.text import (
     check_line,
+    files_text,
     hosted_lines,
     preview,
     seconds_text,
@@ -249,7 +250,9 @@ class ViewModel:
                 unshown = self.pane(agent).text.unshown(content)
                 if unshown:  # it came as a tool call's argument
                     self.pane(agent).line("text", unshown)
-                self._settle(agent, "answer", f"✓ new answer {label}")
+                files = files_text(event.files)
+                said = f"✓ new answer {label}" + (f" · {files}" if files else "")
+                self._settle(agent, "answer", said)
             case ev.AnswerChecked(agent=agent, verdict=verdict):
                 self.pane(agent).line(_check_kind(verdict), check_line(event, 200))
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):

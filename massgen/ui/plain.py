@@ -17,6 +17,7 @@ from massgen.core.status import Status
 from massgen.core.usage import Spend, UsageLedger
 from massgen.record.text import (
     check_line,
+    files_text,
     hosted_lines,
     preview,
     seconds_text,
@@ -82,7 +83,8 @@ class PlainView:
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
                 if unshown:  # it came as a tool call's argument
                     self._stream(agent, f"\n{unshown}\n")
-                return f"[{agent}] ✓ new answer {label}"
+                files = files_text(event.files)
+                return f"[{agent}] ✓ new answer {label}" + (f" · {files}" if files else "")
             case ev.AnswerChecked(agent=agent):
                 return f"[{agent}] {check_line(event, 200)}"
             case ev.VoteCast(agent=agent, target_label=label, reason=reason):

@@ -21,7 +21,9 @@ from datetime import datetime
 from pathlib import Path
 
 from massgen.config.schema import MassgenConfig, workspace_names
+from massgen.core.types import FileChanges
 from massgen.log import logger
+from massgen.workspace.changes import between
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.files import FileTools
 from massgen.workspace.paths import PREVIOUS
@@ -66,6 +68,7 @@ class Workspaces:
         self._dirs = dict(dirs)
         self._snapshotters: dict[str, Snapshotter] = {}
         self._published: dict[str, Manifest] = {}
+        self._latest: dict[str, Manifest] = {}  # agent -> its last answer's snapshot
         self.contexts = contexts
         self.files = FileTools(self, contexts)
 
@@ -89,28 +92,48 @@ class Workspaces:
     def path(self, agent: str) -> Path:
         """The agent's workspace, created on first use and kept for the whole run."""
         path = self.root / self._dirs[agent]
-        path.mkdir(parents=True, exist_ok=True)
+        if agent not in self._latest:  # first use: what its first answer is compared with
+            path.mkdir(parents=True, exist_ok=True)
+            self._latest[agent] = self._baseline(agent, path)
         return path
+
+    def _baseline(self, agent: str, path: Path) -> Manifest:
+        """The workspace as this run found it: empty, or an earlier chat turn's files."""
+        if not any(path.iterdir()):
+            return Manifest()
+        try:
+            return self._snapshotter(agent).take()
+        except OSError as error:
+            logger.warning("workspace of {} not read at its start: {}", agent, error)
+            return Manifest()
+
+    def _snapshotter(self, agent: str) -> Snapshotter:
+        snapshotter = self._snapshotters.get(agent)
+        if snapshotter is None:
+            directory = self.root / self._dirs[agent]
+            snapshotter = Snapshotter(self.store, directory, self.limits)
+            self._snapshotters[agent] = snapshotter
+        return snapshotter
 
     def snapshots(self) -> Mapping[str, Manifest]:
         return self._published
 
-    def published(self, agent: str, label: str) -> None:
-        """Record `agent`'s workspace as the snapshot of its answer `label`. A snapshot that
-        cannot be taken (a full disk) is logged; the answer still stands."""
+    def published(self, agent: str, label: str) -> FileChanges | None:
+        """Record `agent`'s workspace as the snapshot of its answer `label`, and say what
+        changed since its previous answer. A snapshot that cannot be taken (a full disk) is
+        logged; the answer still stands."""
         if agent not in self._dirs:
-            return
-        snapshotter = self._snapshotters.get(agent)
-        if snapshotter is None:
-            snapshotter = Snapshotter(self.store, self.path(agent), self.limits)
-            self._snapshotters[agent] = snapshotter
+            return None
+        self.path(agent)  # its baseline, if it never used its workspace
         try:
-            manifest = snapshotter.take()
+            manifest = self._snapshotter(agent).take()
             self.store.save(label, manifest)
         except OSError as error:
             logger.warning("snapshot of {} not recorded: {}", label, error)
-            return
+            return None
         self._published[label] = manifest
+        before, self._latest[agent] = self._latest.get(agent), manifest
+        return between(self.store, before, manifest)
 
     def new_attempt(self) -> None:
         """The coordination starts over (an evaluation asked for it): the answers of the

@@ -107,3 +107,26 @@ def test_the_workspace_preset_runs_on_the_fake_provider(tmp_path, monkeypatch, c
     (log,) = (tmp_path / ".massgen" / "massgen_logs").glob("log_*/turn_1")
     program = (log / "final" / "workspace" / "src" / "main.py").read_text()
     assert program.startswith("print('hello from ")
+
+
+async def test_each_answer_says_what_it_changed_in_its_workspace(tmp_path, monkeypatch):
+    """The journal, the log folder and the table carry each answer's files and diff."""
+    monkeypatch.chdir(tmp_path)
+    with FakeProvider(builder) as fake:
+        agents = workspace_agents(fake.base_url, IDS, model="model-{n}")
+        config = {"agents": agents, "orchestrator": {"seed": 5, "max_new_answers_per_agent": 1}}
+        result = await TeamRun(load(config), "Write a hello-world program.").execute()
+
+    assert result.ok, result.reason
+    lines = (result.log_dir / "events.jsonl").read_text().splitlines()
+    published = [e for e in map(json.loads, lines) if e["type"] == "answer_published"]
+    assert len(published) == 3
+    for event in published:
+        n = IDS.index(event["agent"])
+        assert event["files"] == ["+ src/main.py"]
+        assert "+++ b/src/main.py" in event["diff"]
+        assert f"+print('hello from model-{n}')" in event["diff"]
+        saved = result.log_dir / f"agent_{event['agent']}" / "answer_1.diff"
+        assert saved.read_text() == event["diff"]
+    table = (result.log_dir / "coordination_table.txt").read_text()
+    assert table.count("· files: 1 added") == 3

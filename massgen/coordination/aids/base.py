@@ -29,6 +29,7 @@ from massgen.coordination.board import Answer, Board
 from massgen.coordination.labels import Labels
 from massgen.coordination.run_state import Workspaces
 from massgen.core import events as ev
+from massgen.core.types import FileChanges
 from massgen.log import logger
 
 
@@ -139,11 +140,11 @@ class _Announced:
         self._workspaces = workspaces
         self._aids = aids
 
-    def published(self, agent: str, label: str) -> None:
+    def published(self, agent: str, label: str) -> FileChanges | None:
         if agent in self._workspaces.agents:
             for aid in self._aids:
                 aid.on_answer(self._workspaces.path(agent), label)
-        self._workspaces.published(agent, label)
+        return self._workspaces.published(agent, label)
 
     def presenting(self, agent: str, label: str) -> Path | None:
         return self._workspaces.presenting(agent, label)

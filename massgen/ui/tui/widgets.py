@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.console import RenderableType
+from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,7 +23,8 @@ from textual.widgets import Collapsible, Markdown, OptionList, Static
 
 from massgen.backends.pricing import format_cost
 from massgen.core.status import Status
-from massgen.record.text import preview, seconds_text
+from massgen.record.state import LoggedAnswer
+from massgen.record.text import files_text, preview, seconds_text
 from massgen.ui.live import STATE_STYLES, STREAM_STYLES
 from massgen.ui.model import Kind, Pane, ToolCard, ViewModel, display_name, state_text, tally_text
 
@@ -300,7 +302,7 @@ class AnswerBoard(VerticalScroll):
                 title = self._answer_title(model, agent, answer.label)
                 fold = self.answers.get(answer.label)
                 if fold is None:
-                    fold = Collapsible(Markdown(answer.content), title=title, collapsed=True)
+                    fold = Collapsible(*_answer_parts(answer), title=title, collapsed=True)
                     self.answers[answer.label] = fold
                     self.mount(fold, before=self.votes_heading)
                 elif fold.title != title:
@@ -322,6 +324,18 @@ class AnswerBoard(VerticalScroll):
         voters = [v.voter for v in model.state.votes if v.standing and v.target_label == label]
         votes = f"votes: {', '.join(voters)}" if voters else "no votes"
         return f"{label} · {display_name(model, agent)} · {votes}"
+
+
+def _answer_parts(answer: LoggedAnswer) -> list[Widget]:
+    """The answer in Markdown, then what it changed in its workspace, as a diff to open."""
+    parts: list[Widget] = [Markdown(answer.content)]
+    files = files_text(answer.files)
+    if files:
+        parts.append(Static(Text(files, style="dim")))
+    if answer.diff:
+        diff = Static(Syntax(answer.diff, "diff", theme="ansi_dark", word_wrap=True))
+        parts.append(Collapsible(diff, title="workspace diff", collapsed=True))
+    return parts
 
 
 # --- the end -------------------------------------------------------------------------------
