@@ -11,6 +11,7 @@ stderr. On stdio nothing but the protocol goes to stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -68,7 +69,8 @@ def main(argv: list[str]) -> int:
     from massgen.mcp_server import stdio
 
     out = stdio.Out()
-    anyio.run(stdio.serve, build(asker, out.send_now), out)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops a server, as `serve`'s
+        anyio.run(stdio.serve, build(asker, out.send_now), out)
     _stdout_gone()
     return ExitCode.OK
 

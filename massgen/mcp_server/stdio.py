@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import stat
 import sys
 from typing import Any, cast
@@ -27,7 +28,9 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.stdio import stdio_server
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a 200,000-character question or diff is well under it
-ID_SCAN_BYTES = 4096  # where the id of an over-long request is looked for
+ID_SCAN_BYTES = 4096  # where the id of an over-long request is looked for, at each end
+# The last member of the object, so top-level: nothing but its closing brace follows.
+_LAST_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$')
 
 
 async def serve(server: FastMCP, out: Out) -> None:
@@ -162,22 +165,24 @@ class _Lines:
     async def _refuse(self, buffered: int) -> None:
         """Skip the rest of an over-long line; answer it if it is a request."""
         head = await self._reader.readexactly(buffered)
-        size = len(head)
+        size, tail = len(head), head[-ID_SCAN_BYTES:]
         while True:
             try:
-                size += len(await self._reader.readuntil(b"\n"))
-                break
+                chunk = await self._reader.readuntil(b"\n")
+                ended = True
             except asyncio.LimitOverrunError as more:
-                size += len(await self._reader.readexactly(more.consumed))
+                chunk, ended = await self._reader.readexactly(more.consumed), False
             except asyncio.IncompleteReadError as end:  # EOF inside the line
-                size += len(end.partial)
+                chunk, ended = end.partial, True
+            size, tail = size + len(chunk), (tail + chunk)[-ID_SCAN_BYTES:]
+            if ended:
                 break
         why = (
             f"the message is {size / 2**20:.1f} MiB, over the {MAX_LINE_BYTES // 2**20} MiB "
             "that massgen mcp reads; send less (name files in `context` instead of pasting them)"
         )
         print(f"massgen mcp: refused a message: {why}", file=sys.stderr)
-        request_id = request_id_of(head[:ID_SCAN_BYTES])
+        request_id = request_id_of(head[:ID_SCAN_BYTES], tail)
         if request_id is None:
             return
         error = types.ErrorData(code=types.INVALID_REQUEST, message=why)
@@ -185,9 +190,13 @@ class _Lines:
         await self._out.write(reply.model_dump_json(by_alias=True, exclude_none=True) + "\n")
 
 
-def request_id_of(head: bytes) -> int | str | None:
-    """The top-level "id" of a JSON-RPC message from its first bytes, if it comes before
-    the first member too long to read there (clients put it before "params")."""
+def request_id_of(head: bytes, tail: bytes = b"") -> int | str | None:
+    """The top-level "id" of a JSON-RPC message from its first and last bytes: where it is
+    the last member (the official SDKs write it last), or comes before the first member
+    too long to read in `head` (clients that write it first)."""
+    last = _LAST_ID.search(tail.decode("utf-8", errors="replace"))
+    if last:
+        return cast(int | str, json.loads(last.group(1)))
     text = head.decode("utf-8", errors="replace")
     decoder = json.JSONDecoder()
     at = _skip(text, 0)
