@@ -50,14 +50,15 @@ async def serve(server: FastMCP, out: Out) -> None:
 
 
 async def _connect(fds: tuple[int, int], out: Out) -> asyncio.StreamReader:
-    """stdin as a stream on the event loop, stdout through `out` (each transport closes
-    its file when it closes)."""
+    """stdin as a stream on the event loop, stdout through `out`."""
     loop = asyncio.get_running_loop()
+    # Each transport closes its file when it closes.
     await loop.connect_write_pipe(lambda: out, open(fds[1], "wb", buffering=0))  # noqa: SIM115
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
     protocol = asyncio.StreamReaderProtocol(reader)
-    await loop.connect_read_pipe(lambda: protocol, open(fds[0], "rb", buffering=0))  # noqa: SIM115
-    out.on_lost = reader.feed_eof  # stdout gone: the session ends as at EOF
+    pipe = open(fds[0], "rb", buffering=0)  # noqa: SIM115
+    stdin, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
+    out.on_lost = stdin.close  # stdout gone: stdin is closed, the session ends as at EOF
     return reader
 
 
@@ -115,7 +116,9 @@ class Out(asyncio.Protocol):
         self.on_lost()
 
     def send_now(self, message: types.JSONRPCMessage) -> bool:
-        """Write `message` now; False where this transport is not in use or is gone."""
+        """Write `message` now; False where this transport is not in use or is gone.
+        Not held back while the client reads slowly: a run sends at most
+        `progress.MAX_MESSAGES` short lines, and the transport buffers them."""
         if self._lost or self._transport is None:
             return False
         line = message.model_dump_json(by_alias=True, exclude_none=True) + "\n"
