@@ -11,6 +11,7 @@ stderr. On stdio nothing but the protocol goes to stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -60,18 +61,23 @@ def main(argv: list[str]) -> int:
     from massgen.mcp_server.asking import Asker, Limits
     from massgen.mcp_server.server import build
 
-    limits = Limits(args.max_concurrent, args.timeout, args.max_cost)
-    server = build(Asker(teams, limits))
-    if not args.http:
-        server.run("stdio")
-        _stdout_gone()
-        return ExitCode.OK
-    return _serve_http(server, args, token)
+    asker = Asker(teams, Limits(args.max_concurrent, args.timeout, args.max_cost))
+    if args.http:
+        return _serve_http(build(asker), args, token)
+    import anyio
+
+    from massgen.mcp_server import stdio
+
+    out = stdio.Out()
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops a server, as `serve`'s
+        anyio.run(stdio.serve, build(asker, out.send_now), out)
+    _stdout_gone()
+    return ExitCode.OK
 
 
 def _stdout_gone() -> None:
-    """The SDK's stdio transport closes stdout when the client leaves; `massgen.cli`'s
-    final flush must not turn that into a traceback."""
+    """The SDK's stdio transport (used when stdio is not a pipe) closes stdout when the
+    client leaves; `massgen.cli`'s final flush must not turn that into a traceback."""
     if sys.stdout.closed:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
 

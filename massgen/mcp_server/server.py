@@ -7,8 +7,10 @@ tool error whose text says why, never a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
+from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -18,7 +20,7 @@ from pydantic import BaseModel, Field
 from massgen.api import RunResult
 from massgen.backends.pricing import format_cost
 from massgen.core.errors import ConfigError
-from massgen.mcp_server.asking import Asker, Refused
+from massgen.mcp_server.asking import Asker, Refused, Report
 from massgen.mcp_server.teams import runnable
 from massgen.serve.teams import UnknownTeam
 
@@ -29,6 +31,8 @@ INSTRUCTIONS = (
     "reviewing files or a diff. A run takes from seconds to minutes and costs model calls."
 )
 MAX_DIFF_CHARS = 200_000
+
+Direct = Callable[[types.JSONRPCMessage], bool]  # writes a message now, if it can
 
 
 class Vote(BaseModel):
@@ -59,19 +63,21 @@ class Teams(BaseModel):
     teams: list[Team]
 
 
-def build(asker: Asker) -> FastMCP:
+def build(asker: Asker, direct: Direct | None = None) -> FastMCP:
+    """The server; with `direct` (stdio's `Out.send_now`), progress is written through it
+    at once instead of through the SDK's session."""
     # The SDK's own Host check is off: over HTTP, `http.guarded` applies `massgen serve`'s.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     server = FastMCP(
         "massgen", instructions=INSTRUCTIONS, log_level="WARNING", transport_security=security
     )
-    _add_ask_team(server, asker)
-    _add_review(server, asker)
+    _add_ask_team(server, asker, direct)
+    _add_review(server, asker, direct)
     _add_list_teams(server, asker)
     return server
 
 
-def _add_ask_team(server: FastMCP, asker: Asker) -> None:
+def _add_ask_team(server: FastMCP, asker: Asker, direct: Direct | None) -> None:
     @server.tool(title="Ask the team")
     async def ask_team(
         question: Annotated[str, Field(description="the question or task, self-contained")],
@@ -88,10 +94,10 @@ def _add_ask_team(server: FastMCP, asker: Asker) -> None:
         """Ask a team of LLM agents: they answer in parallel, refine, vote, and the winner
         presents. Returns the final answer, the winner, the votes, how the first answers
         agreed, tokens, cost and the log directory. Progress arrives as notifications."""
-        return await _asked(asker, ctx, question, team, context or [], max_cost)
+        return await _asked(asker, ctx, direct, question, team, context or [], max_cost)
 
 
-def _add_review(server: FastMCP, asker: Asker) -> None:
+def _add_review(server: FastMCP, asker: Asker, direct: Direct | None) -> None:
     @server.tool(title="Several models review files or a diff")
     async def review(
         ctx: Context,
@@ -108,7 +114,7 @@ def _add_review(server: FastMCP, asker: Asker) -> None:
         if diff and len(diff) > MAX_DIFF_CHARS:
             raise ToolError(f"the diff is over {MAX_DIFF_CHARS:,} characters")
         question = review_question(files or [], diff or "", focus)
-        return await _asked(asker, ctx, question, team, files or [], max_cost)
+        return await _asked(asker, ctx, direct, question, team, files or [], max_cost)
 
 
 def _add_list_teams(server: FastMCP, asker: Asker) -> None:
@@ -137,6 +143,7 @@ def review_question(files: list[str], diff: str, focus: str) -> str:
 async def _asked(
     asker: Asker,
     ctx: Context,
+    direct: Direct | None,
     question: str,
     team: str | None,
     context: list[str],
@@ -148,20 +155,38 @@ async def _asked(
         raise ToolError(str(error)) from None
     except ConfigError as error:
         raise ToolError(error.render()) from None
-    step = 0
-
-    async def report(line: str) -> None:
-        nonlocal step
-        step += 1
-        await ctx.report_progress(step, message=line)
-
     try:
-        result = await asker.ask(loaded, question, report)
+        result = await asker.ask(loaded, question, _reporter(ctx, direct))
     except Refused as error:
         raise ToolError(str(error)) from None
     except ConfigError as error:
         raise ToolError(error.render()) from None
     return _answer(result)
+
+
+def _reporter(ctx: Context, direct: Direct | None) -> Report:
+    """Sends each progress line as the next step of this call's progress."""
+    meta = ctx.request_context.meta
+    token = meta.progressToken if meta else None
+    step = 0
+
+    async def report(line: str) -> None:
+        nonlocal step
+        step += 1
+        if token is None:
+            return
+        if direct is None or not direct(_progress(token, step, line)):
+            await ctx.report_progress(step, message=line)
+
+    return report
+
+
+def _progress(token: types.ProgressToken, step: int, line: str) -> types.JSONRPCMessage:
+    """The notification the SDK's `send_progress_notification` would send."""
+    params = types.ProgressNotificationParams(progressToken=token, progress=step, message=line)
+    note = types.ProgressNotification(params=params)
+    fields = note.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return types.JSONRPCMessage(types.JSONRPCNotification(jsonrpc="2.0", **fields))
 
 
 def _answer(result: RunResult) -> CallToolResult:
