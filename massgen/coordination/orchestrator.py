@@ -243,6 +243,10 @@ class Orchestrator:
             self.state.board.answer_count(m) == 0 and m not in self.state.failed for m in first
         )
 
+    def _asked_late(self, agent: str) -> bool:
+        """Held back for its first answer (`first_answers: as_needed`) and not yet given it."""
+        return agent not in self._asked_first() and self.state.board.answer_count(agent) == 0
+
     def _asked_first(self) -> list[str]:
         """Who writes a first answer at once: everyone, or as many as make a majority."""
         ids = [m.id for m in self.members]
@@ -279,6 +283,8 @@ class Orchestrator:
             self._wake_all()  # it has left its first answer: peers waiting on it may go on
         snapshot = self.state.board.versions()
         in_view = list(self.state.board.latest().values())
+        if self._asked_late(member.id):  # its first answer is as independent as the others'
+            snapshot, in_view = dict.fromkeys(snapshot, 0), []
         setup = briefing.brief(self, member, in_view, self._may_answer(member.id))
         self.emit(
             ev.AgentStarted(

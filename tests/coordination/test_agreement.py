@@ -192,8 +192,10 @@ async def test_as_needed_asks_the_rest_only_when_the_first_majority_splits():
     outcome, events = await run(members, first_answers="as_needed", **staged)
     assert [len(b.requests) for b in backends] == [1, 1, 1]  # split: the third decides
     assert outcome.answer == "48 + 24 = 72" and outcome.agreement.ended_run
-    started = [e.agent for e in events if isinstance(e, ev.AgentStarted)]
-    assert started[-1] == "m2"  # only after both first answers were in
+    started = [e for e in events if isinstance(e, ev.AgentStarted)]
+    assert started[-1].agent == "m2"  # only after both first answers were in,
+    assert started[-1].answers_in_view == ()  # and as blind to them as they were
+    assert "It is 71." not in str(backends[2].requests[0])  # m0's answer
 
 
 async def test_as_needed_asks_the_next_member_when_a_first_one_fails():
