@@ -112,6 +112,11 @@ class OrchestratorConfig(Strict):
     # members' order in the config; `coordination/ranking.py`). "rank" is for teams
     # whose votes do not read the answers, measured so for small local models.
     when_split: Literal["vote", "rank"] = "vote"
+    # "together": every member writes its first answer at once. "as_needed": with the
+    # majority quorum, only the first members in config order that could make a majority
+    # answer first; the others are asked only when those do not agree (adaptive
+    # consistency: an agreeing majority needs no more samples). Fewer calls, more time.
+    first_answers: Literal["together", "as_needed"] = "together"
     # A model without native tool calling (JSON actions) writes its turn as free text and
     # ends it with a short decision line, instead of writing its answer inside a JSON
     # string (`coordination/free_text.py`); false: the JSON action, as before.

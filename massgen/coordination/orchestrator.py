@@ -211,6 +211,9 @@ class Orchestrator:
             if self._checks_pending():  # its next prompt shows every answer's verdict
                 await self._wait_while(member.id, self._checks_pending)
                 continue
+            if self._held_back(member.id):  # `first_answers: as_needed`
+                await self._wait_while(member.id, lambda: self._held_back(member.id))
+                continue
             if self._peers_on_first_answer(member.id):
                 # Anything it decided now would be outdated by those first answers.
                 await self._wait_while(member.id, lambda: self._peers_on_first_answer(member.id))
@@ -229,6 +232,32 @@ class Orchestrator:
     def _holds_vote(self, agent: str) -> bool:
         vote = self.state.board.vote_of(agent)
         return vote is not None and self.state.board.stands(vote)
+
+    def _held_back(self, agent: str) -> bool:
+        """True while `agent` is not among the first to answer and those first answers
+        are not all in (`first_answers: as_needed`); if they agree, the run ends first."""
+        first = self._asked_first()
+        if agent in first or self.state.board.answer_count(agent) > 0:
+            return False
+        return any(
+            self.state.board.answer_count(m) == 0 and m not in self.state.failed for m in first
+        )
+
+    def _asked_late(self, agent: str) -> bool:
+        """Held back for its first answer (`first_answers: as_needed`) and not yet given it."""
+        return agent not in self._asked_first() and self.state.board.answer_count(agent) == 0
+
+    def _asked_first(self) -> list[str]:
+        """Who writes a first answer at once: everyone, or as many as make a majority."""
+        ids = [m.id for m in self.members]
+        settings = self.settings
+        staged = settings.first_answers == "as_needed" and settings.agreement_quorum == "majority"
+        if not staged or settings.agreement == "none" or self._has_workspaces():
+            return ids
+        return ids[: len(ids) // 2 + 1]
+
+    def _has_workspaces(self) -> bool:
+        return any(m.workspace is not None for m in self.members)
 
     def _peers_on_first_answer(self, agent: str) -> bool:
         """True while this agent has answered and a live peer is still writing its first."""
@@ -254,6 +283,8 @@ class Orchestrator:
             self._wake_all()  # it has left its first answer: peers waiting on it may go on
         snapshot = self.state.board.versions()
         in_view = list(self.state.board.latest().values())
+        if self._asked_late(member.id):  # its first answer is as independent as the others'
+            snapshot, in_view = dict.fromkeys(snapshot, 0), []
         setup = briefing.brief(self, member, in_view, self._may_answer(member.id))
         self.emit(
             ev.AgentStarted(
@@ -399,7 +430,7 @@ class Orchestrator:
         workspaces: there an answer is its files too, and the presenter writes them."""
         if self._agreed is not None:
             return True
-        if any(m.workspace is not None for m in self.members):
+        if self._has_workspaces():
             return False
         answers = self.state.board.all_answers()
         failed = failed_labels(self.verdicts() or {})
@@ -416,7 +447,7 @@ class Orchestrator:
             return True
         if self.settings.when_split != "rank" or len(self.members) < 2:
             return False
-        if any(m.workspace is not None for m in self.members):
+        if self._has_workspaces():
             return False
         order = [m.id for m in self.members]
         answers = self.state.board.all_answers()

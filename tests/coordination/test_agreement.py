@@ -174,3 +174,43 @@ async def test_a_three_way_split_is_ranked_by_the_configs_member_order():
         "ranked without a vote: the 3 first answers all differ (numeric); "
         f"{outcome.winner_label} won: first in the config's member order"
     )
+
+
+async def test_as_needed_asks_the_rest_only_when_the_first_majority_splits():
+    staged = {"agreement": "numeric", "agreement_quorum": "majority", "when_split": "rank"}
+    members, backends = team(
+        [answer("48 + 24 = 72")], [answer("The total is 72.")], [answer("It is 70.")]
+    )
+    outcome, events = await run(members, first_answers="as_needed", **staged)
+    assert [len(b.requests) for b in backends] == [1, 1, 0]  # the third is never asked
+    assert outcome.agreement.ended_run and outcome.answer == "48 + 24 = 72"
+    assert {e.agent for e in events if isinstance(e, ev.AgentStarted)} == {"m0", "m1"}
+
+    members, backends = team(
+        [answer("It is 71.")], [answer("48 + 24 = 72")], [answer("The total is 72.")]
+    )
+    outcome, events = await run(members, first_answers="as_needed", **staged)
+    assert [len(b.requests) for b in backends] == [1, 1, 1]  # split: the third decides
+    assert outcome.answer == "48 + 24 = 72" and outcome.agreement.ended_run
+    started = [e for e in events if isinstance(e, ev.AgentStarted)]
+    assert started[-1].agent == "m2"  # only after both first answers were in,
+    assert started[-1].answers_in_view == ()  # and as blind to them as they were
+    assert "It is 71." not in str(backends[2].requests[0])  # m0's answer
+
+
+async def test_as_needed_asks_the_next_member_when_a_first_one_fails():
+    members, backends = team([RuntimeError("down")], [answer("72")], [answer("It is 72.")])
+    outcome, _ = await run(
+        members, first_answers="as_needed", agreement="numeric", agreement_quorum="majority"
+    )
+    assert [len(b.requests) for b in backends] == [1, 1, 1]
+    assert outcome.agreement.ended_run and outcome.status is Status.DEGRADED
+
+
+async def test_as_needed_changes_nothing_without_the_majority_quorum():
+    members, backends = team(
+        [answer("48 + 24 = 72")], [answer("The total is 72.")], [answer("72 clips")]
+    )
+    outcome, _ = await run(members, first_answers="as_needed", agreement="numeric")
+    assert [len(b.requests) for b in backends] == [1, 1, 1]  # all must agree: all are asked
+    assert outcome.agreement.unanimous
