@@ -115,7 +115,10 @@ class OrchestratorConfig(Strict):
     # "together": every member writes its first answer at once. "as_needed": with the
     # majority quorum, only the first members in config order that could make a majority
     # answer first; the others are asked only when those do not agree (adaptive
-    # consistency: an agreeing majority needs no more samples). Fewer calls, more time.
+    # consistency: an agreeing majority needs no more samples). With a `verifier:`, no
+    # equivalence (code) and `when_split: rank`: one member at a time in config order,
+    # until an answer passes its check (no later answer could rank above it). Fewer calls,
+    # more time.
     first_answers: Literal["together", "as_needed"] = "together"
     # A model without native tool calling (JSON actions) writes its turn as free text and
     # ends it with a short decision line, instead of writing its answer inside a JSON

@@ -23,7 +23,7 @@ from massgen.coordination.board import Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
 from massgen.coordination.checks import Checking, Verifier, failed_labels
 from massgen.coordination.final_answer import Ended
-from massgen.coordination.ranking import Ranked, settle
+from massgen.coordination.ranking import Ranked, first_passing, settle
 from massgen.coordination.restart_cycle import RestartCycle
 from massgen.coordination.restarts import Feedback
 from massgen.coordination.resume import Resumed
@@ -36,6 +36,7 @@ from massgen.coordination.run_state import (
 from massgen.coordination.tool_round import ToolBounds
 from massgen.core import events as ev
 from massgen.core.aio import unless
+from massgen.core.answers import EQUIVALENCES
 from massgen.core.checks import Check
 from massgen.core.outcome import outcome_of
 from massgen.core.status import Status
@@ -239,6 +240,9 @@ class Orchestrator:
         first = self._asked_first()
         if agent in first or self.state.board.answer_count(agent) > 0:
             return False
+        if self._one_by_one():  # everyone before it has answered (and failed its check)
+            ids = [m.id for m in self.members]
+            first = ids[: ids.index(agent)]
         return any(
             self.state.board.answer_count(m) == 0 and m not in self.state.failed for m in first
         )
@@ -248,13 +252,28 @@ class Orchestrator:
         return agent not in self._asked_first() and self.state.board.answer_count(agent) == 0
 
     def _asked_first(self) -> list[str]:
-        """Who writes a first answer at once: everyone, or as many as make a majority."""
+        """Who writes a first answer at once: everyone, as many as make a majority, or
+        (with a verifier and nothing to agree by) the first member alone."""
         ids = [m.id for m in self.members]
         settings = self.settings
-        staged = settings.first_answers == "as_needed" and settings.agreement_quorum == "majority"
-        if not staged or settings.agreement == "none" or self._has_workspaces():
+        if settings.first_answers != "as_needed" or self._has_workspaces():
+            return ids
+        if self._one_by_one():
+            return ids[:1]
+        if settings.agreement_quorum != "majority" or settings.agreement not in EQUIVALENCES:
             return ids
         return ids[: len(ids) // 2 + 1]
+
+    def _one_by_one(self) -> bool:
+        """`as_needed` with a verifier and no equivalence to agree by (code): one member at
+        a time, in config order, until an answer passes its check."""
+        settings = self.settings
+        return (
+            settings.first_answers == "as_needed"
+            and settings.when_split == "rank"
+            and self.checking is not None
+            and settings.agreement not in EQUIVALENCES
+        )
 
     def _has_workspaces(self) -> bool:
         return any(m.workspace is not None for m in self.members)
@@ -451,6 +470,10 @@ class Orchestrator:
             return False
         order = [m.id for m in self.members]
         answers = self.state.board.all_answers()
+        if self._one_by_one():
+            self._ranked = first_passing(answers, live, self.verdicts() or {}, order)
+            if self._ranked is not None:
+                return True
         self._ranked = settle(answers, live, self.settings.agreement, self.verdicts(), order)
         return self._ranked is not None
 

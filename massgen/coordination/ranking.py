@@ -67,6 +67,28 @@ def settle(
     return Ranked(winner, _why(best_key, others[0] if others else None))
 
 
+def first_passing(
+    answers: Sequence[Answer],
+    live: Sequence[str],
+    checks: Mapping[str, Check],
+    order: Sequence[str],
+) -> Ranked | None:
+    """`first_answers: as_needed` with a verifier and no equivalence: the members answer one
+    at a time in config order, and the first answer to pass its check wins, since no later
+    one could rank above it (passed first, then config order). None until that is known."""
+    firsts = {answer.agent: answer for answer in first_answers(answers)}
+    for agent in order:
+        if agent not in live:
+            continue
+        answer = firsts.get(agent)
+        if answer is None:
+            return None
+        check = checks.get(answer.label)
+        if check is not None and check.passed:
+            return Ranked(answer, "the first in the config's order to pass its check")
+    return None
+
+
 def _why(best: tuple[int, int, int], other: tuple[int, int, int] | None) -> str:
     """Its check, its backing, or only its member's place in the config."""
     if other is None:

@@ -224,3 +224,19 @@ async def test_a_ranked_split_puts_the_passing_answer_over_the_majority(checks_d
     assert (outcome.winner, outcome.answer) == ("m2", "It is 72.")
     assert outcome.reason.endswith("won: its check ranked highest")
     assert [len(b.requests) for b in backends] == [1, 1, 1]
+
+
+async def test_as_needed_with_a_verifier_asks_one_member_at_a_time_until_one_passes(checks_dir):
+    settings = {"agreement": "none", "when_split": "rank", "first_answers": "as_needed"}
+    members, backends = team([answer("It is 70.")], [answer("It is 72.")], [answer("72!")])
+    outcome, events = await run(members, verifier(checks_dir, "says_72"), **settings)
+    assert [len(b.requests) for b in backends] == [1, 1, 0]  # m1 passed: m2 is not asked
+    assert (outcome.winner, outcome.answer) == ("m1", "It is 72.")
+    assert outcome.reason.endswith("won: the first in the config's order to pass its check")
+    started = [e for e in events if isinstance(e, ev.AgentStarted)]
+    assert [e.agent for e in started] == ["m0", "m1"] and started[1].answers_in_view == ()
+
+    members, backends = team([answer("It is 71.")], [answer("It is 70.")], [answer("69")])
+    outcome, _ = await run(members, verifier(checks_dir, "says_72"), **settings)
+    assert [len(b.requests) for b in backends] == [1, 1, 1]  # none passed: all asked, ranked
+    assert outcome.winner == "m0"
