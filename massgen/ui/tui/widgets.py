@@ -4,13 +4,12 @@ and new blocks are mounted; everything is rebuilt only when another agent is sel
 the kept tail was trimmed at its start.
 
 Model text goes into `rich.text.Text` or Markdown, never into Textual markup, so a model's
-`[bold]` is shown as written. Textual's Markdown (and markdown_it with it) is imported with
-the first Markdown text, not before the app's first frame.
+`[bold]` is shown as written.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -19,16 +18,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Collapsible, OptionList, Static
+from textual.widgets import Collapsible, Markdown, OptionList, Static
 
 from massgen.backends.pricing import format_cost
 from massgen.core.status import Status
 from massgen.record.text import preview, seconds_text
 from massgen.ui.model import Kind, Pane, ToolCard, ViewModel, display_name, state_text, tally_text
 from massgen.ui.styles import STATE_STYLES, STREAM_STYLES
-
-if TYPE_CHECKING:
-    from textual.widgets import Markdown
 
 
 def agent_prompt(model: ViewModel, agent: str, model_name: str) -> Text:
@@ -87,15 +83,9 @@ def follow(view: VerticalScroll) -> None:
 # --- the selected agent's stream -----------------------------------------------------------
 
 
-def markdown(text: str, *, id: str | None = None) -> Markdown:
-    from textual.widgets import Markdown
-
-    return Markdown(text, id=id)
-
-
 def _block(kind: Kind, text: str) -> Widget:
     if kind in ("text", "final"):
-        return markdown(text)
+        return Markdown(text)
     if kind == "reasoning":
         return Collapsible(
             Static(Text(text.strip(), style="dim italic")),
@@ -110,8 +100,6 @@ def _reasoning_title(text: str) -> str:
 
 
 def _update(widget: Widget, kind: Kind, text: str, old: str) -> None:
-    from textual.widgets import Markdown
-
     if isinstance(widget, Markdown):
         if old and text.startswith(old):  # grown at its end: parse only the new lines
             widget.append(text[len(old) :])
@@ -312,7 +300,7 @@ class AnswerBoard(VerticalScroll):
                 title = self._answer_title(model, agent, answer.label)
                 fold = self.answers.get(answer.label)
                 if fold is None:
-                    fold = Collapsible(markdown(answer.content), title=title, collapsed=True)
+                    fold = Collapsible(Markdown(answer.content), title=title, collapsed=True)
                     self.answers[answer.label] = fold
                     self.mount(fold, before=self.votes_heading)
                 elif fold.title != title:
@@ -361,38 +349,24 @@ def outcome_text(model: ViewModel) -> Text:
 
 
 class FinalView(VerticalScroll):
-    """How the team got there, then the final answer as Markdown (streamed as presented).
-    The answer's Markdown widget is mounted after the first frame, so Textual's Markdown
-    (markdown_it) is not loaded before it; until it is up, `show` draws the summary only."""
+    """How the team got there, then the final answer as Markdown (streamed as presented)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.summary = Static(Text("The team is still working.", style="dim"), id="outcome")
-        self.answer: Markdown | None = None  # mounted by `_add_answer`
+        self.answer = Markdown("", id="final-answer")
         self.shown = ("", "")
-        self.model: ViewModel | None = None  # the last shown, drawn again once it is up
 
     def reset(self) -> None:
         self.shown = ("", "")
         self.summary.update(Text("The team is still working.", style="dim"))
-        if self.answer is not None:
-            self.answer.update("")
+        self.answer.update("")
 
     def compose(self) -> ComposeResult:
         yield self.summary
-
-    def on_mount(self) -> None:
-        self.call_after_refresh(self._add_answer)
-
-    async def _add_answer(self) -> None:
-        answer = markdown("", id="final-answer")
-        await self.mount(answer)  # its own first (empty) update done
-        self.answer = answer
-        if self.model is not None:
-            self.show(self.model)
+        yield self.answer
 
     def show(self, model: ViewModel) -> None:
-        self.model = model
         state = model.state
         if state.outcome is None and state.finished is None:
             return
@@ -401,8 +375,6 @@ class FinalView(VerticalScroll):
         summary = outcome_text(model)
         if (summary.plain, answer) == self.shown:
             return
-        self.summary.update(summary)
-        if self.answer is None:  # not up yet: `_add_answer` draws it
-            return
         self.shown = (summary.plain, answer)
+        self.summary.update(summary)
         self.answer.update(answer if answer.strip() or finished is None else "*(no answer)*")
