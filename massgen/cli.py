@@ -241,17 +241,20 @@ def _setup(args: argparse.Namespace, argv: list[str]) -> int:
 def _unconfigured(args: argparse.Namespace) -> int | None:
     """Nothing configured: the wizard on a first run at a terminal, else one line on what
     the default team is. An exit code when the user cancelled the wizard."""
-    from massgen.config import loader
+    if args.config or args.model:
+        return None
+    from massgen.config import presets
 
-    if args.config or args.model or loader.find_default_config() is not None:
+    if presets.find_default_config() is not None:
         return None
     from massgen.setup.wizard import needs_first_run
 
     if _terminal(args) and needs_first_run():
         if _wizard(first_run=True, offer_question=False) is None:
             return ExitCode.INTERRUPTED
-        if loader.find_default_config() is not None:
+        if presets.find_default_config() is not None:
             return None
+    from massgen.config import loader
     from massgen.runs import defaults
 
     hint = defaults.default_team(loader.environment()).hint
@@ -317,6 +320,12 @@ def _with_budget(loaded: LoadedConfig, tokens: int | None, cost: float | None) -
 
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    if cli_output.app_first(args):  # the app is up before the config loads (under it)
+        from functools import partial
+
+        from massgen.cli_turn import drive_app
+
+        return drive_app(args, argv, partial(_load, args), args.question)
     return _drive(args, argv, _load(args), args.question)
 
 

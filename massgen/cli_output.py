@@ -46,6 +46,41 @@ def view(args: argparse.Namespace, loaded: LoadedConfig, question: str) -> Any:
     return view_for(chosen, loaded.config, question)
 
 
+def app_first(args: argparse.Namespace, **terminal: Any) -> bool:
+    """Whether the view is the app, told before the config is loaded (the file is only
+    read for a `ui.display_type`): the app then opens first and the config loads under
+    it. False where that cannot be told so (the config is loaded first, as for the other
+    views). `terminal`: `display_for`'s `stdin`, `stdout` and `env`."""
+    if args.stream_events or args.automation or args.no_display:
+        return False
+    from massgen.config import peek
+    from massgen.ui.choice import display_for
+
+    configured = None if args.display else _configured_display(args)
+    if configured == peek.UNKNOWN:
+        return False
+    return display_for(args.display, configured=configured, **terminal) == "tui"
+
+
+def _configured_display(args: argparse.Namespace) -> str | None:
+    from massgen.config import peek, presets
+    from massgen.core.errors import ConfigError
+
+    if args.config:
+        try:
+            path = presets.resolve_config_arg(args.config)
+        except ConfigError:  # said when the config loads, before any view opens
+            return peek.UNKNOWN
+    elif args.model:
+        return None  # a one-agent config of the flags: no `ui:`
+    else:
+        found = presets.find_default_config()
+        if found is None:  # the default team, made from the environment
+            return peek.UNKNOWN
+        path = found
+    return peek.display_named(path)
+
+
 def display(args: argparse.Namespace, loaded: LoadedConfig) -> str:
     """`--display`, `--no-display` and the config's `ui:`, decided (`ui/choice.py`)."""
     from massgen.ui.choice import display_for

@@ -1,14 +1,15 @@
 """`massgen QUESTION`: one team turn with the view the arguments ask for, reported.
 
-`cli.py` parses and loads; this runs: the view (`ui/choice.py`), the turn (made when it
-starts: under the app after its first frame), Ctrl-C and a crashed app, the exit code.
+`cli.py` parses and loads (or, when the app opens first, hands over the loading: `drive_app`
+loads under the app); this runs: the view (`ui/choice.py`), the turn (made when it starts:
+under the app after its first frame), Ctrl-C and a crashed app, the exit code.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,81 +45,128 @@ def drive(
     turn's imports (`warm_up`, in a thread), so the screen is up before they load."""
     from functools import partial
 
-    from massgen.runs import interrupts
-    from massgen.ui.tui import AppFailed
-
     for note in predecessor_notes(loaded.raw, loaded.source):
         print(f"massgen: note: {note}", file=sys.stderr)
     view = cli_output.view(args, loaded, question)
-    events: list[AnyEvent] = []
-    made: list[TeamRun] = []
-    start = partial(_start_turn, args, argv, loaded, question, view, events, made)
-    main = _execute(start, log_dir, resumed, history)
+    made = _TurnMaker(args, argv, question, view, loaded)
+    return _watch(args, view, made, partial(_warm_up, loaded), log_dir, resumed, history)
+
+
+def drive_app(
+    args: argparse.Namespace, argv: list[str], load: Callable[[], LoadedConfig], question: str
+) -> int:
+    """`drive` with the app opened before the config is loaded (`cli_output.app_first`):
+    `load` runs after the app's first frame, in the thread that warms the turn's imports.
+    A `ConfigError` closes the app and is raised here, for the CLI to say as before; the
+    predecessor's notes are printed once the app has closed, above the answer."""
+    from massgen.ui.tui.view import TuiView
+
+    view = TuiView(question=question, preparing="loading the team")
+    made = _TurnMaker(args, argv, question, view)
+
+    def load_and_warm() -> None:
+        loaded = made.loaded = load()
+        view.set_models(_models(loaded))
+        view.after_app.extend(
+            f"massgen: note: {note}" for note in predecessor_notes(loaded.raw, loaded.source)
+        )
+        _warm_up(loaded)
+
+    return _watch(args, view, made, load_and_warm)
+
+
+def _watch(
+    args: argparse.Namespace,
+    view: Any,
+    made: _TurnMaker,
+    warm: Callable[[], None],
+    log_dir: Path | None = None,
+    resumed: Resumed | None = None,
+    history: Sequence[Turn] = (),
+) -> int:
+    """The turn under `view` (the app drives it, after `warm`), Ctrl-C and a crashed app
+    said, the view closed; the exit code."""
+    from massgen.runs import interrupts
+    from massgen.ui.tui import AppFailed
+
+    main = _execute(made, log_dir, resumed, history)
     drive = getattr(view, "drive", None)  # the app runs the turn; other views are sinks
     if drive is not None:
-        main = drive(main, warm=partial(_warm_up, loaded))
+        main = drive(main, warm=warm)
     try:
         result = interrupts.run_interruptible(main)
     except KeyboardInterrupt:
-        return cli_output.interrupted(made[0] if made else None)
+        return cli_output.interrupted(made.turn)
     except AppFailed as failure:
-        return _app_failed(made[0] if made else None, failure)
+        return _app_failed(made.turn, failure)
     finally:
         close = getattr(view, "close", None)  # the terminal views; the JSON printer has none
         if close is not None:
             close()
     if args.show_table:
-        cli_output.print_table(events)
+        cli_output.print_table(made.events)
     return cli_output.report(result, args)
 
 
 async def _execute(
-    start: Any, log_dir: Path | None, resumed: Resumed | None, history: Sequence[Turn]
+    made: _TurnMaker, log_dir: Path | None, resumed: Resumed | None, history: Sequence[Turn]
 ) -> RunResult:
-    turn = start(log_dir, resumed, history)
+    turn = made.start(log_dir, resumed, history)
     return await turn.execute()
 
 
-def _start_turn(
-    args: argparse.Namespace,
-    argv: list[str],
-    loaded: LoadedConfig,
-    question: str,
-    view: Any,
-    events: list[AnyEvent],
-    made: list[TeamRun],
-    log_dir: Path | None,
-    resumed: Resumed | None,
-    history: Sequence[Turn],
-) -> TeamRun:
-    """The turn, its log directory open (named on stdout under --automation); in `made`."""
-    from pathlib import Path
+class _TurnMaker:
+    """What makes the turn (its config: given, or loaded under the app before the turn
+    starts) and, once it starts, the turn and the events `--show-table` keeps."""
 
-    from massgen.api import TeamRun
-    from massgen.runs import interrupts
-    from massgen.ui.choice import approver_for
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        argv: list[str],
+        question: str,
+        view: Any,
+        loaded: LoadedConfig | None = None,
+    ) -> None:
+        self.args, self.argv, self.question, self.view = args, argv, question, view
+        self.loaded = loaded
+        self.turn: TeamRun | None = None
+        self.events: list[AnyEvent] = []
 
-    turn = TeamRun(
-        loaded,
-        question,
-        sinks=[view, events.append] if args.show_table else [view],
-        logs=not args.no_logs or args.automation or resumed is not None,
-        log_dir=log_dir,
-        deadline_seconds=args.orchestrator_timeout,
-        cli_args=argv,
-        approver=approver_for(view),
-        resumed=resumed,
-        history=history,
-        replay=Path(args.replay) if getattr(args, "replay", None) else None,
-    )
-    made.append(turn)
-    log_dir = turn.open_log()
-    if args.debug and log_dir:
-        _enable_debug_log(log_dir)
-    if args.automation and log_dir:
-        print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
-    interrupts.farewell = cli_output.resume_hint(log_dir)
-    return turn
+    def start(
+        self, log_dir: Path | None, resumed: Resumed | None, history: Sequence[Turn]
+    ) -> TeamRun:
+        """The turn, its log directory open (named on stdout under --automation)."""
+        from massgen.api import TeamRun
+        from massgen.runs import interrupts
+        from massgen.ui.choice import approver_for
+
+        args, view = self.args, self.view
+        assert self.loaded is not None, "the config loads before the turn starts"
+        self.turn = turn = TeamRun(
+            self.loaded,
+            self.question,
+            sinks=[view, self.events.append] if args.show_table else [view],
+            logs=not args.no_logs or args.automation or resumed is not None,
+            log_dir=log_dir,
+            deadline_seconds=args.orchestrator_timeout,
+            cli_args=self.argv,
+            approver=approver_for(view),
+            resumed=resumed,
+            history=history,
+            replay=Path(args.replay) if getattr(args, "replay", None) else None,
+        )
+        log_dir = turn.open_log()
+        if args.debug and log_dir:
+            _enable_debug_log(log_dir)
+        if args.automation and log_dir:
+            print(f"LOG_DIR: {log_dir}\nSTATUS: {log_dir / 'status.json'}", flush=True)
+        interrupts.farewell = cli_output.resume_hint(log_dir)
+        return turn
+
+
+def _models(loaded: LoadedConfig) -> dict[str, str]:
+    """Each agent's model, as the app lists them."""
+    return {agent.id: agent.backend.model or "" for agent in loaded.config.agents}
 
 
 def _warm_up(loaded: LoadedConfig) -> None:

@@ -25,6 +25,7 @@ from dotenv import dotenv_values
 from pydantic import ValidationError
 
 from massgen.config import custom_tools, predecessor, skills, uploads
+from massgen.config.presets import find_default_config as find_default_config  # its home
 from massgen.config.problems import SECRET_KEY, KeyPath, first_problem, kind_of
 from massgen.config.schema import MassgenConfig
 from massgen.core.errors import ConfigError
@@ -66,15 +67,6 @@ def config_from_dict(
 ) -> MassgenConfig:
     """Validate an in-memory config (Python API) with the same errors as a file."""
     return _build(data, source, env)
-
-
-def find_default_config(cwd: Path | None = None, home: Path | None = None) -> Path | None:
-    """`.massgen/config.yaml` in cwd, else `~/.config/massgen/config.yaml`, else None."""
-    candidates = (
-        (cwd or Path.cwd()) / ".massgen" / "config.yaml",
-        (home or Path.home()) / ".config" / "massgen" / "config.yaml",
-    )
-    return next((p for p in candidates if p.is_file()), None)
 
 
 def env_files(cwd: Path | None = None, home: Path | None = None) -> list[Path]:

@@ -84,6 +84,15 @@ def resolve_config_arg(value: str) -> Path:
     raise ConfigError("no such file", file=value, fix=_missing_fix(value))
 
 
+def find_default_config(cwd: Path | None = None, home: Path | None = None) -> Path | None:
+    """`.massgen/config.yaml` in cwd, else `~/.config/massgen/config.yaml`, else None."""
+    candidates = (
+        (cwd or Path.cwd()) / ".massgen" / "config.yaml",
+        (home or Path.home()) / ".config" / "massgen" / "config.yaml",
+    )
+    return next((p for p in candidates if p.is_file()), None)
+
+
 def _missing_fix(value: str) -> str:
     try:
         example_path(value)

@@ -16,6 +16,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.rule import Rule
 from rich.table import Table
@@ -23,8 +24,10 @@ from rich.text import Text
 
 from massgen.permissions.approval import ApprovalRequest, Choice, Operator
 from massgen.permissions.describe import effects_text, visible
-from massgen.ui.live import LiveView
 from massgen.ui.model import display_name
+
+if TYPE_CHECKING:  # the app imports this module's CHOICES, not the live view
+    from massgen.ui.live import LiveView
 
 ANSWER_SECONDS = 300.0  # the predecessor's handshake waits as long
 CHOICES: tuple[tuple[str, Choice], ...] = (
@@ -39,6 +42,8 @@ RISK_STYLES = {"low": "green", "medium": "yellow", "high": "bold red"}
 def terminal_approver(view: object) -> TerminalApprover | None:
     """An approver for `view` when a person can answer it: a live view, stdin and stdout
     both terminals. Otherwise None, and the engine's headless policy answers."""
+    from massgen.ui.live import LiveView
+
     if not isinstance(view, LiveView):
         return None
     try:

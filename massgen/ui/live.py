@@ -36,33 +36,11 @@ from massgen.ui.model import (
     tally_text,
     totals_text,
 )
+from massgen.ui.styles import BORDER_STYLES, STATE_STYLES, STREAM_STYLES
 
 REFRESH_HZ = 8.0
 MIN_PANEL_WIDTH = 24  # narrower panels wrap every word; use more rows instead
 MIN_PANEL_HEIGHT = 4  # borders, the state line and one line of stream
-
-STREAM_STYLES = {
-    "text": "",
-    "reasoning": "dim italic",
-    "tool": "cyan",
-    "answer": "green",
-    "vote": "blue",
-    "restart": "yellow",
-    "failed": "red",
-    "final": "",
-    "note": "dim",
-}
-STATE_STYLES = {
-    "failed": "bold red",
-    "winner": "bold green",
-    "done": "",
-    "vote": "blue",
-    "answer": "green",
-    "restart": "yellow",
-    "busy": "cyan",
-    "idle": "dim",
-}
-BORDER_STYLES = {"failed": "red", "winner": "green"}
 
 
 class LiveView:

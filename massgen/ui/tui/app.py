@@ -28,7 +28,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
 from massgen.core import events as ev
-from massgen.ui.live import STATE_STYLES
 from massgen.ui.model import (
     ViewModel,
     display_name,
@@ -37,6 +36,7 @@ from massgen.ui.model import (
     state_text,
     totals_text,
 )
+from massgen.ui.styles import STATE_STYLES
 from massgen.ui.tui.approval import Dialog
 from massgen.ui.tui.keys import KeysScreen, key_rows
 from massgen.ui.tui.widgets import AgentList, AnswerBoard, FinalView, StreamView, ToolCards
@@ -97,6 +97,7 @@ class TeamApp(App[None]):
         self.model = model
         self.models = models or {}
         self.question = question  # shown until the run's own RunStarted
+        self.preparing = ""  # the status bar's phase until then ("loading the team")
         self.clock = clock
         self.started: float | None = None
         self.ended: float | None = None
@@ -170,6 +171,7 @@ class TeamApp(App[None]):
         self.changed = True
         if isinstance(event, ev.RunStarted):
             self.started = self.clock()
+            self.preparing = ""
         elif isinstance(event, ev.RunFinished):
             self.ended = self.clock()
 
@@ -245,7 +247,8 @@ class TeamApp(App[None]):
             self.main.query_one(ToolCards).show(agent, pane)
 
     def _status(self) -> Text:
-        line = f"⏱ {elapsed_text(self.elapsed)} · {phase_text(self.model)} · "
+        phase = self.preparing or phase_text(self.model)
+        line = f"⏱ {elapsed_text(self.elapsed)} · {phase} · "
         line += totals_text(self.model)
         text = Text(line, no_wrap=True, overflow="ellipsis")
         if self.over:

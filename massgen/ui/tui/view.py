@@ -35,11 +35,21 @@ TAIL_CHARS = 200_000
 
 
 class TuiView:
-    def __init__(self, *, models: dict[str, str] | None = None, question: str = "") -> None:
+    def __init__(
+        self, *, models: dict[str, str] | None = None, question: str = "", preparing: str = ""
+    ) -> None:
+        """`preparing`: the status bar's word until the run starts ("loading the team")."""
         self.model = ViewModel(tail_chars=TAIL_CHARS)
         self.app = TeamApp(self.model, models, question=question)
+        self.app.preparing = preparing
         self.approver = AppApprover(self.app)
         self.printed = False
+        self.after_app: list[str] = []  # lines for stderr once the app has closed
+
+    def set_models(self, models: dict[str, str]) -> None:
+        """Each agent's model, once the config has loaded (under the app, in a thread)."""
+        self.app.models = models
+        self.app.changed = True
 
     def __call__(self, event: ev.AnyEvent) -> None:
         self.model.apply(event)
@@ -91,6 +101,9 @@ class TuiView:
                 self.app.exit()
             await settle(app_task)
             forget(restore)
+            for line in self.after_app:
+                print(line, file=sys.stderr)
+            self.after_app.clear()
             self.print_result()
 
     def _check_app(self, *, stopped: bool) -> None:

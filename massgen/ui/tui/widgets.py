@@ -25,8 +25,8 @@ from massgen.backends.pricing import format_cost
 from massgen.core.status import Status
 from massgen.record.state import LoggedAnswer
 from massgen.record.text import files_text, preview, seconds_text
-from massgen.ui.live import STATE_STYLES, STREAM_STYLES
 from massgen.ui.model import Kind, Pane, ToolCard, ViewModel, display_name, state_text, tally_text
+from massgen.ui.styles import STATE_STYLES, STREAM_STYLES
 
 
 def agent_prompt(model: ViewModel, agent: str, model_name: str) -> Text:

@@ -96,3 +96,43 @@ def test_the_configs_default_display_type_names_no_choice():
     terminal = {"stdin": TTY(), "stdout": TTY(), "env": {}}
     assert display_for(None, ui=UIConfig(), **terminal) == "tui"
     assert display_for(None, ui=UIConfig(display_type="rich_terminal"), **terminal) == "live"
+
+
+@pytest.mark.parametrize(
+    ("written", "flags", "first"),
+    [
+        ({}, (), True),
+        ({"ui": {"logging_enabled": False}}, (), True),
+        ({"ui": {"display_type": "textual_terminal"}}, (), True),
+        ({"ui": {"display_type": "rich_terminal"}}, (), False),  # the live view, as loaded
+        ({"ui": {"display_type": "silent"}}, (), False),
+        ({"ui": {"type": "textual_terminal"}}, (), False),  # the predecessor's: load to know
+        ({"display": {"type": "rich_terminal"}}, (), False),
+        ({"ui": {"display_type": "rich_terminal"}}, ("--display", "tui"), True),
+        ({}, ("--display", "live"), False),
+        ({}, ("--automation",), False),
+        ({}, ("--stream-events",), False),
+        ({}, ("--no-display",), False),
+    ],
+)
+def test_the_app_opens_before_the_config_loads_only_when_flags_and_file_say_app(
+    tmp_path, written, flags, first
+):
+    from massgen.cli import build_parser
+    from massgen.cli_output import app_first
+
+    agents = [{"id": "a", "backend": {"type": "chatcompletion", "model": "m"}}]
+    (tmp_path / "team.yaml").write_text(yaml.safe_dump({"agents": agents, **written}))
+    args = build_parser().parse_args(["--config", str(tmp_path / "team.yaml"), *flags, "q"])
+    assert app_first(args, stdin=TTY(), stdout=TTY(), env={}) is first
+
+
+def test_a_config_that_cannot_be_read_is_loaded_first_to_say_why(tmp_path):
+    from massgen.cli import build_parser
+    from massgen.cli_output import app_first
+
+    (tmp_path / "broken.yaml").write_text("agents: [\n")
+    configs = (tmp_path / "broken.yaml", tmp_path / "missing.yaml", "@examples/no_such_example")
+    for config in configs:
+        args = build_parser().parse_args(["--config", str(config), "q"])
+        assert app_first(args, stdin=TTY(), stdout=TTY(), env={}) is False, config
