@@ -15,15 +15,8 @@ import os
 import sys
 
 from massgen.core.status import ExitCode
+from massgen.serve import launch
 from massgen.serve.auth import Token
-from massgen.serve.launch import (
-    host_refusal,
-    listen,
-    listen_options,
-    port_refusal,
-    prepare,
-    token_line,
-)
 
 DEFAULT_PORT = 8643
 DEFAULT_TOKEN_ENV = "MASSGEN_MCP_TOKEN"
@@ -42,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--config", metavar="FILE", help="the team 'massgen' (default team if omitted)")
     add("--teams-dir", metavar="DIR", help="also offer every team config file in DIR, by name")
     add("--http", action="store_true", help="streamable HTTP at /mcp instead of stdio")
-    listen_options(add, port=DEFAULT_PORT, token_env=DEFAULT_TOKEN_ENV, when="with --http: ")
+    launch.listen_options(add, port=DEFAULT_PORT, token_env=DEFAULT_TOKEN_ENV, when="with --http: ")
     add("--max-concurrent", type=int, default=2, metavar="N", help="team runs at once (2)")
     add("--timeout", type=float, metavar="S", help="seconds per run (default: the config's)")
     add("--max-cost", type=float, default=2.0, metavar="USD", help="cap per run (default 2)")
@@ -51,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    prepared = prepare(args, _refusal, "massgen mcp")
+    prepared = launch.prepare(args, _refusal, "massgen mcp")
     if prepared is None:
         return ExitCode.CONFIG
     token, teams = prepared
@@ -82,8 +75,8 @@ def _refusal(args: argparse.Namespace, token: Token) -> str | None:
     if not args.max_cost > 0:
         return "--max-cost must be more than 0"
     if not args.http:  # stdio: the host and token are not used
-        return port_refusal(args.port)
-    return port_refusal(args.port) or host_refusal(args.host, token, args.token_env)
+        return launch.port_refusal(args.port)
+    return launch.port_refusal(args.port) or launch.host_refusal(args.host, token, args.token_env)
 
 
 def _serve_http(server: object, args: argparse.Namespace, token: Token) -> int:
@@ -92,5 +85,5 @@ def _serve_http(server: object, args: argparse.Namespace, token: Token) -> int:
     app = guarded(server.streamable_http_app(), token, args.token_env, args.host)  # type: ignore[attr-defined]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"massgen mcp: http://{shown}:{args.port}{PATH} (streamable HTTP)", file=sys.stderr)
-    print(token_line(token, args.token_env), file=sys.stderr)
-    return listen(app, args.host, args.port)
+    print(launch.token_line(token, args.token_env), file=sys.stderr)
+    return launch.listen(app, args.host, args.port)
