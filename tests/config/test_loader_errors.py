@@ -112,29 +112,34 @@ def test_empty_variable_takes_the_default(monkeypatch):
 # ---------------------------------------------------------------- schema problems
 
 
-def test_wrong_type_names_path_and_value(dirs):
-    text = "agents:\n" + GOOD_AGENT + "      temperature: hot\n"
-    assert dirs.config_error(text) == "agents[0].backend.temperature: must be a number, got 'hot'"
-
-
-def test_wrong_type_never_echoes_a_secret(dirs):
-    text = "agents:\n" + GOOD_AGENT + "      api_key: 123456789\n"
-    assert dirs.config_error(text) == "agents[0].backend.api_key: must be a string, got a number"
-
-
-def test_out_of_range_value(dirs):
-    text = "agents:\n" + GOOD_AGENT + "timeout_settings:\n  orchestrator_timeout_seconds: -5\n"
-    assert dirs.config_error(text) == (
-        "timeout_settings.orchestrator_timeout_seconds: must be greater than 0, got -5"
-    )
-
-
-def test_enum_value_lists_the_choices(dirs):
-    text = "agents:\n" + GOOD_AGENT + "orchestrator:\n  voting_sensitivity: harsh\n"
-    assert dirs.config_error(text) == (
-        "orchestrator.voting_sensitivity: must be one of 'lenient', 'balanced' or 'strict', "
-        "got 'harsh'"
-    )
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        pytest.param(
+            "      temperature: hot\n",
+            "agents[0].backend.temperature: must be a number, got 'hot'",
+            id="wrong-type-names-path-and-value",
+        ),
+        pytest.param(
+            "      api_key: 123456789\n",
+            "agents[0].backend.api_key: must be a string, got a number",
+            id="wrong-type-never-echoes-a-secret",
+        ),
+        pytest.param(
+            "timeout_settings:\n  orchestrator_timeout_seconds: -5\n",
+            "timeout_settings.orchestrator_timeout_seconds: must be greater than 0, got -5",
+            id="out-of-range",
+        ),
+        pytest.param(
+            "orchestrator:\n  voting_sensitivity: harsh\n",
+            "orchestrator.voting_sensitivity: must be one of 'lenient', 'balanced' or "
+            "'strict', got 'harsh'",
+            id="enum-lists-the-choices",
+        ),
+    ],
+)
+def test_a_bad_value_names_its_path_the_rule_and_what_was_given(dirs, extra, expected):
+    assert dirs.config_error("agents:\n" + GOOD_AGENT + extra) == expected
 
 
 OK_SERVER = "        - name: ok\n          command: python\n"
