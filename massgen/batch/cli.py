@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from massgen.core.errors import ConfigError
 from massgen.core.status import ExitCode
+
+if TYPE_CHECKING:  # `massgen batch --help` loads none of the batch machinery
+    from massgen.batch.runner import Plan, Row
+
+    Rows = dict[tuple[str, str], Row]
 
 BASELINES = ("single", "self-consistency")
 EXECUTORS = ("local", "ray")
@@ -40,6 +46,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="where results, logs and the summary go (.massgen/batch/<tasks name>)",
     )
     add("--config", metavar="FILE", help="the team: YAML/JSON config or @examples/NAME")
+    _job_options(add)
+    _question_options(add)
+    _method_options(add)
+    add("--executor", choices=EXECUTORS, default="local", help="where jobs run (local)")
+    add("--ray-actors", type=_positive, default=2, metavar="N", help="Ray actors (2)")
+    add("--force", action="store_true", help="reuse --out even though the settings changed")
+    add(
+        "--replay",
+        metavar="DIR",
+        help="answer from the recorded batch in DIR (its --out); call the model for the rest",
+    )
+    return parser
+
+
+def _job_options(add: Callable[..., Any]) -> None:
+    """How many jobs run at once."""
     add("--concurrency", type=_positive, default=4, metavar="N", help="jobs at once (4)")
     add(
         "--provider-concurrency",
@@ -48,10 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="jobs at once that call the same provider (8)",
     )
+
+
+def _question_options(add: Callable[..., Any]) -> None:
+    """Which questions, and how they are read."""
     add("--limit", type=_positive, metavar="N", help="only the first N questions")
     add("--shuffle", action="store_true", help="shuffle the questions (before --limit)")
     add("--seed", type=int, default=0, metavar="S", help="the shuffle's seed (0)")
     add("--field", metavar="OURS=THEIRS,...", help="column names, e.g. question=q,answer=a")
+
+
+def _method_options(add: Callable[..., Any]) -> None:
+    """What the team is compared with, and how answers are scored."""
     add("--baselines", metavar="LIST", help="single,self-consistency")
     add(
         "--sc-k",
@@ -64,15 +94,6 @@ def build_parser() -> argparse.ArgumentParser:
         default="numeric",
         help="exact, numeric, choice, code or module:function (numeric)",
     )
-    add("--executor", choices=EXECUTORS, default="local", help="where jobs run (local)")
-    add("--ray-actors", type=_positive, default=2, metavar="N", help="Ray actors (2)")
-    add("--force", action="store_true", help="reuse --out even though the settings changed")
-    add(
-        "--replay",
-        metavar="DIR",
-        help="answer from the recorded batch in DIR (its --out); call the model for the rest",
-    )
-    return parser
 
 
 def report_parser() -> argparse.ArgumentParser:
@@ -102,10 +123,7 @@ def main(argv: list[str]) -> int:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    import asyncio
-
-    from massgen.batch import replay, runner, scoring, stages, store, summary
-    from massgen.batch.progress import BatchProgress
+    from massgen.batch import replay, runner, scoring, store
     from massgen.batch.tasks import load_tasks, parse_fields
     from massgen.runs.loading import load
 
@@ -131,27 +149,47 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         providers=runner.providers_of(loaded.config),
         replay=replay_dir,
     )
-    executor = _executor(args, loaded, out, replay_dir)
+    rows = _drive(plan, _executor(args, loaded, out, replay_dir))
+    if rows is None:
+        return ExitCode.INTERRUPTED
+    _conclude(plan, rows)
+    return ExitCode.EXECUTION if _any_failed(rows, tasks) else ExitCode.OK
+
+
+def _drive(plan: Plan, executor: Any) -> Rows | None:
+    """Every job's row, with the progress shown meanwhile; None after Ctrl-C (what was
+    finished is kept on disk, and the user is told how to resume)."""
+    import asyncio
+
+    from massgen.batch import runner, store
+    from massgen.batch.progress import BatchProgress
+
     with BatchProgress() as progress:
         driver = runner.Driver(plan, executor, progress.update)
         try:
-            rows = asyncio.run(driver.run())
+            return asyncio.run(driver.run())
         except KeyboardInterrupt:
-            kept = sum(1 for _ in store.read_rows(out))
+            kept = sum(1 for _ in store.read_rows(plan.out))
             print(
-                f"\nmassgen: batch interrupted; {kept} results kept in {out / store.RESULTS} "
+                f"\nmassgen: batch interrupted; {kept} results kept in {plan.out / store.RESULTS} "
                 "(in-flight questions dropped). Rerun the same command to resume.",
                 file=sys.stderr,
             )
-            return ExitCode.INTERRUPTED
-    ids = [task.id for task in tasks]
-    records = stages.build(out, rows, ids, {task.id: task.answer for task in tasks}, check)
+            return None
+
+
+def _conclude(plan: Plan, rows: Rows) -> None:
+    """The stage records and the summary written, and the table printed."""
+    from massgen.batch import replay, stages, store, summary
+
+    out, ids = plan.out, [task.id for task in plan.tasks]
+    answers = {task.id: task.answer for task in plan.tasks}
+    records = stages.build(out, rows, ids, answers, plan.scorer)
     stages.write(out, records)
     result = replay.add_calls(summary.summarise(rows, ids, records), out, ids)
     summary.write(out, result)
     _print_table(result)
     print(f"results: {out / store.RESULTS}\nsummary: {out / store.SUMMARY}", file=sys.stderr)
-    return ExitCode.EXECUTION if _any_failed(rows, tasks) else ExitCode.OK
 
 
 def default_out(tasks: str) -> Path:

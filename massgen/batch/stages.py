@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,19 @@ Record = dict[str, Any]
 _KINDS = {"answer_published", "answer_checked", "vote_cast", "coordination_finished"}
 
 
+@dataclass(slots=True)
+class _Read:
+    """What one team run's events said, in the order they came."""
+
+    candidates: list[Record] = field(default_factory=list)
+    votes: list[Record] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)  # agents with a first answer
+    selected_label: Any = None
+    agreement: Any = None
+    reason: Any = None
+    final_check: Any = None
+
+
 def record(
     task_id: str,
     events: Iterable[Mapping[str, Any]],
@@ -45,53 +59,64 @@ def record(
     final_score: float | None,
 ) -> Record:
     """One question's stages from its team run's events."""
-    candidates: list[Record] = []
-    votes: list[Record] = []
-    selected_label = agreement = reason = final_check = None
-    answered: set[str] = set()
-    for event in events:
-        kind = event.get("type")
-        if kind == "answer_published":
-            agent, content = str(event["agent"]), str(event.get("content") or "")
-            candidates.append(
-                {
-                    "agent": agent,
-                    "label": event.get("label"),
-                    "first": agent not in answered,
-                    "value": scorer.extract(content),
-                    "score": scorer.score(content, reference),
-                }
-            )
-            answered.add(agent)
-        elif kind == "answer_checked" and event.get("phase") == "presentation":
-            final_check = event.get("verdict")
-        elif kind == "answer_checked":
-            label = event.get("label")
-            checked = next((c for c in reversed(candidates) if c["label"] == label), None)
-            if checked is not None:
-                checked["check"] = event.get("verdict")
-        elif kind == "vote_cast":
-            votes.append({"voter": event.get("agent"), "label": event.get("target_label")})
-        elif kind == "coordination_finished":
-            selected_label = event.get("winner_label")
-            agreement, reason = event.get("agreement"), event.get("reason")
-    selected = next((c for c in reversed(candidates) if c["label"] == selected_label), None)
-    firsts = [c for c in candidates if c["first"]]
-    majority = _majority(firsts)
+    read = _read(events, reference, scorer)
+    candidates, reason = read.candidates, read.reason
+    selected = _latest(candidates, read.selected_label)
     return {
         "id": task_id,
         "candidates": candidates,
-        "votes": votes,
-        "selected": selected_label,
+        "votes": read.votes,
+        "selected": read.selected_label,
         "selected_score": selected["score"] if selected else None,
         "final_score": final_score,
-        "majority_first": majority,
+        "majority_first": _majority([c for c in candidates if c["first"]]),
         "oracle": any((c["score"] or 0) >= 1 for c in candidates),
-        "agreement": agreement,
+        "agreement": read.agreement,
         "ended_by_agreement": bool(reason and str(reason).startswith("agreement")),
         "ended_by_rank": bool(reason and str(reason).startswith("ranked")),
-        "final_check": final_check,
+        "final_check": read.final_check,
     }
+
+
+def _read(events: Iterable[Mapping[str, Any]], reference: str | None, scorer: Scorer) -> _Read:
+    read = _Read()
+    for event in events:
+        kind = event.get("type")
+        if kind == "answer_published":
+            read.candidates.append(_candidate(event, read.answered, reference, scorer))
+        elif kind == "answer_checked" and event.get("phase") == "presentation":
+            read.final_check = event.get("verdict")
+        elif kind == "answer_checked":
+            checked = _latest(read.candidates, event.get("label"))
+            if checked is not None:
+                checked["check"] = event.get("verdict")
+        elif kind == "vote_cast":
+            read.votes.append({"voter": event.get("agent"), "label": event.get("target_label")})
+        elif kind == "coordination_finished":
+            read.selected_label = event.get("winner_label")
+            read.agreement, read.reason = event.get("agreement"), event.get("reason")
+    return read
+
+
+def _candidate(
+    event: Mapping[str, Any], answered: set[str], reference: str | None, scorer: Scorer
+) -> Record:
+    """A published answer, scored; `first` unless its agent is in `answered` (it is added)."""
+    agent, content = str(event["agent"]), str(event.get("content") or "")
+    first = agent not in answered
+    answered.add(agent)
+    return {
+        "agent": agent,
+        "label": event.get("label"),
+        "first": first,
+        "value": scorer.extract(content),
+        "score": scorer.score(content, reference),
+    }
+
+
+def _latest(candidates: Sequence[Record], label: Any) -> Record | None:
+    """The candidate published under `label` (the latest, were there several)."""
+    return next((c for c in reversed(candidates) if c["label"] == label), None)
 
 
 def _majority(firsts: Sequence[Record]) -> Record | None:

@@ -81,51 +81,71 @@ async def _run_one(
     bounds: ToolBounds,
     emit: Emit,
 ) -> ToolResult:
-    emit(
-        ev.ToolCallStarted(
-            agent=ctx.agent,
-            call_id=call.id,
-            name=call.name,
-            arguments=call.arguments,
-            phase=ctx.phase,
-        )
-    )
-    started = time.monotonic()
-    gate = _progress_gate(call, ctx, emit)
-    ctx = dataclasses.replace(ctx, progress=gate)
+    told = _CallEvents.start(call, ctx, emit)
+    ctx = dataclasses.replace(ctx, progress=told.gate)
+    if held_back(spec, ctx.phase, bounds):
+        return told.finish(ToolResult(call.id, HELD.format(name=call.name)), held=True)
+    try:
+        result = await _result(toolbox, call, spec, ctx, bounds)
+    except asyncio.CancelledError:
+        told.finish(ToolResult(call.id, "Error: cancelled (the run moved on).", is_error=True))
+        raise
+    return told.finish(result)
 
-    def finished(result: ToolResult, *, held: bool = False) -> ToolResult:
-        gate.close()  # its last line, then the result that replaces it
+
+async def _result(
+    toolbox: Toolbox, call: ToolCall, spec: ToolSpec | None, ctx: ToolContext, bounds: ToolBounds
+) -> ToolResult:
+    """The gate's refusal, or what the tool returned within its timeout, capped in size."""
+    verdict = await _authorized(toolbox, call, ctx)
+    if isinstance(verdict, ToolResult):
+        return dataclasses.replace(verdict, call_id=call.id)
+    timeout = bounds.timeout_seconds
+    if spec is not None and spec.timeout_seconds is not None:
+        timeout = spec.timeout_seconds  # the tool's own bound (subagents)
+    result = await _guarded_call(verdict, ctx, timeout)
+    return truncated(dataclasses.replace(result, call_id=call.id), bounds.max_result_bytes)
+
+
+@dataclass(slots=True)
+class _CallEvents:
+    """What one call tells the run: that it started, its progress lines (through `gate`),
+    and how it finished."""
+
+    call: ToolCall
+    ctx: ToolContext
+    emit: Emit
+    gate: ProgressGate
+    started: float
+
+    @classmethod
+    def start(cls, call: ToolCall, ctx: ToolContext, emit: Emit) -> _CallEvents:
         emit(
-            ev.ToolCallFinished(
+            ev.ToolCallStarted(
                 agent=ctx.agent,
                 call_id=call.id,
                 name=call.name,
-                result=result.content,
-                ok=not result.is_error,
-                duration_s=round(time.monotonic() - started, 6),
-                held=held,
+                arguments=call.arguments,
                 phase=ctx.phase,
             )
         )
-        return result
+        return cls(call, ctx, emit, _progress_gate(call, ctx, emit), time.monotonic())
 
-    if held_back(spec, ctx.phase, bounds):
-        return finished(ToolResult(call.id, HELD.format(name=call.name)), held=True)
-    try:
-        verdict = await _authorized(toolbox, call, ctx)
-        if isinstance(verdict, ToolResult):
-            return finished(dataclasses.replace(verdict, call_id=call.id))
-        timeout = bounds.timeout_seconds
-        if spec is not None and spec.timeout_seconds is not None:
-            timeout = spec.timeout_seconds  # the tool's own bound (subagents)
-        result = await _guarded_call(verdict, ctx, timeout)
-    except asyncio.CancelledError:
-        finished(ToolResult(call.id, "Error: cancelled (the run moved on).", is_error=True))
-        raise
-    return finished(
-        truncated(dataclasses.replace(result, call_id=call.id), bounds.max_result_bytes)
-    )
+    def finish(self, result: ToolResult, *, held: bool = False) -> ToolResult:
+        self.gate.close()  # its last line, then the result that replaces it
+        self.emit(
+            ev.ToolCallFinished(
+                agent=self.ctx.agent,
+                call_id=self.call.id,
+                name=self.call.name,
+                result=result.content,
+                ok=not result.is_error,
+                duration_s=round(time.monotonic() - self.started, 6),
+                held=held,
+                phase=self.ctx.phase,
+            )
+        )
+        return result
 
 
 def _progress_gate(call: ToolCall, ctx: ToolContext, emit: Emit) -> ProgressGate:

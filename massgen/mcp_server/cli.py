@@ -16,9 +16,8 @@ import os
 import sys
 
 from massgen.core.status import ExitCode
-from massgen.serve.auth import Token, is_loopback
-from massgen.serve.cli import MIN_NETWORK_TOKEN
-from massgen.serve.launch import listen, prepare
+from massgen.serve import launch
+from massgen.serve.auth import Token
 
 DEFAULT_PORT = 8643
 DEFAULT_TOKEN_ENV = "MASSGEN_MCP_TOKEN"
@@ -37,15 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--config", metavar="FILE", help="the team 'massgen' (default team if omitted)")
     add("--teams-dir", metavar="DIR", help="also offer every team config file in DIR, by name")
     add("--http", action="store_true", help="streamable HTTP at /mcp instead of stdio")
-    add("--host", default="127.0.0.1", help="with --http: address (default 127.0.0.1)")
-    add("--port", type=int, default=DEFAULT_PORT, help=f"with --http: port ({DEFAULT_PORT})")
-    add(
-        "--token-env",
-        default=DEFAULT_TOKEN_ENV,
-        metavar="NAME",
-        help=f"with --http: variable holding the bearer token (default {DEFAULT_TOKEN_ENV}); "
-        "without it a token is generated and printed once",
-    )
+    launch.listen_options(add, port=DEFAULT_PORT, token_env=DEFAULT_TOKEN_ENV, when="with --http: ")
     add("--max-concurrent", type=int, default=2, metavar="N", help="team runs at once (2)")
     add("--timeout", type=float, metavar="S", help="seconds per run (default: the config's)")
     add("--max-cost", type=float, default=2.0, metavar="USD", help="cap per run (default 2)")
@@ -54,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    prepared = prepare(args, _refusal, "massgen mcp")
+    prepared = launch.prepare(args, _refusal, "massgen mcp")
     if prepared is None:
         return ExitCode.CONFIG
     token, teams = prepared
@@ -89,16 +80,9 @@ def _refusal(args: argparse.Namespace, token: Token) -> str | None:
         return "--timeout must be between 1 and 86400 seconds"
     if not args.max_cost > 0:
         return "--max-cost must be more than 0"
-    if not 0 <= args.port <= 65535:
-        return "--port must be between 0 and 65535"
-    if not args.http or is_loopback(args.host):
-        return None
-    if token.generated or len(token.value) < MIN_NETWORK_TOKEN:
-        return (
-            f"--host {args.host} is reachable from other machines, so it needs a token you "
-            f"chose of {MIN_NETWORK_TOKEN}+ characters in {args.token_env}, or bind to 127.0.0.1"
-        )
-    return None
+    if not args.http:  # stdio: the host and token are not used
+        return launch.port_refusal(args.port)
+    return launch.port_refusal(args.port) or launch.host_refusal(args.host, token, args.token_env)
 
 
 def _serve_http(server: object, args: argparse.Namespace, token: Token) -> int:
@@ -107,9 +91,5 @@ def _serve_http(server: object, args: argparse.Namespace, token: Token) -> int:
     app = guarded(server.streamable_http_app(), token, args.token_env, args.host)  # type: ignore[attr-defined]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"massgen mcp: http://{shown}:{args.port}{PATH} (streamable HTTP)", file=sys.stderr)
-    if token.generated:
-        print(f"token (generated; set {args.token_env} to choose one): {token.value}",
-              file=sys.stderr)  # fmt: skip
-    else:
-        print(f"token: from ${args.token_env}", file=sys.stderr)
-    return listen(app, args.host, args.port)
+    print(launch.token_line(token, args.token_env), file=sys.stderr)
+    return launch.listen(app, args.host, args.port)

@@ -110,7 +110,7 @@ class AgentState:
     error: str | None = None
 
 
-class RunState:
+class RunState(groups.GroupFold):
     """The fold of a run's events; `apply` is called once per event, in order."""
 
     def __init__(self, question: str) -> None:
@@ -184,20 +184,9 @@ class RunState:
 
     def apply(self, event: ev.AnyEvent) -> None:
         self.usage(event)
-        if isinstance(event, groups.AgentStream):
-            self._stream(event)
-        elif isinstance(event, groups.ToolActivity):
-            self._tool_activity(event)
-        elif isinstance(event, groups.Decision):
-            self._decision(event)
-        elif isinstance(event, groups.AidActivity):
-            self.agent(event.agent)  # the aids decide nothing; their agent is in the run
-        elif isinstance(event, groups.RunProgress):
-            self._progress(event)
-        else:
-            assert_never(event)
+        self.fold(event)
 
-    def _stream(self, event: groups.AgentStream) -> None:
+    def on_stream(self, event: groups.AgentStream) -> None:
         match event:
             case ev.AgentStarted():
                 self._agent_started(event)
@@ -208,7 +197,7 @@ class RunState:
             case _:
                 assert_never(event)
 
-    def _tool_activity(self, event: groups.ToolActivity) -> None:
+    def on_tool(self, event: groups.ToolActivity) -> None:
         match event:
             case ev.ToolSourceFailed() | ev.AgentWarning() | ev.PermissionDecided():
                 self.agent(event.agent)  # these may come before the agent's first run
@@ -224,7 +213,7 @@ class RunState:
             case _:
                 assert_never(event)
 
-    def _decision(self, event: groups.Decision) -> None:
+    def on_decision(self, event: groups.Decision) -> None:
         match event:
             case ev.AnswerPublished():
                 self._answer_published(event)
@@ -245,7 +234,10 @@ class RunState:
             case _:
                 assert_never(event)
 
-    def _progress(self, event: groups.RunProgress) -> None:
+    def on_aid(self, event: groups.AidActivity) -> None:
+        self.agent(event.agent)  # the aids decide nothing; their agent is in the run
+
+    def on_progress(self, event: groups.RunProgress) -> None:
         match event:
             case ev.RunStarted():
                 self._run_started(event)

@@ -86,17 +86,14 @@ def _agent_ids(events: list[ev.AnyEvent]) -> list[str]:
 
 def _cell(event: ev.AnyEvent) -> tuple[str, str] | None:
     """(agent, text) for an event that fills a cell; None for events without a column."""
-    if isinstance(event, groups.AgentStream):
-        return _stream_cell(event)
-    if isinstance(event, groups.ToolActivity):
-        return _tool_cell(event)
-    if isinstance(event, groups.Decision):
-        return event.agent, _decision_text(event)
-    if isinstance(event, groups.AidActivity):
-        return event.agent, _aid_text(event)
-    if isinstance(event, groups.RunProgress):
-        return _progress_cell(event)
-    assert_never(event)
+    return groups.by_group(
+        event,
+        stream=_stream_cell,
+        tool=_tool_cell,
+        decision=lambda decided: (decided.agent, _decision_text(decided)),
+        aid=lambda aided: (aided.agent, _aid_text(aided)),
+        progress=_progress_cell,
+    )
 
 
 def _stream_cell(event: groups.AgentStream) -> tuple[str, str] | None:

@@ -16,11 +16,17 @@ from collections.abc import Callable
 from typing import Any
 
 from massgen.core.status import ExitCode
-from massgen.serve.auth import DEFAULT_TOKEN_ENV, Token, is_loopback
-from massgen.serve.launch import listen, prepare
+from massgen.serve.auth import DEFAULT_TOKEN_ENV, Token
+from massgen.serve.launch import (
+    host_refusal,
+    listen,
+    listen_options,
+    port_refusal,
+    prepare,
+    token_line,
+)
 
-DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8642
-MIN_NETWORK_TOKEN = 16  # characters: a token that guards a network port must not be guessable
+DEFAULT_PORT = 8642
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,19 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _network_options(add: Callable[..., Any]) -> None:
     """Where the server listens, and who may reach it."""
-    add(
-        "--host",
-        default=DEFAULT_HOST,
-        help="address to bind (default 127.0.0.1; others need a token)",
-    )
-    add("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
-    add(
-        "--token-env",
-        default=DEFAULT_TOKEN_ENV,
-        metavar="NAME",
-        help=f"environment variable holding the bearer token (default {DEFAULT_TOKEN_ENV}); "
-        "without it a token is generated and printed once",
-    )
+    listen_options(add, port=DEFAULT_PORT, token_env=DEFAULT_TOKEN_ENV)
     add(
         "--cors-origin",
         metavar="ORIGIN",
@@ -114,19 +108,7 @@ def _refusal(args: argparse.Namespace, token: Token) -> str | None:
         return "--max-concurrent must be between 1 and 256"
     if not 1 <= args.ask_timeout <= 3600:
         return "--ask-timeout must be between 1 and 3600 seconds"
-    if not 0 <= args.port <= 65535:
-        return "--port must be between 0 and 65535"
-    if is_loopback(args.host):
-        return None
-    fix = f"(e.g. `export {args.token_env}=$(openssl rand -hex 32)`) or bind to 127.0.0.1"
-    if token.generated:
-        return (
-            f"--host {args.host} is reachable from other machines, so it needs a token you "
-            f"chose: set {args.token_env} {fix}"
-        )
-    if len(token.value) < MIN_NETWORK_TOKEN:
-        return f"{args.token_env} is too short for --host {args.host}: use {MIN_NETWORK_TOKEN}+ characters {fix}"
-    return None
+    return port_refusal(args.port) or host_refusal(args.host, token, args.token_env)
 
 
 def start_lines(host: str, port: int, token: Token, token_env: str) -> str:
@@ -136,12 +118,13 @@ def start_lines(host: str, port: int, token: Token, token_env: str) -> str:
     secret = token.value if token.generated else f"${token_env}"
     body = '{"model": "massgen", "messages": [{"role": "user", "content": "What is 2+2?"}]}'
     curl = f'curl -s {url}/v1/chat/completions -H "Authorization: Bearer {secret}"'
-    lines = [f"massgen serve: {url}/v1 (OpenAI-compatible; model 'massgen' is the served team)"]
+    lines = [
+        f"massgen serve: {url}/v1 (OpenAI-compatible; model 'massgen' is the served team)",
+        token_line(token, token_env),
+    ]
     if token.generated:
-        lines.append(f"token (generated; set {token_env} to choose one): {token.value}")
         lines.append(f"web view: {url}/?token={token.value}")
     else:
-        lines.append(f"token: from ${token_env}")
         lines.append(f"web view: {url}/ (log in with the token)")
     lines.append(f"try: {curl} -H 'Content-Type: application/json' -d {shlex.quote(body)}")
     return "\n".join(lines)

@@ -125,7 +125,7 @@ class Pane:
         return None
 
 
-class ViewModel:
+class ViewModel(groups.GroupFold):
     """Apply every event in order; read `state` and `panes` to draw.
 
     `tail_chars`: how much of each agent's stream is kept (a scrollable view keeps more
@@ -147,20 +147,9 @@ class ViewModel:
 
     def apply(self, event: ev.AnyEvent) -> None:
         self.state.apply(event)
-        if isinstance(event, groups.AgentStream):
-            self._stream(event)
-        elif isinstance(event, groups.ToolActivity):
-            self._tool_activity(event)
-        elif isinstance(event, groups.Decision):
-            self._decision(event)
-        elif isinstance(event, groups.AidActivity):
-            self._aid(event)
-        elif isinstance(event, groups.RunProgress):
-            self._progress(event)
-        else:
-            assert_never(event)
+        self.fold(event)
 
-    def _stream(self, event: groups.AgentStream) -> None:
+    def on_stream(self, event: groups.AgentStream) -> None:
         pane = self.pane(event.agent)
         match event:
             case ev.AgentStarted(run=run, answers_in_view=seen, json_actions=json_actions):
@@ -177,7 +166,7 @@ class ViewModel:
             case _:
                 assert_never(event)
 
-    def _tool_activity(self, event: groups.ToolActivity) -> None:
+    def on_tool(self, event: groups.ToolActivity) -> None:
         match event:
             case ev.ToolCallStarted() | ev.ToolCallFinished():
                 self._tool(event)
@@ -244,7 +233,7 @@ class ViewModel:
             said = preview(decided.reason, 120)
             self.pane(decided.agent).line("failed", f"✗ refused {decided.tool}: {said}")
 
-    def _decision(self, event: groups.Decision) -> None:
+    def on_decision(self, event: groups.Decision) -> None:
         match event:
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self.pane(agent).text.unshown(content)
@@ -277,7 +266,7 @@ class ViewModel:
         pane.note = note
         pane.line("restart", f"↻ {note}")
 
-    def _aid(self, event: groups.AidActivity) -> None:
+    def on_aid(self, event: groups.AidActivity) -> None:
         match event:
             case ev.BroadcastAsked(agent=agent, question=question, to=to):
                 self.pane(agent).line("tool", f"? asks {', '.join(to)}: {preview(question, 120)}")
@@ -308,7 +297,7 @@ class ViewModel:
         if event.ok and who in self.panes:  # the answering agent's pane says so too
             self.pane(who).line("note", f"↪ answered {agent}: {preview(answer, 80)}")
 
-    def _progress(self, event: groups.RunProgress) -> None:
+    def on_progress(self, event: groups.RunProgress) -> None:
         match event:
             case ev.RunStarted(agents=agents):
                 for agent in agents:

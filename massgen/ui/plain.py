@@ -53,20 +53,17 @@ class PlainView:
 
     def _line(self, event: ev.AnyEvent) -> str | None:
         """The line an event prints; None for one that prints none (or streams)."""
-        if isinstance(event, groups.AgentStream):
-            self._streamed(event)
-            return None
-        if isinstance(event, groups.ToolActivity):
-            return _tool_line(event)
-        if isinstance(event, groups.Decision):
-            return self._decision_line(event)
-        if isinstance(event, groups.AidActivity):
-            return _aid_line(event)
-        if isinstance(event, groups.RunProgress):
-            return self._progress_line(event)
-        assert_never(event)
+        return groups.by_group(
+            event,
+            stream=self._streamed,
+            tool=_tool_line,
+            decision=self._decision_line,
+            aid=_aid_line,
+            progress=self._progress_line,
+        )
 
     def _streamed(self, event: groups.AgentStream) -> None:
+        """Text streams a line at a time as it completes; it is never the event's line."""
         match event:
             case ev.AgentStarted(agent=agent, json_actions=json_actions):
                 self._runs[agent] = RunText(json_actions)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from pathlib import Path
 
 import pytest
 from batch_support import asked, summing_agent, write_tasks, write_team
@@ -100,43 +101,44 @@ def test_new_questions_go_to_the_model_and_the_rest_is_replayed(tmp_path):
     assert all("q2" in json.dumps(body) for body in asked)
 
 
-def test_rows_are_written_in_the_recorded_order_and_held_ones_flushed_at_close(tmp_path):
-    recorded = tmp_path / "rec"
+def recorded_batch(tmp_path: Path, keys: list[tuple[str, str]]) -> tuple[Path, Path]:
+    """A recorded batch's directory whose results.jsonl holds one ok row per (id, method),
+    in that order, and an empty directory to replay it into."""
+    recorded, out = tmp_path / "rec", tmp_path / "out"
     recorded.mkdir()
-    keys = [("q0", "team"), ("q1", "team"), ("q2", "team")]
+    out.mkdir()
     lines = [json.dumps({"id": i, "method": m, "status": "ok"}) for i, m in keys]
     (recorded / "results.jsonl").write_text("\n".join(lines) + "\n")
-    out = tmp_path / "out"
-    out.mkdir()
+    return recorded, out
+
+
+def written(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").open()]
+
+
+def test_rows_are_written_in_the_recorded_order_and_held_ones_flushed_at_close(tmp_path):
+    recorded, out = recorded_batch(tmp_path, [("q0", "team"), ("q1", "team"), ("q2", "team")])
     writer = ResultsWriter(out, recorded)
     for tid in ("q1", "new", "q0"):
         writer.append(
             {"id": tid, "method": "team", "calls": {"live_calls": 1, "replayed_calls": 0}}
         )
-    written = [json.loads(line)["id"] for line in (out / "results.jsonl").open()]
-    assert written == ["new", "q0", "q1"]  # q1 waited for q0; a new one does not wait
+    # q1 waited for q0; a new one does not wait.
+    assert [row["id"] for row in written(out)] == ["new", "q0", "q1"]
     writer.append({"id": "q3", "method": "team"})
     writer.close()  # q2 never came: nothing stays held
-    written = [json.loads(line) for line in (out / "results.jsonl").open()]
-    assert [row["id"] for row in written] == ["new", "q0", "q1", "q3"]
-    assert all("calls" not in row for row in written)
+    assert [row["id"] for row in written(out)] == ["new", "q0", "q1", "q3"]
+    assert all("calls" not in row for row in written(out))
     assert len(read_calls(out)) == 3
 
 
 def test_a_row_does_not_wait_for_a_recorded_method_this_batch_does_not_run(tmp_path):
     # Recorded with a single baseline first; replayed with the team alone, the team's row
     # must not be held (until the end of the batch, or lost to a kill) for that single.
-    recorded = tmp_path / "rec"
-    recorded.mkdir()
-    keys = [("q0", "single:a0"), ("q0", "team"), ("q1", "team")]
-    lines = [json.dumps({"id": i, "method": m, "status": "ok"}) for i, m in keys]
-    (recorded / "results.jsonl").write_text("\n".join(lines) + "\n")
-    out = tmp_path / "out"
-    out.mkdir()
+    recorded, out = recorded_batch(tmp_path, [("q0", "single:a0"), ("q0", "team"), ("q1", "team")])
     writer = ResultsWriter(out, recorded, (), expected={("q0", "team"), ("q1", "team")})
     writer.append({"id": "q0", "method": "team"})
-    written = [json.loads(line)["id"] for line in (out / "results.jsonl").open()]
-    assert written == ["q0"]
+    assert [row["id"] for row in written(out)] == ["q0"]
     writer.close()
 
 

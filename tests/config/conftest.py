@@ -4,6 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from massgen.config import load_config
+from massgen.core.errors import ConfigError
+
 
 @dataclass
 class Dirs:
@@ -15,6 +18,14 @@ class Dirs:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path
+
+    def config_error(self, text: str, name: str = "c.yaml") -> str:
+        """The one line that loading `text` as the config file `name` is refused with,
+        less the file's path in front."""
+        path = self.write(name, text)
+        with pytest.raises(ConfigError) as caught:
+            load_config(path)
+        return str(caught.value).removeprefix(f"{path}: ")
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ gets one error line naming the file, the key as written, and the fix."""
 import pytest
 
 from massgen.config import load_config
-from massgen.core.errors import ConfigError
 
 AGENT = "agents:\n  - id: a\n    backend:\n      type: chatcompletion\n      model: m\n"
 SINGLE = "agent:\n  id: a\n  backend:\n    type: chatcompletion\n    model: m\n"
@@ -17,10 +16,7 @@ def backend(dirs, lines: str, head: str = AGENT):
 
 
 def error_for(dirs, lines: str, head: str = AGENT) -> str:
-    path = dirs.write("c.yaml", head + lines)
-    with pytest.raises(ConfigError) as caught:
-        load_config(path)
-    return str(caught.value).removeprefix(f"{path}: ")
+    return dirs.config_error(head + lines)
 
 
 FLAT = """\

@@ -10,13 +10,6 @@ from massgen.core.errors import ConfigError
 GOOD_AGENT = "  - id: a\n    backend:\n      type: chatcompletion\n      model: m\n"
 
 
-def error_for(dirs, text: str, name: str = "c.yaml") -> str:
-    path = dirs.write(name, text)
-    with pytest.raises(ConfigError) as caught:
-        load_config(path)
-    return str(caught.value).removeprefix(f"{path}: ")
-
-
 # ---------------------------------------------------------------- reading and parsing
 
 
@@ -30,7 +23,7 @@ def test_missing_file_says_so_and_points_at_examples(dirs):
 
 def test_malformed_yaml_names_the_line(dirs):
     text = "agents:\n- id: a\n  backend:\n    type: x\n   model: y\n"
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         "malformed YAML at line 5: expected <block end>, but found '<block mapping start>'. "
         "Check the indentation and quoting near that line"
     )
@@ -38,11 +31,11 @@ def test_malformed_yaml_names_the_line(dirs):
 
 def test_duplicate_yaml_key_is_an_error_not_last_wins(dirs):
     text = "agents:\n  - id: a\n    backend:\n      type: x\n      type: y\n"
-    assert error_for(dirs, text) == "duplicate key `type` at line 5. Keep only one"
+    assert dirs.config_error(text) == "duplicate key `type` at line 5. Keep only one"
 
 
 def test_malformed_json_names_line_and_column(dirs):
-    message = error_for(dirs, '{"agents": [\n  {"id": "a",}\n]}', name="c.json")
+    message = dirs.config_error('{"agents": [\n  {"id": "a",}\n]}', name="c.json")
     assert message.startswith("malformed JSON at line 2, column 14: ")
 
 
@@ -53,19 +46,19 @@ def test_json_config_loads(dirs):
 
 
 def test_other_file_types_are_refused(dirs):
-    assert error_for(dirs, "agents: []", name="c.txt") == (
+    assert dirs.config_error("agents: []", name="c.txt") == (
         "unsupported file type '.txt'. Use a .yaml, .yml or .json file"
     )
 
 
 def test_top_level_must_be_a_mapping(dirs):
-    assert error_for(dirs, "- a\n- b\n") == (
+    assert dirs.config_error("- a\n- b\n") == (
         "the top level must be a mapping (agents:, orchestrator:, ...), got a list"
     )
 
 
 def test_empty_file(dirs):
-    assert error_for(dirs, "# nothing here\n") == (
+    assert dirs.config_error("# nothing here\n") == (
         "the file is empty. Start from an example: `massgen --list-examples`"
     )
 
@@ -81,7 +74,7 @@ def test_unset_variable_names_variable_and_key_path(dirs):
             "model: m", "model: m\n      api_key: ${GROQ_KEY_FOR_TEST}"
         )
     )
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         "agents[1].backend.api_key: environment variable `GROQ_KEY_FOR_TEST` is not set. "
         "Set it in the environment or in .env (./.env or ~/.config/massgen/.env)"
     )
@@ -89,7 +82,7 @@ def test_unset_variable_names_variable_and_key_path(dirs):
 
 def test_unset_variable_path_follows_single_agent_form(dirs):
     text = "agent:\n  id: a\n  backend:\n    type: x\n    model: ${MODEL_FOR_TEST}\n"
-    assert error_for(dirs, text).startswith(
+    assert dirs.config_error(text).startswith(
         "agent.backend.model: environment variable `MODEL_FOR_TEST` is not set."
     )
 
@@ -119,29 +112,34 @@ def test_empty_variable_takes_the_default(monkeypatch):
 # ---------------------------------------------------------------- schema problems
 
 
-def test_wrong_type_names_path_and_value(dirs):
-    text = "agents:\n" + GOOD_AGENT + "      temperature: hot\n"
-    assert error_for(dirs, text) == "agents[0].backend.temperature: must be a number, got 'hot'"
-
-
-def test_wrong_type_never_echoes_a_secret(dirs):
-    text = "agents:\n" + GOOD_AGENT + "      api_key: 123456789\n"
-    assert error_for(dirs, text) == "agents[0].backend.api_key: must be a string, got a number"
-
-
-def test_out_of_range_value(dirs):
-    text = "agents:\n" + GOOD_AGENT + "timeout_settings:\n  orchestrator_timeout_seconds: -5\n"
-    assert error_for(dirs, text) == (
-        "timeout_settings.orchestrator_timeout_seconds: must be greater than 0, got -5"
-    )
-
-
-def test_enum_value_lists_the_choices(dirs):
-    text = "agents:\n" + GOOD_AGENT + "orchestrator:\n  voting_sensitivity: harsh\n"
-    assert error_for(dirs, text) == (
-        "orchestrator.voting_sensitivity: must be one of 'lenient', 'balanced' or 'strict', "
-        "got 'harsh'"
-    )
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        pytest.param(
+            "      temperature: hot\n",
+            "agents[0].backend.temperature: must be a number, got 'hot'",
+            id="wrong-type-names-path-and-value",
+        ),
+        pytest.param(
+            "      api_key: 123456789\n",
+            "agents[0].backend.api_key: must be a string, got a number",
+            id="wrong-type-never-echoes-a-secret",
+        ),
+        pytest.param(
+            "timeout_settings:\n  orchestrator_timeout_seconds: -5\n",
+            "timeout_settings.orchestrator_timeout_seconds: must be greater than 0, got -5",
+            id="out-of-range",
+        ),
+        pytest.param(
+            "orchestrator:\n  voting_sensitivity: harsh\n",
+            "orchestrator.voting_sensitivity: must be one of 'lenient', 'balanced' or "
+            "'strict', got 'harsh'",
+            id="enum-lists-the-choices",
+        ),
+    ],
+)
+def test_a_bad_value_names_its_path_the_rule_and_what_was_given(dirs, extra, expected):
+    assert dirs.config_error("agents:\n" + GOOD_AGENT + extra) == expected
 
 
 OK_SERVER = "        - name: ok\n          command: python\n"
@@ -163,7 +161,7 @@ def test_an_unknown_key_in_an_mcp_server_is_named_without_the_union_tag(
     dirs, servers, where, guess
 ):
     text = "agents:\n" + GOOD_AGENT + "      mcp_servers:\n" + servers
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         f"agents[0].backend.mcp_servers{where}: unknown key. Did you mean `{guess}`?"
     )
 
@@ -201,7 +199,7 @@ def test_an_unknown_key_in_an_mcp_server_is_named_without_the_union_tag(
     ],
 )
 def test_unknown_key(dirs, text, expected):
-    assert error_for(dirs, text) == expected
+    assert dirs.config_error(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -228,26 +226,26 @@ def test_unknown_key(dirs, text, expected):
     ],
 )
 def test_missing_required_key(dirs, text, expected):
-    assert error_for(dirs, text) == expected
+    assert dirs.config_error(text) == expected
 
 
 def test_agent_and_agents_together(dirs):
     text = "agent:\n  id: z\n  backend: {type: x}\nagents:\n" + GOOD_AGENT
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         "agent: `agent:` and `agents:` are both set. "
         "Use `agent:` for one agent or `agents:` for a list, not both"
     )
 
 
 def test_agent_given_a_list(dirs):
-    assert error_for(dirs, "agent:\n" + GOOD_AGENT) == (
+    assert dirs.config_error("agent:\n" + GOOD_AGENT) == (
         "agent: `agent:` holds a list. Rename it to `agents:`, or give a single mapping"
     )
 
 
 def test_duplicate_agent_ids_point_at_the_second_use(dirs):
     text = "agents:\n" + GOOD_AGENT + GOOD_AGENT.replace("id: a", "id: b") + GOOD_AGENT
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         "agents[2].id: agent id 'a' is already used by agents[0]. Give every agent a unique `id`"
     )
 
@@ -271,14 +269,14 @@ def test_duplicate_agent_ids_point_at_the_second_use(dirs):
     ],
 )
 def test_unsupported_predecessor_keys_say_not_supported_yet(dirs, extra, path):
-    assert error_for(dirs, "agents:\n" + GOOD_AGENT + extra) == (
+    assert dirs.config_error("agents:\n" + GOOD_AGENT + extra) == (
         f"`{path}` is not supported by this version of massgen yet. Remove it to run this config"
     )
 
 
 def test_unsupported_key_path_in_single_agent_form(dirs):
     text = "agent:\n  id: a\n  backend:\n    type: x\n    hooks: {}\n"
-    assert error_for(dirs, text).startswith("`agent.backend.hooks` is not supported")
+    assert dirs.config_error(text).startswith("`agent.backend.hooks` is not supported")
 
 
 def test_unsupported_key_is_reported_before_typos_and_unset_variables(dirs):
@@ -286,12 +284,12 @@ def test_unsupported_key_is_reported_before_typos_and_unset_variables(dirs):
         "agents:\n  - id: a\n    backend:\n      type: x\n      modle: m\n"
         "      hooks:\n        - {name: gh, env: {GITHUB_TOKEN: '${UNSET_TOKEN_FOR_TEST}'}}\n"
     )
-    assert error_for(dirs, text).startswith("`agents[0].backend.hooks` is not supported")
+    assert dirs.config_error(text).startswith("`agents[0].backend.hooks` is not supported")
 
 
 @pytest.mark.parametrize("key", ["models", "num_agents", "max_rounds", "consensus_threshold"])
 def test_v1_config_is_named_as_the_old_format(dirs, key):
-    assert error_for(dirs, f"{key}: 3\n") == (
+    assert dirs.config_error(f"{key}: 3\n") == (
         f"`{key}` is from the old v1 config format, which this version of massgen does not "
         "read. Rewrite the file with `agents:` entries (see `massgen --list-examples`)"
     )
@@ -352,7 +350,7 @@ def test_tool_settings_and_the_predecessors_planning_mode_load(dirs):
 
 def test_other_coordination_keys_of_the_predecessor_are_named_as_unsupported(dirs):
     text = f"agents:\n{GOOD_AGENT}orchestrator:\n  coordination:\n    prompt_improver: true\n"
-    assert error_for(dirs, text).startswith(
+    assert dirs.config_error(text).startswith(
         "`orchestrator.coordination.prompt_improver` is not supported by this version of massgen"
     )
 
@@ -373,17 +371,17 @@ def test_orchestration_restarts_and_the_debug_answer_are_typed(dirs):
 def test_a_context_path_that_does_not_exist_is_named(dirs):
     agent = GOOD_AGENT + "      cwd: ws\n"
     text = "agents:\n" + agent + "orchestrator:\n  context_paths:\n    - {path: missing/dir}\n"
-    assert error_for(dirs, text).startswith(
+    assert dirs.config_error(text).startswith(
         "orchestrator.context_paths[0].path: context path `missing/dir` does not exist (resolved: "
     )
-    assert error_for(dirs, text).endswith(
+    assert dirs.config_error(text).endswith(
         "a relative path is taken from the directory massgen runs in"
     )
 
 
 def test_context_paths_need_an_agent_with_file_tools(dirs):
     text = "agents:\n" + GOOD_AGENT + "orchestrator:\n  context_paths:\n    - {path: .}\n"
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         "orchestrator.context_paths: context paths are read with the file tools, and no agent "
         "has them. Give the agents a workspace with `cwd:` in their `backend:`"
     )
@@ -394,7 +392,7 @@ def test_context_paths_need_an_agent_with_file_tools(dirs):
 
 def test_a_verifier_needs_exactly_one_of_command_or_function(dirs):
     text = f"agents:\n{GOOD_AGENT}verifier:\n  timeout_seconds: 5\n"
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         "verifier: set exactly one of `command` (a shell command that gets the answer on "
         "stdin) or `function` (`module:function`)"
     )
@@ -402,10 +400,12 @@ def test_a_verifier_needs_exactly_one_of_command_or_function(dirs):
 
 def test_a_verifier_function_must_name_module_and_function(dirs):
     text = f"agents:\n{GOOD_AGENT}verifier:\n  function: mychecks.verify\n"
-    assert error_for(dirs, text) == (
+    assert dirs.config_error(text) == (
         "verifier.function: must be `module:function`, got 'mychecks.verify'; for example "
         "`massgen.verifiers:python_examples`, or `mychecks:verify` for a function `verify` "
         "in mychecks.py beside the config"
     )
     text = f"agents:\n{GOOD_AGENT}verifier:\n  command: pytest\n  timeout: 5\n"
-    assert error_for(dirs, text) == "verifier.timeout: unknown key. Did you mean `timeout_seconds`?"
+    assert (
+        dirs.config_error(text) == "verifier.timeout: unknown key. Did you mean `timeout_seconds`?"
+    )

@@ -13,7 +13,6 @@ import pytest
 import massgen
 from massgen.config import load_config
 from massgen.config.predecessor import translate
-from massgen.core.errors import ConfigError
 from massgen.testing import FakeProvider, Reply, cooperative_agent
 
 
@@ -22,12 +21,6 @@ def ag2(agent_config: str, llm: str = "{api_type: anthropic, model: claude-sonne
         "agents:\n  - id: ag2_assistant\n    backend:\n      type: ag2\n"
         f"      agent_config:\n        llm_config: {llm}\n{agent_config}"
     )
-
-
-def refusal(dirs, text: str) -> str:
-    with pytest.raises(ConfigError) as caught:
-        load_config(dirs.write("c.yaml", text))
-    return str(caught.value)
 
 
 # ---------------------------------------------------------------- AG2
@@ -124,19 +117,19 @@ def test_an_ag2_group_chat_is_refused_with_how_to_write_it_as_a_team(dirs):
         "agents:\n  - id: team\n    backend:\n      type: ag2\n      group_config:\n"
         "        llm_config: {model: gpt-5}\n        agents: [{name: Coder}]\n"
     )
-    message = refusal(dirs, text)
+    message = dirs.config_error(text)
     assert "agents[0].backend.group_config" in message
     assert "as massgen agents" in message
 
 
 def test_an_api_type_with_no_backend_here_names_the_ones_there_are(dirs):
-    message = refusal(dirs, ag2("", llm="{api_type: bedrock, model: m}"))
+    message = dirs.config_error(ag2("", llm="{api_type: bedrock, model: m}"))
     assert "agents[0].backend.agent_config.llm_config.api_type" in message
     assert "anthropic" in message and "bedrock" in message
 
 
 def test_an_ag2_backend_without_an_agent_config_is_refused(dirs):
-    message = refusal(dirs, "agents:\n  - id: a\n    backend: {type: ag2}\n")
+    message = dirs.config_error("agents:\n  - id: a\n    backend: {type: ag2}\n")
     assert "agents[0].backend.agent_config" in message
 
 
@@ -167,7 +160,7 @@ def test_persistent_memory_is_read_as_filesystem_memory(dirs):
 
 def test_persistent_memory_with_no_workspace_is_refused_with_the_fix(dirs):
     team = "agents:\n  - id: a\n    backend: {type: openai, model: gpt-5}\n"
-    message = refusal(dirs, team + MEM0)
+    message = dirs.config_error(team + MEM0)
     assert "memory.persistent_memory" in message and "backend.cwd" in message
 
 
@@ -180,7 +173,7 @@ def test_conversation_memory_alone_or_memory_off_asks_for_nothing_new(dirs):
 
 
 def test_a_memory_key_that_is_not_a_block_is_refused(dirs):
-    assert "`memory`" in refusal(dirs, TEAM + "memory: 5\n")
+    assert "`memory`" in dirs.config_error(TEAM + "memory: 5\n")
 
 
 # ---------------------------------------------------------------- criteria, transports

@@ -19,12 +19,6 @@ def load(dirs, text: str):
     return load_config(dirs.write("c.yaml", text))
 
 
-def refusal(dirs, text: str) -> str:
-    with pytest.raises(ConfigError) as caught:
-        load(dirs, text)
-    return str(caught.value)
-
-
 def test_text_and_reasoning_blocks_become_typed_parameters(dirs):
     text = AGENT + "      text: {verbosity: high}\n      reasoning: {effort: low, summary: auto}\n"
     backend = load(dirs, text).agents[0].backend
@@ -37,12 +31,14 @@ def test_text_and_reasoning_blocks_become_typed_parameters(dirs):
 
 
 def test_an_unknown_sub_key_of_text_is_refused_by_its_path(dirs):
-    message = refusal(dirs, AGENT + "      text: {format: {type: json}}\n")
+    message = dirs.config_error(AGENT + "      text: {format: {type: json}}\n")
     assert "agents[0].backend.text.format" in message and "`text.verbosity`" in message
 
 
 def test_a_bad_verbosity_names_the_typed_key(dirs):
-    assert "agents[0].backend.verbosity" in refusal(dirs, AGENT + "      text: {verbosity: loud}\n")
+    assert "agents[0].backend.verbosity" in dirs.config_error(
+        AGENT + "      text: {verbosity: loud}\n"
+    )
 
 
 def test_keys_massgen_does_its_own_way_load_with_a_note():
@@ -135,12 +131,12 @@ def test_a_suffixed_workspace_that_collides_with_another_is_refused(dirs):
         "  - {id: b, backend: {type: openai, model: m, cwd: w}}\n"
         "  - {id: c, backend: {type: openai, model: m, cwd: w_a}}\n"
     )
-    assert "rename one `cwd`" in refusal(dirs, text)
+    assert "rename one `cwd`" in dirs.config_error(text)
 
 
 def test_a_refusal_in_the_single_agent_form_names_agent(dirs):
     text = "agent:\n  id: a\n  backend:\n    type: ag2\n    group_config: {agents: []}\n"
-    message = refusal(dirs, text)
+    message = dirs.config_error(text)
     assert "`agent.backend.group_config`" in message and "AG2 group chats" in message
 
 

@@ -132,3 +132,20 @@ async def test_the_official_client_asks_the_team_over_http(server: str) -> None:
     assert result.structuredContent and result.structuredContent["status"] == "ok"
     assert any(" voted for " in m for m in seen)
     assert Path(result.structuredContent["log_dir"]).is_dir()
+
+
+def test_a_non_loopback_host_needs_a_long_token_of_the_users_choosing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from massgen.mcp_server.cli import main
+
+    monkeypatch.delenv("MASSGEN_MCP_TOKEN", raising=False)
+    assert main(["--http", "--host", "0.0.0.0"]) != 0
+    said = capsys.readouterr().err
+    assert "--host 0.0.0.0 is reachable from other machines" in said
+    assert "set MASSGEN_MCP_TOKEN" in said and "Traceback" not in said
+    monkeypatch.setenv("MASSGEN_MCP_TOKEN", "short")
+    assert main(["--http", "--host", "0.0.0.0"]) != 0
+    assert "MASSGEN_MCP_TOKEN is too short" in capsys.readouterr().err
+    assert main(["--http", "--port", "70000"]) != 0
+    assert "--port must be between 0 and 65535" in capsys.readouterr().err

@@ -5,7 +5,6 @@ agent's workspace, get no spawn tool of their own, and end with the parent."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import threading
@@ -24,7 +23,7 @@ from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.record.journal import read_journal
 from massgen.runs.loading import load
-from massgen.runs.subagents import SUBAGENT_NOTE, child_config
+from massgen.runs.subagents import child_config
 from massgen.runs.subagents.tool import (
     MAX_TASKS,
     ChildOutcome,
@@ -35,6 +34,16 @@ from massgen.runs.subagents.tool import (
 from massgen.testing import FakeProvider, Fault, Reply
 from massgen.ui.plain import PlainView
 
+from .subagent_team import (
+    cancel_once_asked,
+    is_child,
+    offered,
+    predecessor_coordination,
+    stalling_children,
+    team,
+    tool_results,
+)
+
 TASKS = [
     {"task": "Find the boiling point of water at sea level.", "subagent_id": "water"},
     {"task": "Find the boiling point of ethanol at sea level.", "subagent_id": "ethanol"},
@@ -42,26 +51,14 @@ TASKS = [
 FACTS = {"water": "100 °C", "ethanol": "78.37 °C"}
 
 
-def _offered(request: dict) -> set[str]:
-    return {t["function"]["name"] for t in request.get("tools") or []}
-
-
-def _is_child(request: dict) -> bool:
-    return SUBAGENT_NOTE in request["messages"][0]["content"]
-
-
 def _task_of(request: dict) -> str:
     return request["messages"][1]["content"]
-
-
-def _results(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 def child_answer(request: dict) -> Reply:
     """A subagent: notes its finding in its workspace, then answers with it."""
     name = "ethanol" if "ethanol" in _task_of(request) else "water"
-    if not _results(request):
+    if not tool_results(request):
         note = {"path": "finding.md", "content": f"{name}: {FACTS[name]}"}
         return Reply(tool_calls=[("write_file", note)])
     return Reply(tool_calls=[("new_answer", {"content": f"{name} boils at {FACTS[name]}"})])
@@ -71,7 +68,7 @@ def parent(tasks: list[dict]):
     """The spawning agent: hands out `tasks`, then answers with what came back."""
 
     def policy(request: dict) -> Reply:
-        results = _results(request)
+        results = tool_results(request)
         if not results:
             return Reply(tool_calls=[("spawn_subagents", {"tasks": tasks})])
         reports = json.loads(results[-1])["results"]
@@ -81,20 +78,12 @@ def parent(tasks: list[dict]):
     return policy
 
 
-def team(base_url: str, **coordination) -> dict:
-    backend = {"type": "chatcompletion", "base_url": base_url, "api_key": "k", "model": "m"}
-    return {
-        "agents": [{"id": "lead", "backend": {**backend, "cwd": "lead_ws"}}],
-        "orchestrator": {"coordination": {"enable_subagents": True, **coordination}},
-    }
-
-
 async def test_two_subagents_answer_and_the_parent_uses_both(in_tmp: Path):
     requests: list[dict] = []
 
     def policy(request: dict) -> Reply:
         requests.append(request)
-        return child_answer(request) if _is_child(request) else parent(TASKS)(request)
+        return child_answer(request) if is_child(request) else parent(TASKS)(request)
 
     out = StringIO()
     with FakeProvider(policy) as fake:
@@ -107,10 +96,10 @@ async def test_two_subagents_answer_and_the_parent_uses_both(in_tmp: Path):
     assert "water=completed:water boils at 100 °C" in result.answer
     assert "ethanol=completed:ethanol boils at 78.37 °C" in result.answer
     # No nesting: the parent is offered the tool, its children are not.
-    parents = [r for r in requests if not _is_child(r)]
-    children = [r for r in requests if _is_child(r)]
-    assert all("spawn_subagents" in _offered(r) for r in parents)
-    assert children and all("spawn_subagents" not in _offered(r) for r in children)
+    parents = [r for r in requests if not is_child(r)]
+    children = [r for r in requests if is_child(r)]
+    assert all("spawn_subagents" in offered(r) for r in parents)
+    assert children and all("spawn_subagents" not in offered(r) for r in children)
     # Each child worked in its own directory of the parent's workspace, so its files are
     # part of the parent's answer (and the final workspace).
     final = result.log_dir / "final" / "workspace"
@@ -152,7 +141,7 @@ async def test_at_most_max_concurrent_children_run_at_once(in_tmp: Path):
     tasks = [{"task": f"task {n}"} for n in range(4)]
 
     def policy(request: dict) -> Reply:
-        return slow_child(request) if _is_child(request) else parent(tasks)(request)
+        return slow_child(request) if is_child(request) else parent(tasks)(request)
 
     with FakeProvider(policy) as fake:
         config = team(fake.base_url, subagent_max_concurrent=2)
@@ -171,9 +160,9 @@ async def test_a_child_that_hangs_is_timed_out_and_the_other_answers(in_tmp: Pat
     tasks = [{"task": "hang forever", "subagent_id": "stuck"}, TASKS[0]]
 
     def policy(request: dict) -> Reply:
-        if _is_child(request) and "hang" in _task_of(request):
+        if is_child(request) and "hang" in _task_of(request):
             return Reply(fault=Fault(stall_seconds=60))
-        return child_answer(request) if _is_child(request) else parent(tasks)(request)
+        return child_answer(request) if is_child(request) else parent(tasks)(request)
 
     with FakeProvider(policy) as fake:
         config = team(fake.base_url, subagent_default_timeout=2.5)
@@ -197,23 +186,9 @@ async def test_a_child_that_hangs_is_timed_out_and_the_other_answers(in_tmp: Pat
 
 async def test_cancelling_the_parent_cancels_its_children(in_tmp: Path):
     child_asked = threading.Event()
-
-    def policy(request: dict) -> Reply:
-        if _is_child(request):
-            child_asked.set()
-            return Reply(fault=Fault(stall_seconds=60))
-        return parent(TASKS)(request)
-
-    with FakeProvider(policy) as fake:
+    with FakeProvider(stalling_children(child_asked, parent(TASKS))) as fake:
         run = TeamRun(load(team(fake.base_url)), "Start and stop.")
-        task = asyncio.create_task(run.execute())
-        while not child_asked.is_set():
-            await asyncio.sleep(0.02)
-        started = time.monotonic()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert time.monotonic() - started < 5
+        assert await cancel_once_asked(run, child_asked) < 5
 
     events = read_journal(run.log_dir / "events.jsonl")
     finished = [e for e in events if isinstance(e, ev.SubagentFinished)]
@@ -228,8 +203,8 @@ async def test_a_spawn_the_permission_engine_refuses_runs_nothing(in_tmp: Path):
     asked = []
 
     def policy(request: dict) -> Reply:
-        asked.append(_is_child(request))
-        results = _results(request)
+        asked.append(is_child(request))
+        results = tool_results(request)
         if not results:
             return Reply(tool_calls=[("spawn_subagents", {"tasks": TASKS})])
         return Reply(tool_calls=[("new_answer", {"content": f"Got: {results[-1]}"})])
@@ -300,19 +275,6 @@ def test_the_tool_declares_its_effects_and_its_own_time_bound(tmp_path: Path):
 
 
 # --- the config ----------------------------------------------------------------------
-
-
-def predecessor_coordination(**keys: object):
-    """The typed `orchestrator.coordination` of a predecessor config with subagents on
-    and these `coordination` keys."""
-    from massgen.config.predecessor import translate
-
-    raw = {
-        "agents": [{"id": "a", "backend": {"type": "openai", "model": "gpt-4o"}}],
-        "orchestrator": {"coordination": {"enable_subagents": True, **keys}},
-    }
-    data, _ = translate(raw, "x.yaml")
-    return config_from_dict(data).orchestrator.coordination
 
 
 def test_the_predecessors_subagent_keys_load_typed():

@@ -22,26 +22,21 @@ from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.record.journal import read_journal
 from massgen.runs.loading import load
-from massgen.runs.subagents import SUBAGENT_NOTE
 from massgen.runs.subagents.jobs import JobLimits, Jobs
 from massgen.runs.subagents.tool import ChildOutcome, Limits, SubagentToolbox
 from massgen.testing import FakeProvider, Fault, Reply
 
-from .test_subagents import predecessor_coordination, team
+from .subagent_team import (
+    cancel_once_asked,
+    is_child,
+    offered,
+    predecessor_coordination,
+    stalling_children,
+    team,
+    tool_results,
+)
 
 WATER = {"task": "Find the boiling point of water at sea level.", "subagent_id": "water"}
-
-
-def _is_child(request: dict) -> bool:
-    return SUBAGENT_NOTE in request["messages"][0]["content"]
-
-
-def _results(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
-
-
-def _offered(request: dict) -> set[str]:
-    return {t["function"]["name"] for t in request.get("tools") or []}
 
 
 def _spawn(*tasks: dict) -> Reply:
@@ -58,9 +53,9 @@ def _spawns_water_then_answers(seen: Callable[[dict], None]) -> Callable[[dict],
 
     def policy(request: dict) -> Reply:
         seen(request)
-        if not _results(request):
+        if not tool_results(request):
             return _spawn(WATER)
-        return _answer(f"Got: {_results(request)[-1]}")
+        return _answer(f"Got: {tool_results(request)[-1]}")
 
     return policy
 
@@ -74,14 +69,14 @@ async def test_a_background_spawn_returns_at_once_and_wait_gives_the_answer(in_t
     seen: dict[str, dict] = {}
 
     def child(request: dict) -> Reply:
-        if not _results(request):
+        if not tool_results(request):
             release.wait(10)
             note = {"path": "finding.md", "content": "water: 100 °C"}
             return Reply(tool_calls=[("write_file", note)])
         return _answer("water boils at 100 °C")
 
     def lead(request: dict) -> Reply:
-        results = _results(request)
+        results = tool_results(request)
         if not results:
             return _spawn(WATER)
         last = json.loads(results[-1])
@@ -96,7 +91,7 @@ async def test_a_background_spawn_returns_at_once_and_wait_gives_the_answer(in_t
         return _answer(f"Lead: {last['subagents'][0]['answer']}")
 
     def policy(request: dict) -> Reply:
-        return child(request) if _is_child(request) else lead(request)
+        return child(request) if is_child(request) else lead(request)
 
     with FakeProvider(policy) as fake:
         result = await TeamRun(load(team(fake.base_url)), "How hot?").execute()
@@ -124,7 +119,7 @@ async def test_the_agent_is_told_when_a_background_child_finishes(in_tmp: Path):
     told: list[str] = []
 
     def lead(request: dict) -> Reply:
-        results = _results(request)
+        results = tool_results(request)
         if not results:
             return _spawn(WATER)
         notes = [m["content"] for m in request["messages"][2:] if m["role"] == "user"]
@@ -135,7 +130,7 @@ async def test_the_agent_is_told_when_a_background_child_finishes(in_tmp: Path):
         return _answer("Lead: done")
 
     def policy(request: dict) -> Reply:
-        return _answer("water boils at 100 °C") if _is_child(request) else lead(request)
+        return _answer("water boils at 100 °C") if is_child(request) else lead(request)
 
     def sink(event: ev.AnyEvent) -> None:
         if isinstance(event, ev.SubagentFinished):
@@ -154,15 +149,15 @@ async def test_a_child_still_running_is_cancelled_when_the_parent_run_ends(in_tm
     child_asked = threading.Event()
 
     def lead(request: dict) -> Reply:
-        if not _results(request):
+        if not tool_results(request):
             return _spawn(WATER)
         child_asked.wait(10)  # the child is waiting on its provider now
         return _answer("Lead: answered without it")
 
     def policy(request: dict) -> Reply:
-        if _is_child(request) and not _results(request):  # it spends, then hangs
+        if is_child(request) and not tool_results(request):  # it spends, then hangs
             return Reply(tool_calls=[("write_file", {"path": "half.md", "content": "½"})])
-        if _is_child(request):
+        if is_child(request):
             child_asked.set()
             return Reply(fault=Fault(stall_seconds=60))
         return lead(request)
@@ -191,25 +186,14 @@ async def test_a_child_still_running_is_cancelled_when_the_parent_run_ends(in_tm
 async def test_interrupting_the_parent_cancels_its_background_children(in_tmp: Path):
     child_asked = threading.Event()
 
-    def policy(request: dict) -> Reply:
-        if _is_child(request):
-            child_asked.set()
-            return Reply(fault=Fault(stall_seconds=60))
-        if not _results(request):
+    def lead(request: dict) -> Reply:
+        if not tool_results(request):
             return _spawn(WATER, {"task": "And ethanol.", "subagent_id": "ethanol"})
         return Reply(fault=Fault(stall_seconds=60))  # the parent works on meanwhile
 
-    with FakeProvider(policy) as fake:
+    with FakeProvider(stalling_children(child_asked, lead)) as fake:
         run = TeamRun(load(team(fake.base_url)), "Start and stop.")
-        task = asyncio.create_task(run.execute())
-        while not child_asked.is_set():
-            await asyncio.sleep(0.02)
-        await asyncio.sleep(0.1)
-        started = time.monotonic()
-        task.cancel()  # what Ctrl-C does
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert time.monotonic() - started < 5
+        assert await cancel_once_asked(run, child_asked, settle=0.1) < 5
         assert _others() == []
 
     events = read_journal(run.log_dir / "events.jsonl")
@@ -221,14 +205,14 @@ async def test_interrupting_the_parent_cancels_its_background_children(in_tmp: P
 
 
 async def test_with_background_off_the_tools_are_not_offered(in_tmp: Path):
-    offered: list[set[str]] = []
-    policy = _spawns_water_then_answers(lambda request: offered.append(_offered(request)))
+    tools: list[set[str]] = []
+    policy = _spawns_water_then_answers(lambda request: tools.append(offered(request)))
     with FakeProvider(policy) as fake:
         config = team(fake.base_url, background_subagents={"enabled": False})
         result = await TeamRun(load(config), "Try.").execute()
 
-    assert "spawn_subagents" in offered[0]
-    assert not offered[0] & {"list_subagents", "wait_subagents", "cancel_subagent"}
+    assert "spawn_subagents" in tools[0]
+    assert not tools[0] & {"list_subagents", "wait_subagents", "cancel_subagent"}
     assert "background subagents are off" in result.answer
 
 
@@ -338,7 +322,7 @@ def test_each_tool_declares_its_effects(tmp_path: Path):
 
 async def test_a_background_spawn_the_permission_engine_refuses_runs_nothing(in_tmp: Path):
     asked = []
-    policy = _spawns_water_then_answers(lambda request: asked.append(_is_child(request)))
+    policy = _spawns_water_then_answers(lambda request: asked.append(is_child(request)))
     with FakeProvider(policy) as fake:
         config = team(fake.base_url)
         config["permissions"] = {"automation_default": "deny-all"}
