@@ -16,7 +16,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.rule import Rule
 from rich.table import Table
@@ -51,6 +51,13 @@ def terminal_approver(view: object) -> TerminalApprover | None:
     except (AttributeError, ValueError):  # a replaced or closed stream
         interactive = False
     return TerminalApprover(view) if interactive else None
+
+
+# A SIGINT from outside stays the run's (cli, chat), not the prompt's. An error that
+# another task leaves on the loop (an SDK client closed late) is logged as usual, not
+# shown by prompt_toolkit's handler, which would pause the prompt behind "Press ENTER to
+# continue..." and take the person's Enter for that.
+_PROMPT_RUN: dict[str, Any] = {"handle_sigint": False, "set_exception_handler": False}
 
 
 class TerminalApprover:
@@ -105,7 +112,7 @@ class TerminalApprover:
         _drop_typed_ahead()
         try:
             async with asyncio.timeout(timeout):
-                answer = await prompt.application.run_async(handle_sigint=False)
+                answer = await prompt.application.run_async(**_PROMPT_RUN)
         except KeyboardInterrupt:
             self._say("skipped (Ctrl-C); stopping the run")
             self._on_interrupt()
@@ -137,8 +144,7 @@ class TerminalApprover:
         _drop_typed_ahead()
         try:
             async with asyncio.timeout(self.timeout):
-                # A SIGINT from outside stays the run's (cli, chat), not the prompt's.
-                answer = await question.application.run_async(handle_sigint=False)
+                answer = await question.application.run_async(**_PROMPT_RUN)
         except KeyboardInterrupt:  # Ctrl-C is a key at the prompt (raw mode), not a signal
             self._say("denied (Ctrl-C); stopping the run")
             self._on_interrupt()

@@ -77,6 +77,20 @@ async def test_each_answer_is_its_choice(keys, screen, typed, choice):
     view.close()
 
 
+async def test_an_error_elsewhere_on_the_loop_does_not_take_the_answer(keys, screen):
+    """prompt_toolkit's own handler would show it and wait for Enter, eating the answer."""
+    view = live_view(screen)
+    asked = asyncio.create_task(TerminalApprover(view).ask(PUSH))
+    await until(lambda: "permission asked" in screen.getvalue(), "the prompt")
+    loop = asyncio.get_running_loop()
+    loop.call_soon(lambda: loop.call_exception_handler({"message": "a client closed late"}))
+    await asyncio.sleep(0.05)
+    keys(UP * 3 + ENTER)
+    async with asyncio.timeout(5):
+        assert await asked is Choice.ONCE
+    view.close()
+
+
 async def test_the_prompt_shows_who_wants_to_do_what(keys, screen):
     view = live_view(screen)
     asked = asyncio.create_task(TerminalApprover(view).ask(PUSH))

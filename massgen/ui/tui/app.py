@@ -41,7 +41,7 @@ from massgen.ui.tui.approval import Dialog
 from massgen.ui.tui.keys import KeysScreen, key_rows
 from massgen.ui.tui.widgets import AgentList, AnswerBoard, FinalView, StreamView, ToolCards
 
-REFRESH_HZ = 10.0
+REFRESH_HZ = 5.0
 TABS = ("stream", "tools", "answers", "final")
 
 CSS = """

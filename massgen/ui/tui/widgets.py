@@ -9,7 +9,7 @@ Model text goes into `rich.text.Text` or Markdown, never into Textual markup, so
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.console import RenderableType
 from rich.syntax import Syntax
@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, OptionList, Static
+from textual.widgets import Collapsible, OptionList, Static
 
 from massgen.backends.pricing import format_cost
 from massgen.core.status import Status
@@ -85,9 +85,31 @@ def follow(view: VerticalScroll) -> None:
 # --- the selected agent's stream -----------------------------------------------------------
 
 
+class MarkdownText(Static):
+    """Markdown drawn by rich in one widget. Textual's `Markdown` mounts a widget per
+    block (a list item is three), so a long stream or answer costs thousands of mounts:
+    eight agents streaming kept a core busy with them. This one re-renders its text when
+    it changes, and only when it is on screen."""
+
+    def __init__(self, source: str = "", **kwargs: Any) -> None:
+        super().__init__(_rich_markdown(source) if source else "", **kwargs)
+        self.source = source
+
+    def show_source(self, source: str) -> None:
+        if source != self.source:
+            self.source = source
+            self.update(_rich_markdown(source) if source else "")
+
+
+def _rich_markdown(source: str) -> RenderableType:
+    from rich.markdown import Markdown  # after the first frame: only a stream needs it
+
+    return Markdown(source)
+
+
 def _block(kind: Kind, text: str) -> Widget:
     if kind in ("text", "final"):
-        return Markdown(text)
+        return MarkdownText(text)
     if kind == "reasoning":
         return Collapsible(
             Static(Text(text.strip(), style="dim italic")),
@@ -101,12 +123,9 @@ def _reasoning_title(text: str) -> str:
     return f"reasoning · {len(text):,} chars"
 
 
-def _update(widget: Widget, kind: Kind, text: str, old: str) -> None:
-    if isinstance(widget, Markdown):
-        if old and text.startswith(old):  # grown at its end: parse only the new lines
-            widget.append(text[len(old) :])
-        else:
-            widget.update(text)
+def _update(widget: Widget, kind: Kind, text: str) -> None:
+    if isinstance(widget, MarkdownText):
+        widget.show_source(text)
     elif isinstance(widget, Collapsible):
         widget.title = _reasoning_title(text)
         widget.query_one(Static).update(Text(text.strip(), style="dim italic"))
@@ -139,7 +158,7 @@ class StreamView(VerticalScroll):
             last = -1
         blocks = list(self.children)
         if last >= 0 and runs[last] != self.shown[last]:
-            _update(blocks[last], *runs[last], self.shown[last][1])
+            _update(blocks[last], *runs[last])
         new = [_block(kind, text) for kind, text in runs[len(self.shown) :]]
         if new:
             self.mount_all(new)
@@ -328,7 +347,7 @@ class AnswerBoard(VerticalScroll):
 
 def _answer_parts(answer: LoggedAnswer) -> list[Widget]:
     """The answer in Markdown, then what it changed in its workspace, as a diff to open."""
-    parts: list[Widget] = [Markdown(answer.content)]
+    parts: list[Widget] = [MarkdownText(answer.content)]
     files = files_text(answer.files)
     if files:
         parts.append(Static(Text(files, style="dim")))
@@ -368,13 +387,13 @@ class FinalView(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.summary = Static(Text("The team is still working.", style="dim"), id="outcome")
-        self.answer = Markdown("", id="final-answer")
+        self.answer = MarkdownText(id="final-answer")
         self.shown = ("", "")
 
     def reset(self) -> None:
         self.shown = ("", "")
         self.summary.update(Text("The team is still working.", style="dim"))
-        self.answer.update("")
+        self.answer.show_source("")
 
     def compose(self) -> ComposeResult:
         yield self.summary
@@ -391,4 +410,4 @@ class FinalView(VerticalScroll):
             return
         self.shown = (summary.plain, answer)
         self.summary.update(summary)
-        self.answer.update(answer if answer.strip() or finished is None else "*(no answer)*")
+        self.answer.show_source(answer if answer.strip() or finished is None else "*(no answer)*")

@@ -12,12 +12,14 @@ from typing import Any
 import yaml
 from rich.console import Console
 from rich.text import Text
+from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
 from massgen.api import TeamRun, load
 from massgen.ui.tui.app import TeamApp
 from massgen.ui.tui.view import TuiView
+from massgen.ui.tui.widgets import MarkdownText
 
 AGENTS = ("careful", "balanced", "creative")
 QUESTION = "What is 6 times 7?"
@@ -57,7 +59,7 @@ def new_view(models: tuple[str, ...] = AGENTS) -> TuiView:
 
 def text_of(app: TeamApp, selector: str) -> str:
     widget = app.query_one(selector)
-    if isinstance(widget, Markdown):
+    if isinstance(widget, Markdown | MarkdownText):
         return widget.source
     assert isinstance(widget, Static)
     content = widget.content
@@ -94,7 +96,7 @@ def _blocks_text(widgets: Iterable[Widget]) -> str:
     """The text of text blocks (Static, Markdown), one a line, in order."""
     parts = []
     for widget in widgets:
-        if isinstance(widget, Markdown):
+        if isinstance(widget, Markdown | MarkdownText):
             parts.append(widget.source)
         elif isinstance(widget, Static):
             content = widget.content
@@ -109,3 +111,10 @@ async def until(check: Callable[[], Any], what: str, timeout: float = 30.0) -> A
             await asyncio.sleep(0.05)
     assert found, what
     return found
+
+
+def quit_with_q(pilot: Pilot) -> None:
+    """Press q to close the app, from an auto-pilot. `pilot.press` waits for the app to
+    settle after the key, which never comes once the key has closed it, and `run_async`
+    waits for its auto-pilot: pressing the last key that way hangs the test at random."""
+    pilot.app.simulate_key("q")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from app_driver import QUESTION, SIZE, text_of, until
+from app_driver import QUESTION, SIZE, quit_with_q, text_of, until
 from textual.pilot import Pilot
 
 from massgen.ui.tui.keys import KeysScreen
@@ -34,7 +34,7 @@ async def test_the_first_frame_is_drawn_before_the_turn_starts_and_keys_work_mea
         keys_shown.set()
         await pilot.press("escape")
         await until(lambda: app.over, "the turn's end")
-        await pilot.press("q")
+        quit_with_q(pilot)
 
     result = await view.drive(turn(), warm=warm, headless=True, size=SIZE, auto_pilot=user)
     assert result == "the turn's result"

@@ -13,6 +13,7 @@ from app_driver import (
     agent_entries,
     new_view,
     plain,
+    quit_with_q,
     team_file,
     team_run,
     text_of,
@@ -48,7 +49,7 @@ async def test_q_after_the_run_prints_the_final_answer(tmp_path, capsys):
 
     async def user(pilot: Pilot) -> None:
         await until(lambda: view.app.over, "the run's end")
-        await pilot.press("q")
+        quit_with_q(pilot)
 
     with FakeProvider(cooperative_agent) as fake:
         turn = team_run(team_file(tmp_path, fake.base_url), view)
@@ -88,7 +89,7 @@ async def test_ctrl_c_stops_the_run_keeping_what_was_decided(tmp_path, capsys):
         seen["outcome"] = text_of(view.app, "#outcome")
         seen["status"] = text_of(view.app, "#status")
         seen["slow"] = next(e for e in agent_entries(view.app) if e.startswith("slow ("))
-        await pilot.press("q")
+        quit_with_q(pilot)
 
     with FakeProvider(stalls_after_answering) as fake:
         turn = team_run(team_file(tmp_path, fake.base_url, ("careful", "slow")), view)
