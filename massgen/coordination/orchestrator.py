@@ -15,7 +15,14 @@ from dataclasses import replace
 from typing import Any
 
 from massgen.config.schema import OrchestratorConfig
-from massgen.coordination import actions, briefing, final_answer, novelty, prompts
+from massgen.coordination import (
+    actions,
+    briefing,
+    final_answer,
+    first_answers,
+    novelty,
+    prompts,
+)
 from massgen.coordination.agent import Emit, Member, Rejected, Verdict, run_agent
 from massgen.coordination.agreement import Agreement, ends_run, measure
 from massgen.coordination.aids import Aids
@@ -36,7 +43,6 @@ from massgen.coordination.run_state import (
 from massgen.coordination.tool_round import ToolBounds
 from massgen.core import events as ev
 from massgen.core.aio import unless
-from massgen.core.answers import EQUIVALENCES
 from massgen.core.checks import Check
 from massgen.core.outcome import outcome_of
 from massgen.core.status import Status
@@ -235,44 +241,21 @@ class Orchestrator:
         return vote is not None and self.state.board.stands(vote)
 
     def _held_back(self, agent: str) -> bool:
-        """True while `agent` is not among the first to answer and those first answers
-        are not all in (`first_answers: as_needed`); if they agree, the run ends first."""
-        first = self._asked_first()
-        if agent in first or self.state.board.answer_count(agent) > 0:
+        """True while `agent` waits for others' first answers (`first_answers.py`)."""
+        if self.state.board.answer_count(agent) > 0:
             return False
-        if self._one_by_one():  # everyone before it has answered (and failed its check)
-            ids = [m.id for m in self.members]
-            first = ids[: ids.index(agent)]
-        return any(
-            self.state.board.answer_count(m) == 0 and m not in self.state.failed for m in first
-        )
+        board, failed = self.state.board, self.state.failed
+        return any(board.answer_count(m) == 0 and m not in failed for m in self._waits_for(agent))
 
     def _asked_late(self, agent: str) -> bool:
-        """Held back for its first answer (`first_answers: as_needed`) and not yet given it."""
-        return agent not in self._asked_first() and self.state.board.answer_count(agent) == 0
+        """Its first answer waited for others' and is still to come: it is written blind."""
+        return self.state.board.answer_count(agent) == 0 and bool(self._waits_for(agent))
 
-    def _asked_first(self) -> list[str]:
-        """Who writes a first answer at once: everyone, as many as make a majority, or
-        (with a verifier and nothing to agree by) the first member alone."""
-        ids = [m.id for m in self.members]
-        settings = self.settings
-        if settings.first_answers != "as_needed" or self._has_workspaces():
-            return ids
-        if self._one_by_one():
-            return ids[:1]
-        if settings.agreement_quorum != "majority" or settings.agreement not in EQUIVALENCES:
-            return ids
-        return ids[: len(ids) // 2 + 1]
-
-    def _one_by_one(self) -> bool:
-        """`as_needed` with a verifier and no equivalence to agree by (code): one member at
-        a time, in config order, until an answer passes its check."""
-        settings = self.settings
-        return (
-            settings.first_answers == "as_needed"
-            and settings.when_split == "rank"
-            and self.checking is not None
-            and settings.agreement not in EQUIVALENCES
+    def _waits_for(self, agent: str) -> list[str]:
+        order = [m.id for m in self.members]
+        checked, workspaces = self.checking is not None, self._has_workspaces()
+        return first_answers.waits_for(
+            agent, order, self.settings, checked=checked, workspaces=workspaces
         )
 
     def _has_workspaces(self) -> bool:
@@ -470,7 +453,7 @@ class Orchestrator:
             return False
         order = [m.id for m in self.members]
         answers = self.state.board.all_answers()
-        if self._one_by_one():
+        if first_answers.one_by_one(self.settings, self.checking is not None):
             self._ranked = first_passing(answers, live, self.verdicts() or {}, order)
             if self._ranked is not None:
                 return True
