@@ -138,7 +138,7 @@ class _TurnMaker:
         """The turn, its log directory open (named on stdout under --automation)."""
         from massgen.api import TeamRun
         from massgen.runs import interrupts
-        from massgen.ui.choice import approver_for
+        from massgen.ui.choice import approver_for, give_keys
 
         args, view = self.args, self.view
         assert self.loaded is not None, "the config loads before the turn starts"
@@ -155,6 +155,7 @@ class _TurnMaker:
             history=history,
             replay=Path(args.replay) if getattr(args, "replay", None) else None,
         )
+        give_keys(view, turn)
         log_dir = turn.open_log()
         if args.debug and log_dir:
             _enable_debug_log(log_dir)

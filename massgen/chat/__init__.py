@@ -40,7 +40,7 @@ from massgen.record.state import RunState
 from massgen.record.text import preview
 from massgen.runs.toolboxes import open_tools
 from massgen.sessions import SavedTurn, Session
-from massgen.ui.choice import approver_for
+from massgen.ui.choice import approver_for, give_keys
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -241,7 +241,7 @@ class Chat:
     ) -> TeamRun:
         # A resumed turn sees the conversation before it, not itself.
         history = self.history[:-1] if resumed is not None else self.history
-        return TeamRun(
+        run = TeamRun(
             self.loaded,
             question,
             sinks=sinks,
@@ -257,6 +257,8 @@ class Chat:
             resumed=resumed,
             session_grants=self.session_grants,
         )
+        give_keys(view, run)  # the app's x stops one of its agents
+        return run
 
     def _store(self, turn: SavedTurn, workspace: Path | None, *, over_last: bool) -> SavedTurn:
         """Save `turn` and put it in the history; a resumed turn replaces the last one."""

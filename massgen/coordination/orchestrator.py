@@ -22,6 +22,7 @@ from massgen.coordination import (
     first_answers,
     novelty,
     prompts,
+    stopping,
 )
 from massgen.coordination.agent import Emit, Member, Rejected, Verdict, run_agent
 from massgen.coordination.agreement import Agreement, ends_run, measure
@@ -81,6 +82,8 @@ class Orchestrator:
         self.outcome: TeamOutcome | None = None
         self._agreed: Agreement | None = None  # first answers ended this attempt
         self._ranked: Ranked | None = None  # or were ranked, with `when_split: rank`
+        self._loops: dict[str, asyncio.Task[None]] = {}  # this attempt's agent loops
+        self._stopped: set[str] = set()  # by the person: out for the rest of the run
 
     def _budgeted(self, member: Member) -> Member:
         spent = lambda: self.state.ledger.total()  # noqa: E731 (the state of the run then)
@@ -182,6 +185,8 @@ class Orchestrator:
         self.checking = self._new_checking()
         if self.workspaces is not None:
             self.workspaces.new_attempt()
+        for agent in self._stopped:  # a stopped agent stays out of the next attempt
+            self._leave(agent, stopping.STOPPED, stopped=True)
 
     def _finish(self, outcome: TeamOutcome) -> TeamOutcome:
         self.outcome = outcome
@@ -201,11 +206,12 @@ class Orchestrator:
             self.checking.catch_up(self.state.board.all_answers())
         try:
             async with asyncio.TaskGroup() as group:
-                for member in self.members:
-                    group.create_task(self._agent_loop(member))
+                for member in (m for m in self.members if m.id not in self._stopped):
+                    self._loops[member.id] = group.create_task(self._agent_loop(member))
         except* BudgetSpent as spent:  # the whole team stops: no call may start
             raise spent.exceptions[0] from None
         finally:
+            self._loops.clear()
             self.state.done.set()
             if self.checking is not None:  # the deadline or the budget ended the attempt
                 await self.checking.stop()
@@ -406,8 +412,25 @@ class Orchestrator:
 
     def fail(self, agent: str, error: Exception) -> None:
         logger.opt(exception=error).debug("agent {} failed", agent)
-        self.state.failed[agent] = str(error) or type(error).__name__
-        self.emit(ev.AgentFailed(agent=agent, error=self.state.failed[agent]))
+        self._leave(agent, str(error) or type(error).__name__)
+
+    def stop(self, agent: str) -> str | None:
+        """The person stops one agent: its call in flight is cancelled, what it published
+        stays (and may still win), and the team goes on without it for the rest of the
+        run, as without a failed agent. None when it was stopped; else why not."""
+        coordinating = bool(self._loops) and not self.state.done.is_set()  # started, not over
+        out = self.state.failed if coordinating else {}
+        why_not = stopping.refusal(agent, [m.id for m in self.members], out, coordinating)
+        if why_not is None:
+            self._stopped.add(agent)
+            self._loops[agent].cancel()
+            self._leave(agent, stopping.STOPPED, stopped=True)
+        return why_not
+
+    def _leave(self, agent: str, why: str, *, stopped: bool = False) -> None:
+        """`agent` is out of this attempt: its peers go on without it."""
+        self.state.failed[agent] = why
+        self.emit(ev.AgentFailed(agent=agent, error=why, stopped=stopped))
         self._wake_all()  # peers waiting for this agent's first answer wait no more
         self._check_done()
 

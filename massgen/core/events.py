@@ -345,6 +345,7 @@ class AgentFailed(Event):
     kind: ClassVar[str] = "agent_failed"
     agent: str
     error: str
+    stopped: bool = False  # the person stopped it (the app's key), it did not fail
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -108,6 +108,7 @@ class AgentState:
     restarts: int = 0
     rejected_actions: int = 0
     error: str | None = None
+    stopped: bool = False  # the person stopped it: "failed" only in that it is out
 
 
 class RunState(groups.GroupFold):
@@ -317,6 +318,7 @@ class RunState(groups.GroupFold):
         state = self.agent(event.agent)
         state.status = "failed"
         state.error = event.error
+        state.stopped = event.stopped
 
     def _presentation_started(self, event: ev.PresentationStarted) -> None:
         self.presenter = event.agent

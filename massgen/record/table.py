@@ -152,7 +152,7 @@ def _decision_text(event: groups.Decision) -> str:
         case ev.ActionRejected():
             return f"rejected #{event.attempt}: {_short(event.reason)}"
         case ev.AgentFailed():
-            return f"FAILED: {_short(event.error)}"
+            return "stopped by the person" if event.stopped else f"FAILED: {_short(event.error)}"
         case _:
             assert_never(event)
 

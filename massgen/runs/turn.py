@@ -219,6 +219,13 @@ class TeamRun:
         )
         return await self.orchestrator.run(self.question, self.history, self.resumed)
 
+    def stop_agent(self, agent: str) -> str | None:
+        """Stop one agent, the team going on without it (`Orchestrator.stop`): None when
+        it was stopped, else why not."""
+        if self.orchestrator is None:
+            return "the team has not started yet"
+        return self.orchestrator.stop(agent)
+
     def setting(self) -> Setting:
         """What equipping and this run's children read from it (`runs/setting.py`)."""
         return Setting(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from massgen.config.schema import MassgenConfig, UIConfig
     from massgen.permissions.approval import Approver
+    from massgen.runs.turn import TeamRun
 
 
 def wants_live(*, no_display: bool, stream: TextIO, env: Mapping[str, str] = os.environ) -> bool:
@@ -92,6 +93,17 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):  # a replaced or closed stream
         return False
+
+
+def give_keys(view: object, turn: TeamRun) -> None:
+    """The app's keys act on `turn` (x stops one agent); other views have no such keys.
+    The app's views are those that carry its approver (`approver_for`)."""
+    if "massgen.ui.tui.approval" in sys.modules:
+        from massgen.ui.tui.approval import AppApprover
+
+        approver = getattr(view, "approver", None)
+        if isinstance(approver, AppApprover):
+            approver.app.stop_agent = turn.stop_agent
 
 
 def approver_for(view: object) -> Approver | None:

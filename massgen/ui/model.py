@@ -254,9 +254,9 @@ class ViewModel(groups.GroupFold):
                 self._start_over(agent, f"restarted: {reason}")
             case ev.ActionRejected(agent=agent, reason=reason, attempt=attempt):
                 self.pane(agent).line("restart", f"✗ action rejected (#{attempt}): {reason}")
-            case ev.AgentFailed(agent=agent, error=error):
+            case ev.AgentFailed(agent=agent, error=error, stopped=stopped):
                 self.pane(agent).calls.clear()
-                self.pane(agent).line("failed", f"✗ failed: {error}")
+                self.pane(agent).line("failed", f"■ {error}" if stopped else f"✗ failed: {error}")
             case _:
                 assert_never(event)
 
@@ -339,6 +339,8 @@ def state_text(model: ViewModel, agent: str) -> tuple[str, str]:
     pane = model.pane(agent)
     latest = state.answers[-1].label if state.answers else None
     match state.status:
+        case "failed" if state.stopped:
+            return "failed", f"■ {state.error}"
         case "failed":
             return "failed", f"✗ failed: {preview(state.error, 200)}"
         case "presenting":

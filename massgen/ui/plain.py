@@ -92,8 +92,8 @@ class PlainView:
                 return f"[{agent}] ✗ action rejected: {reason}"
             case ev.AgentRestarted(agent=agent, reason=reason):
                 return f"[{agent}] ↻ restarting: {reason}"
-            case ev.AgentFailed(agent=agent, error=error):
-                return f"[{agent}] ✗ failed: {error}"
+            case ev.AgentFailed(agent=agent, error=error, stopped=stopped):
+                return f"[{agent}] ■ {error}" if stopped else f"[{agent}] ✗ failed: {error}"
             case _:
                 assert_never(event)
 

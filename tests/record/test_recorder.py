@@ -122,7 +122,7 @@ def test_coordination_events_skip_stream_chunks(finished: Path) -> None:
     assert not {"text", "reasoning", "final_text", "usage", "tool_call_started"} & set(kinds)
     failed = next(e for e in doc["events"] if e["event_type"] == "agent_failed")
     assert failed["agent_id"] == "gamma"
-    assert failed["details"] == {"error": FAILURE}
+    assert failed["details"] == {"error": FAILURE, "stopped": False}
 
 
 def test_table_file_matches_the_log(finished: Path, events: list[AnyEvent]) -> None:

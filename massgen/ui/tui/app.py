@@ -7,7 +7,8 @@ second for the clock), so a fast stream costs the app a bounded amount of drawin
 
 Keys: 1-9 or [ ] pick an agent (↑/↓ in the list too); s t a f pick a tab; Enter or a click
 opens a card; ? lists the keys; Ctrl-C first stops the run keeping what was decided, then
-exits at once; q quits once the run is over.
+exits at once; x stops the selected agent (after asking), the team going on without it;
+y copies and w saves the final answer (`steering.py`); q quits once the run is over.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 import rich
@@ -37,8 +39,10 @@ from massgen.ui.model import (
     totals_text,
 )
 from massgen.ui.styles import STATE_STYLES
+from massgen.ui.tui import steering
 from massgen.ui.tui.approval import Dialog
 from massgen.ui.tui.keys import KeysScreen, key_rows
+from massgen.ui.tui.steering import StopAgent
 from massgen.ui.tui.widgets import AgentList, AnswerBoard, FinalView, StreamView, ToolCards
 
 REFRESH_HZ = 5.0
@@ -69,7 +73,8 @@ class TeamApp(App[None]):
     TITLE = "massgen"
     CSS = CSS
     MORE_KEYS: tuple[tuple[str, str], ...] = ()  # widget keys a subclass adds to `?`
-    DONE_NOTE = "  · done: q quits, the answer stays printed"  # the status bar at the end
+    # The status bar at the end.
+    DONE_NOTE = "  · done: q quits, the answer stays printed; y copies, w saves it"
     # The description is the footer's word; the tooltip is what `?` lists (`keys.py`).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "stop", priority=True,
@@ -82,6 +87,12 @@ class TeamApp(App[None]):
         Binding("t", "tab('tools')", "tools", tooltip="the agent's tool calls, as cards"),
         Binding("a", "tab('answers')", "answers", tooltip="every answer and vote, with reasons"),
         Binding("f", "tab('final')", "final", tooltip="the outcome and the final answer"),
+        Binding("x", "stop_agent", "stop agent", show=False,
+                tooltip="stop the selected agent; the team goes on without it"),
+        Binding("y", "copy_answer", "copy", show=False,
+                tooltip="copy the final answer (through the terminal, OSC 52)"),
+        Binding("w", "save_answer", "save", show=False,
+                tooltip="save the final answer to a file"),
         *(Binding(str(n), f"pick({n - 1})", show=False) for n in range(1, 10)),
     ]  # fmt: skip
 
@@ -106,6 +117,8 @@ class TeamApp(App[None]):
         self.interrupts = 0
         self.hard_exit = False
         self.stop_run: Callable[[], object] | None = None
+        self.stop_agent: StopAgent | None = None  # the running turn's (`ui/choice.give_keys`)
+        self.save_dir = Path.cwd()  # where `w` saves the final answer
         self.ready = asyncio.Event()  # mounted: dialogs can be shown
         self.drawn = asyncio.Event()  # the first frame is on the screen
         self.failure: BaseException | None = None  # what crashed the app, if anything
@@ -289,6 +302,31 @@ class TeamApp(App[None]):
             self.exit()
         else:
             self.notify("The team is still working: Ctrl-C stops it and keeps what was decided.")
+
+    def action_stop_agent(self) -> None:
+        agent = self.selected
+        if self.over or agent is None or self.stop_agent is None:
+            self.notify("No agent is working now.", severity="warning")
+            return
+        steering.ask_to_stop(self, agent, display_name(self.model, agent), self.stop_agent)
+
+    def action_copy_answer(self) -> None:
+        answer = self._final_answer()
+        if answer is not None:
+            self.copy_to_clipboard(answer)
+            self.notify("Copied the final answer (if your terminal allows it: OSC 52).")
+
+    def action_save_answer(self) -> None:
+        answer = self._final_answer()
+        if answer is not None:
+            steering.save_answer(self, answer, self.save_dir)
+
+    def _final_answer(self) -> str | None:
+        finished = self.model.state.finished
+        if finished is None or not finished.answer.strip():
+            self.notify("There is no final answer yet.", severity="warning")
+            return None
+        return finished.answer
 
     def action_interrupt(self) -> None:
         """First Ctrl-C: stop the run, keeping what was decided; a second: leave now."""

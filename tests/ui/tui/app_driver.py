@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
 from massgen.api import TeamRun, load
+from massgen.ui.choice import give_keys
 from massgen.ui.tui.app import TeamApp
 from massgen.ui.tui.view import TuiView
 from massgen.ui.tui.widgets import MarkdownText
@@ -50,7 +51,10 @@ def chat_team_file(folder: Path, base_url: str) -> Path:
 
 
 def team_run(config: Path, view: TuiView) -> TeamRun:
-    return TeamRun(load(str(config)), QUESTION, sinks=[view], approver=view.approver, logs=False)
+    """The turn as the CLI makes it: the app answers its asks, its keys act on it."""
+    turn = TeamRun(load(str(config)), QUESTION, sinks=[view], approver=view.approver, logs=False)
+    give_keys(view, turn)
+    return turn
 
 
 def new_view(models: tuple[str, ...] = AGENTS) -> TuiView:
