@@ -22,6 +22,7 @@ from bench.proc import ROOT
 from massgen.api import TeamRun
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing.teams import workspace_agents
 from massgen.ui.tui.view import TuiView, run_turn
 
 AGENTS = ("careful", "balanced", "creative")
@@ -46,19 +47,7 @@ async def capture(out: Path) -> list[Path]:
     app = view.app
     written = []
     with FakeProvider(builder) as fake:
-        agents = [
-            {
-                "id": name,
-                "backend": {
-                    "type": "chatcompletion",
-                    "model": name,
-                    "base_url": fake.base_url,
-                    "api_key": "k",
-                    "cwd": f"ws{n}",
-                },
-            }
-            for n, name in enumerate(AGENTS)
-        ]
+        agents = workspace_agents(fake.base_url, AGENTS, model="{id}")
         config = {"agents": agents, "orchestrator": {"seed": 5, "max_new_answers_per_agent": 1}}
         run = TeamRun(load(config), QUESTION, sinks=[view], approver=view.approver, logs=False)
         async with app.run_test(size=SIZE) as pilot:

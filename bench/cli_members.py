@@ -28,7 +28,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -36,9 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import report
 from bench.children import SETTLE, ChildWatch, now
-from bench.local import write
-from bench.proc import ROOT
 from massgen.backends import codex_tools
 from massgen.testing import Reply, coding_agent, cooperative_agent
 from massgen.testing import fake_gemini as gemini_fakes
@@ -47,6 +45,7 @@ from massgen.testing.fake_gemini import FakeGemini
 from massgen.testing.fake_openai_responses import FakeResponses
 
 BEGIN, END = "<!-- cli members: begin -->", "<!-- cli members: end -->"
+_say = report.progress("bench.cli_members")
 QUESTION = "What is the capital of France?"
 KEY = "sk-fake"
 CC_PREFIX = "mcp__massgen__"  # massgen's actions, as Claude Code names them
@@ -406,15 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     section = render(
         pairs, versions, samples, args.runs, (load_before, os.getloadavg()[0]), missing
     )
-    if args.print:
-        print(section)
-    else:
-        write(ROOT / "docs" / "benchmarks.md", section, BEGIN, END)
+    report.publish(section, BEGIN, END, quick=args.print)
     return 0
-
-
-def _say(message: str) -> None:
-    print(f"bench.cli_members: {message}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -127,6 +127,16 @@ def runs_and_quick(
     return (quick_runs if args.quick else args.runs), args.quick
 
 
+def progress(prog: str) -> Callable[[str], None]:
+    """A measuring module's progress lines, `prog: message` on stderr, so that a section
+    printed on stdout stays clean."""
+
+    def say(message: str) -> None:
+        print(f"{prog}: {message}", file=sys.stderr, flush=True)
+
+    return say
+
+
 def publish(text: str, begin: str, end: str, *, quick: bool) -> None:
     """A bench module's section: printed for `--quick`, else written between its markers in
     docs/benchmarks.md."""

@@ -29,6 +29,7 @@ from bench import (
     journal,
     local,
     permissions,
+    report,
     sandbox,
     serving,
     surfaces,
@@ -57,6 +58,7 @@ OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"
 GROWTH_SIZES = (2, 3, 5, 8)  # at 0 ms; the 3-agent runs double as the overhead benchmark
 SCALING_SIZES = (1, 3, 8, 32)
 LATENCY = 0.3
+_say = report.progress("bench")
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +199,6 @@ def _other_name(path: str) -> str:
         if done.returncode == 0 and lines:
             return lines[-1]
     return Path(path).name
-
-
-def _say(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.local import write
+from bench import report
 from bench.proc import ROOT, FakeServer, free_port, wait_healthy
 from bench.serving import percentile
 
@@ -62,10 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     timings = measure(args.runs)
     section = render(args.runs, timings, (load_before, os.getloadavg()[0]))
-    if args.print:
-        print(section)
-    else:
-        write(ROOT / "docs" / "benchmarks.md", section, BEGIN, END)
+    report.publish(section, BEGIN, END, quick=args.print)
     return 0
 
 

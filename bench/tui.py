@@ -32,12 +32,13 @@ from pathlib import Path
 
 import yaml
 
-from bench.local import write
+from bench import report
 from bench.proc import ROOT
 from bench.serve import Policy
 from massgen.testing.fake_provider import FakeProvider
 
 BEGIN, END = "<!-- terminal app: begin -->", "<!-- terminal app: end -->"
+_say = report.progress("bench.tui")
 QUESTION = "What is 6 times 7?"
 SIZE = (120, 36)  # columns, rows
 STREAMERS, RATE, WORDS = 8, 200, 1000  # agents, words a second each, words a reply
@@ -246,15 +247,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{s.first_wall:.2f}s/{s.first_cpu:.2f}cpu run {s.total_cpu:.1f}cpu/{s.wall:.0f}s"
                 for s in samples))  # fmt: skip
     section = render(found, args.runs, args.note)
-    if args.print:
-        print(section)
-    else:
-        write(ROOT / "docs" / "benchmarks.md", section, BEGIN, END)
+    report.publish(section, BEGIN, END, quick=args.print)
     return 0
-
-
-def _say(message: str) -> None:
-    print(f"bench.tui: {message}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""What the workspace tests (and others) share: agents with workspaces on the fake provider, and a
-policy whose final presenter writes one file."""
+"""What the workspace tests (and others) share: a policy whose final presenter writes one file
+(the agents with workspaces are `massgen.testing.teams.workspace_agents`)."""
 
 from __future__ import annotations
 
@@ -8,24 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from massgen.testing.policy import Reply, cooperative_agent
-
-
-def workspace_agents(base_url: str, ids: tuple[str, ...], model: str = "m") -> list[dict[str, Any]]:
-    """One chatcompletion agent per id, each with its own workspace `ws<n>`; `model` may
-    hold `{n}` to tell the agents apart."""
-    return [
-        {
-            "id": agent,
-            "backend": {
-                "type": "chatcompletion",
-                "base_url": base_url,
-                "api_key": "k",
-                "model": model.format(n=n),
-                "cwd": f"ws{n}",
-            },
-        }
-        for n, agent in enumerate(ids)
-    ]
 
 
 def presenter_writes(

@@ -18,20 +18,18 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from massgen.testing.fake_gemini import google_fault
-from massgen.testing.fake_openai_media import Call
-from massgen.testing.http_fake import LoopbackServer, StreamingHandler
-from massgen.testing.policy import cooperative_agent
+from massgen.testing.fake_openai_media import Call, CallLoggingServer
+from massgen.testing.http_fake import StreamingHandler
 
 Json = dict[str, Any]
 _POST = re.compile(r"^/v1[a-z0-9]*/models/(?P<model>[^/:]+):generateContent$")
 
 
-class FakeGeminiMedia(LoopbackServer):
+class FakeGeminiMedia(CallLoggingServer):
     """Gemini's generateContent (text and images) on 127.0.0.1, in a daemon thread."""
 
     def __init__(
@@ -41,24 +39,13 @@ class FakeGeminiMedia(LoopbackServer):
         image: bytes = b"\x89PNG\r\n\x1a\nfake-gemini-image",
         status: int | None = None,
     ) -> None:
-        super().__init__(cooperative_agent)
+        super().__init__()
         self.handler = _Handler
         self.text, self.image, self.status = text, image, status
-        self._calls: list[Call] = []
-        self._lock = threading.Lock()
 
     @property
     def base_url(self) -> str:
         return self.origin
-
-    @property
-    def calls(self) -> list[Call]:
-        with self._lock:
-            return list(self._calls)
-
-    def keep(self, call: Call) -> None:
-        with self._lock:
-            self._calls.append(call)
 
     def post(self, path: str, body: Json) -> tuple[int, Json]:
         route = _POST.match(path)

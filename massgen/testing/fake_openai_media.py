@@ -37,7 +37,26 @@ class Call:
     body: Json = field(default_factory=dict)  # JSON, or the multipart fields
 
 
-class FakeOpenAIMedia(LoopbackServer):
+class CallLoggingServer(LoopbackServer):
+    """A loopback fake that keeps every request it is sent as a `Call` (`calls`), as its
+    handler threads hand them over (`keep`)."""
+
+    def __init__(self) -> None:
+        super().__init__(cooperative_agent)
+        self._calls: list[Call] = []
+        self._calls_lock = threading.Lock()
+
+    @property
+    def calls(self) -> list[Call]:
+        with self._calls_lock:
+            return list(self._calls)
+
+    def keep(self, call: Call) -> None:
+        with self._calls_lock:
+            self._calls.append(call)
+
+
+class FakeOpenAIMedia(CallLoggingServer):
     """OpenAI's images and audio endpoints on 127.0.0.1, in a daemon thread."""
 
     def __init__(
@@ -49,25 +68,14 @@ class FakeOpenAIMedia(LoopbackServer):
         status: int | None = None,
         error: str = "the fake refuses",
     ) -> None:
-        super().__init__(cooperative_agent)
+        super().__init__()
         self.handler = _Handler
         self.image, self.speech, self.transcript = image, speech, transcript
         self.status, self.error = status, error
-        self._calls: list[Call] = []
-        self._calls_lock = threading.Lock()
 
     @property
     def base_url(self) -> str:
         return self.origin + "/v1"
-
-    @property
-    def calls(self) -> list[Call]:
-        with self._calls_lock:
-            return list(self._calls)
-
-    def keep(self, call: Call) -> None:
-        with self._calls_lock:
-            self._calls.append(call)
 
     # --- replies: (status, content type, body) ---------------------------------------
 

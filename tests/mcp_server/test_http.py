@@ -16,22 +16,12 @@ import httpx
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp_fixture import server_env, write_team
+from mcp_fixture import INITIALIZE, server_env, write_team
 
 from massgen.testing.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.timeout(120)
 TOKEN = "mcp-test-token-0123456789"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 
 
 def free_port() -> int:
@@ -82,7 +72,7 @@ def _wait_for(port: int, process: subprocess.Popen[str]) -> None:
 def post(url: str, headers: dict[str, str]) -> tuple[int, str]:
     request = urllib.request.Request(
         url,
-        data=json.dumps(INIT).encode(),
+        data=json.dumps(INITIALIZE).encode(),
         headers={
             "content-type": "application/json",
             "accept": "application/json, text/event-stream",

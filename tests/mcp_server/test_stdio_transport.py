@@ -13,23 +13,12 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import McpError
-from mcp_fixture import server_env, session, write_team
+from mcp_fixture import INITIALIZE, server_env, session, write_team
 
 from massgen.mcp_server.stdio import MAX_LINE_BYTES, request_id_of
 from massgen.testing.fake_provider import FakeProvider, Fault, Reply, cooperative_agent
 
 pytestmark = pytest.mark.timeout(120)
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import hashlib
 import json
 
 import pytest
-from workspace_agents import presenter_writes, workspace_agents
+from workspace_agents import presenter_writes
 
 from massgen.api import TeamRun
 from massgen.config.schema import ContextPathConfig
@@ -16,6 +16,7 @@ from massgen.core.toolbox import ToolContext
 from massgen.core.types import ToolCall
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider
+from massgen.testing.teams import workspace_agents
 from massgen.workspace.context import ContextPaths
 from massgen.workspace.team import Workspaces
 

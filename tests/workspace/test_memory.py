@@ -9,12 +9,12 @@ import os
 from pathlib import Path
 
 import pytest
-from workspace_agents import workspace_agents
 
 from massgen.api import TeamRun
 from massgen.core.errors import ConfigError
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing.teams import workspace_agents
 from massgen.workspace import memory
 from massgen.workspace.team import Workspaces
 

@@ -11,12 +11,12 @@ import time
 
 import yaml
 from test_team_run import IDS, PROGRAM, builder
-from workspace_agents import workspace_agents
 
 from massgen.api import TeamRun
 from massgen.runs.loading import load
 from massgen.runs.resuming import prepare
 from massgen.testing import FakeProvider, Reply
+from massgen.testing.teams import workspace_agents
 
 
 async def test_a_resumed_run_presents_from_the_snapshot_of_a_restored_answer(tmp_path, monkeypatch):

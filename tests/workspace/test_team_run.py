@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 
-from workspace_agents import workspace_agents
-
 from massgen.api import TeamRun
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing.teams import workspace_agents
 
 IDS = ("alice", "bob", "carol")
 PROGRAM = "print('hello from {model}')\n"

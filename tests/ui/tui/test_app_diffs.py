@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from app_driver import QUESTION, SIZE, fold_text, folds, new_view, until
 from textual.widgets import Collapsible, Static, TabbedContent
-from workspace_agents import workspace_agents
 
 from massgen.api import TeamRun
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider, Reply, cooperative_agent
+from massgen.testing.teams import workspace_agents
 from massgen.ui.tui.view import run_turn
 
 pytestmark = pytest.mark.usefixtures("in_tmp")

@@ -27,6 +27,7 @@ from massgen.api import TeamRun
 from massgen.runs.loading import load
 from massgen.testing.fake_provider import FakeProvider
 from massgen.testing.policy import Reply, cooperative_agent
+from massgen.testing.teams import workspace_agents
 from massgen.ui.tui.approval import ApprovalDialog
 from massgen.ui.tui.view import run_turn
 
@@ -109,20 +110,7 @@ async def test_a_run_with_a_tool_an_ask_and_a_vote_is_followed_and_answered_in_t
     view = new_view()
     app = view.app
     with FakeProvider(runs_a_command_first) as fake:
-        agents = [
-            {
-                "id": name,
-                "backend": {
-                    "type": "chatcompletion",
-                    "model": name,
-                    "base_url": fake.base_url,
-                    "api_key": "k",
-                    "cwd": f"ws{n}",
-                    "enable_mcp_command_line": True,
-                },
-            }
-            for n, name in enumerate(AGENTS)
-        ]
+        agents = workspace_agents(fake.base_url, AGENTS, model="{id}", enable_mcp_command_line=True)
         config = {"agents": agents, "orchestrator": {"max_new_answers_per_agent": 1}}
         run = TeamRun(load(config), QUESTION, sinks=[view], approver=view.approver, logs=False)
         async with app.run_test(size=SIZE) as pilot:
