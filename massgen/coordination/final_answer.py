@@ -27,6 +27,7 @@ from massgen.coordination.presentation import present
 from massgen.coordination.ranking import Ranked
 from massgen.coordination.restarts import feedback_block, max_attempts
 from massgen.coordination.run_state import Orchestrated, TeamOutcome
+from massgen.coordination.stopping import STOPPED
 from massgen.coordination.winner import Decision, decide
 from massgen.core import events as ev
 from massgen.core.checks import Check
@@ -212,8 +213,11 @@ def consensus_reason(run: Ending) -> str:
     if len(members) == 1:
         return "single agent answered"
     text = f"consensus: {len(members) - len(failed)} of {len(members)} agents hold a standing vote"
-    if failed:
-        text += "; failed: " + ", ".join(sorted(failed))
+    stopped = sorted(agent for agent, why in failed.items() if why == STOPPED)
+    if len(stopped) < len(failed):
+        text += "; failed: " + ", ".join(sorted(set(failed) - set(stopped)))
+    if stopped:
+        text += "; stopped by you: " + ", ".join(stopped)
     return text
 
 

@@ -49,6 +49,7 @@ async def test_a_stopped_agent_is_cancelled_and_the_team_decides_without_it():
 
     assert (outcome.winner, outcome.answer) == ("b", "Paris, finally.")
     assert outcome.failed_agents == {"slow": STOPPED}
+    assert outcome.reason.endswith("2 of 3 agents hold a standing vote; stopped by you: slow")
     assert [(e.agent, e.stopped) for e in cues.of(ev.AgentFailed)] == [("slow", True)]
     assert len(slow.requests) == 1  # its one call was cancelled, none followed
     assert [e.agent for e in cues.of(ev.AnswerPublished)] == ["a", "b"]

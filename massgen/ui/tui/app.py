@@ -74,7 +74,7 @@ class TeamApp(App[None]):
     CSS = CSS
     MORE_KEYS: tuple[tuple[str, str], ...] = ()  # widget keys a subclass adds to `?`
     # The status bar at the end.
-    DONE_NOTE = "  · done: q quits, the answer stays printed; y copies, w saves it"
+    DONE_NOTE = "  · done: q quits (the answer stays printed) · y copies · w saves"
     # The description is the footer's word; the tooltip is what `?` lists (`keys.py`).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "stop", priority=True,
