@@ -58,9 +58,16 @@ class AppServer:
 
     async def request(self, method: str, params: Mapping[str, Any]) -> Any:
         self._next += 1
+        request_id = self._next
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[self._next] = future
-        await self._send({"method": method, "id": self._next, "params": dict(params)})
+        self._pending[request_id] = future
+        try:
+            await self._send({"method": method, "id": request_id, "params": dict(params)})
+        except BaseException:  # not sent: the error raised here is the one to read
+            self._pending.pop(request_id, None)
+            if not future.cancel() and not future.cancelled():
+                future.exception()  # the reader failed it meanwhile: read, said by this one
+            raise
         return await future
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:

@@ -4,6 +4,7 @@ runs stays in Codex's sandbox, and its workflow action reaches the board."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import stat
@@ -158,12 +159,14 @@ async def run_with_api_member(codex: dict[str, Any]) -> tuple[Any, list[ev.AnyEv
     return await beside_api_member("cx", backend, QUESTION)
 
 
-async def test_a_crashing_codex_fails_that_member_only(tmp_path, monkeypatch):
+async def test_a_crashing_codex_fails_that_member_only(tmp_path, monkeypatch, caplog):
     """A CLI that dies at once: the member fails with a message naming Codex and what it
-    said; the API member still wins."""
+    said; the API member still wins; no error is left unread on the loop."""
     monkeypatch.chdir(tmp_path)
     cli = broken_cli(tmp_path, "echo 'codex: something broke' >&2\nexit 3\n")
     result, events = await run_with_api_member({"codex_path": cli})
+    gc.collect()  # an exception never retrieved is reported when its future is collected
+    assert "never retrieved" not in caplog.text
 
     assert result.ok and result.winner == "api", result
     failed = [e for e in events if isinstance(e, ev.AgentFailed) and e.agent == "cx"]
