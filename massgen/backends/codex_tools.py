@@ -93,8 +93,16 @@ def find_cli(configured: str | None, environ: Mapping[str, str]) -> Path | None:
     found = shutil.which("codex", path=environ.get("PATH"))
     if found:
         return Path(found)
+    return wheel_cli() or npm_cache_cli(environ)
+
+
+def npm_cache_cli(environ: Mapping[str, str]) -> Path | None:
+    """The npm install under massgen's cache. Its launcher is a node script: without
+    `node` on PATH it could not start, so it does not count as found."""
     local = cache_dir(environ) / "codex" / "node_modules" / ".bin" / "codex"
-    return wheel_cli() or (local if local.is_file() else None)
+    if not local.is_file() or shutil.which("node", path=environ.get("PATH")) is None:
+        return None
+    return local
 
 
 def wheel_cli() -> Path | None:

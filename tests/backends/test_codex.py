@@ -256,6 +256,20 @@ def test_the_extra_installs_the_codex_the_messages_name():
     assert f"Codex {codex_tools.WHEEL_PIN}" in codex_tools.INSTALL
 
 
+def test_the_npm_copy_in_the_cache_counts_only_with_node_to_run_it(tmp_path):
+    home, bin_dir = tmp_path / "home", tmp_path / "bin"
+    launcher = home / ".cache" / "massgen" / "codex" / "node_modules" / ".bin" / "codex"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text("#!/usr/bin/env node\n")
+    bin_dir.mkdir()
+    environ = {"HOME": str(home), "PATH": str(bin_dir)}
+    assert codex_tools.npm_cache_cli(environ) is None  # `node` is not on PATH
+    node = bin_dir / "node"
+    node.write_text("#!/bin/sh\n")
+    node.chmod(0o755)
+    assert codex_tools.npm_cache_cli(environ) == launcher
+
+
 def test_the_cli_gets_only_the_environment_it_needs(tmp_path):
     from massgen.backends.codex import child_env
 
