@@ -23,6 +23,7 @@ from massgen.runs.turn import warm_up
 from massgen.sessions import Session
 from massgen.testing.fake_provider import FakeProvider
 from massgen.ui.tui.chat import ChatApp, PromptInput, Transcript, chat_models
+from massgen.ui.tui.steering import StopDialog
 
 pytestmark = pytest.mark.usefixtures("in_tmp")
 
@@ -223,3 +224,30 @@ async def test_ctrl_c_stops_only_the_turn_and_resume_finishes_it(tmp_path):
     assert "of turn 1" in str(seen["resumed"]) and "resumed: " in str(seen["resumed"])
     assert seen["next"] == ("turn 1 · slow: tell me everything", "echo: slow: tell me everything")
     assert [(t.number, t.status) for t in chat.session.turns()] == [(1, "ok")]
+
+
+async def test_x_in_a_chat_turn_stops_one_agent_and_the_turn_ends_without_it(tmp_path):
+    seen: dict[str, object] = {}
+
+    async def user(pilot: Pilot) -> None:
+        app = pilot.app
+        assert isinstance(app, ChatApp)
+        await send(pilot, "slow: tell me everything")  # creative (m-c) stalls
+        state = app.model.state
+        await until(lambda: state.agent("careful").answers and state.agent("balanced").answers,
+                    "the two first answers")  # fmt: skip
+        await pilot.press("3", "x")
+        await until(lambda: isinstance(app.screen, StopDialog), "the stop dialog")
+        await pilot.press("up", "enter")
+        await until(lambda: turns_shown(app), "the turn in the transcript")
+        await ready_for_line(app)
+        seen["outcome"] = text_of(app, "#outcome")
+        await leave(pilot)
+
+    with FakeProvider(chat_policy) as fake:
+        chat = new_chat(chat_team_file(tmp_path, fake.base_url))
+        await run(chat, user)
+
+    assert "stopped by you: creative" in str(seen["outcome"])
+    ((number, status, answer),) = [(t.number, t.status, t.answer) for t in chat.session.turns()]
+    assert (number, status) == (1, "degraded") and answer == "echo: slow: tell me everything"
