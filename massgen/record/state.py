@@ -110,7 +110,7 @@ class AgentState:
     error: str | None = None
 
 
-class RunState(groups.GroupFold):
+class RunState(groups.GroupFold[None]):
     """The fold of a run's events; `apply` is called once per event, in order."""
 
     def __init__(self, question: str) -> None:
