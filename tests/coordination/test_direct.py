@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from workspace_agents import workspace_agents
-
 from massgen.api import TeamRun
 from massgen.core import events as ev
 from massgen.runs.loading import load
 from massgen.testing import FakeProvider
 from massgen.testing.policy import Fault, Reply
+from massgen.testing.teams import workspace_agents
 
 
 def agents(base_url: str) -> list[dict]:
