@@ -107,6 +107,8 @@ def shown(argv: Sequence[str]) -> str:
     for part in argv:
         if part == sys.executable:
             part = "python"
+        elif part == str(Path(sys.executable).parent / "massgen"):
+            part = "massgen"  # the console script of this interpreter's environment
         elif part.startswith(str(ROOT)):
             part = os.path.relpath(part, ROOT)
         parts.append(f'"{part}"' if " " in part else part)

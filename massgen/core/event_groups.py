@@ -1,13 +1,13 @@
 """The event union in five groups, each of which a consumer handles alike.
 
-A view, the log table and the run's state each dispatch on the group first and then on
-the event inside it, one small function per group, through `by_group`:
+A consumer dispatches on the group first and then on the event inside it, one small
+function per group. The log table does it through `by_group`:
 
     return groups.by_group(event, stream=..., tool=_tool_line, decision=..., aid=..., progress=...)
     # each a `match` over its group, ending in `assert_never`
 
-A fold that keeps state (the run's state, a view's model) subclasses `GroupFold`, whose
-`fold(event)` calls its `on_<group>` method.
+A consumer that sees every event of a run as it happens (the run's state, a view's model,
+the plain view) subclasses `GroupFold`, whose `fold(event)` calls its `on_<group>` method.
 
 Every event is in exactly one group (`tests/core/test_events.py`), so `by_group`, which
 checks all five and then calls `assert_never`, covers the whole union.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TypeVar, assert_never
+from typing import Any, ClassVar, Generic, TypeVar, assert_never, get_args
 
 from massgen.core import events as ev
 
@@ -99,11 +99,35 @@ def by_group(
     assert_never(event)
 
 
-class GroupFold(ABC):
-    """A consumer that folds each group of events in a method of its own."""
+class GroupFold(ABC, Generic[T]):
+    """A consumer that folds each group of events in a method of its own; `fold` returns
+    what that method returns (`T`: None for a fold that only keeps state)."""
 
-    def fold(self, event: ev.AnyEvent) -> None:
-        by_group(
+    # Each event class's `on_<group>` method, built once per subclass: a fold sees every
+    # event of a run (thousands of deltas), and one dict lookup costs a fraction of
+    # `by_group`'s call (`bench/`: section 5, consumer alone).
+    _fold_of: ClassVar[dict[type, Callable[[Any, Any], Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        methods: tuple[Callable[[Any, Any], Any], ...] = (
+            cls.on_stream,
+            cls.on_tool,
+            cls.on_decision,
+            cls.on_aid,
+            cls.on_progress,
+        )
+        cls._fold_of = {
+            kind: method
+            for group, method in zip(GROUPS, methods, strict=True)
+            for kind in get_args(group)
+        }
+
+    def fold(self, event: ev.AnyEvent) -> T:
+        method = self._fold_of.get(type(event))
+        if method is not None:
+            return method(self, event)
+        return by_group(  # a subclass of an event class: found by isinstance
             event,
             stream=self.on_stream,
             tool=self.on_tool,
@@ -113,16 +137,16 @@ class GroupFold(ABC):
         )
 
     @abstractmethod
-    def on_stream(self, event: AgentStream) -> None: ...
+    def on_stream(self, event: AgentStream) -> T: ...
 
     @abstractmethod
-    def on_tool(self, event: ToolActivity) -> None: ...
+    def on_tool(self, event: ToolActivity) -> T: ...
 
     @abstractmethod
-    def on_decision(self, event: Decision) -> None: ...
+    def on_decision(self, event: Decision) -> T: ...
 
     @abstractmethod
-    def on_aid(self, event: AidActivity) -> None: ...
+    def on_aid(self, event: AidActivity) -> T: ...
 
     @abstractmethod
-    def on_progress(self, event: RunProgress) -> None: ...
+    def on_progress(self, event: RunProgress) -> T: ...

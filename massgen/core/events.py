@@ -5,6 +5,9 @@ The terminal views, the log directory, `status.json`, automation output and the 
 
 `agent` is always the user's own agent id from the config (the user may see it); models
 only ever see anonymised labels such as `agent2.3`.
+
+The tool events are declared in `core/tool_events.py` and the base class in
+`core/event_base.py`; this module re-exports them, so every event is imported from here.
 """
 
 from __future__ import annotations

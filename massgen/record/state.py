@@ -111,7 +111,7 @@ class AgentState:
     stopped: bool = False  # the person stopped it: "failed" only in that it is out
 
 
-class RunState(groups.GroupFold):
+class RunState(groups.GroupFold[None]):
     """The fold of a run's events; `apply` is called once per event, in order."""
 
     def __init__(self, question: str) -> None:

@@ -41,7 +41,7 @@ from xai_sdk.proto import chat_pb2, usage_pb2
 from massgen.testing import fake_provider
 from massgen.testing.fake_gemini import STATUS_NAMES
 from massgen.testing.fake_provider import FakeUsage, Fault, Reply
-from massgen.testing.http_fake import Pacing
+from massgen.testing.http_fake import Pacing, ProviderFake
 from massgen.testing.media import BadPart, SeenMedia, xai_media
 from massgen.testing.policy import FakeCode, FakeSearch
 
@@ -90,7 +90,7 @@ def openai_view(request: Json) -> Json:
     return view
 
 
-class FakeXai:
+class FakeXai(ProviderFake):
     """An xAI Chat gRPC server on 127.0.0.1 in a daemon thread.
 
     `base_url` is `http://127.0.0.1:PORT` (plaintext gRPC); `requests` holds every
@@ -98,24 +98,13 @@ class FakeXai:
     """
 
     def __init__(self, policy: Policy | None = None, **pacing: Unpack[Pacing]) -> None:
-        self.policy = policy or cooperative_agent
-        self.latency = pacing.get("latency", 0.0)
-        self.tokens_per_second = pacing.get("tokens_per_second")
-        self._lock = threading.Lock()
-        self._requests: list[Json] = []
+        super().__init__(policy or cooperative_agent, **pacing)
         self._metadata: list[dict[str, str]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: grpc.aio.Server | None = None
         self._closing: asyncio.Event | None = None
         self._port = 0
-
-    def __enter__(self) -> FakeXai:
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
     def start(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -167,11 +156,6 @@ class FakeXai:
     def base_url(self) -> str:
         assert self._server is not None, "FakeXai is not running"
         return f"http://127.0.0.1:{self._port}"
-
-    @property
-    def requests(self) -> list[Json]:
-        with self._lock:
-            return list(self._requests)
 
     @property
     def media(self) -> list[list[SeenMedia]]:

@@ -18,6 +18,7 @@ import re
 import socket
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, TypedDict, Unpack
@@ -132,7 +133,38 @@ class Pacing(TypedDict, total=False):
     tokens_per_second: float | None
 
 
-class LoopbackServer:
+class ProviderFake(ABC):
+    """What every fake provider holds, whatever it speaks (HTTP here, gRPC in `fake_xai`):
+    the policy that scripts its replies, its pacing, and every request body it was sent
+    (`requests`, in arrival order); a `with` block starts and closes it."""
+
+    def __init__(self, policy: Policy, **pacing: Unpack[Pacing]) -> None:
+        self.policy = policy
+        self.latency = pacing.get("latency", 0.0)
+        self.tokens_per_second = pacing.get("tokens_per_second")
+        self._lock = threading.Lock()
+        self._requests: list[Json] = []
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @abstractmethod
+    def start(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @property
+    def requests(self) -> list[Json]:
+        with self._lock:
+            return list(self._requests)
+
+
+class LoopbackServer(ProviderFake):
     """An HTTP server on 127.0.0.1 in a daemon thread, answering with `handler`.
 
     Every request body, its headers and its path (with query) are kept, in arrival order.
@@ -141,22 +173,11 @@ class LoopbackServer:
     handler: type[StreamingHandler]
 
     def __init__(self, policy: Policy, **pacing: Unpack[Pacing]) -> None:
-        self.policy = policy
-        self.latency = pacing.get("latency", 0.0)
-        self.tokens_per_second = pacing.get("tokens_per_second")
-        self._lock = threading.Lock()
-        self._requests: list[Json] = []
+        super().__init__(policy, **pacing)
         self._headers: list[dict[str, str]] = []
         self._paths: list[str] = []
         self._closing = threading.Event()
         self._server: _Server | None = None
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
     def start(self) -> None:
         self._server = _Server(("127.0.0.1", 0), self.handler)
@@ -178,11 +199,6 @@ class LoopbackServer:
         """`http://127.0.0.1:PORT`, without any API path."""
         assert self._server is not None, f"{type(self).__name__} is not running"
         return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    @property
-    def requests(self) -> list[Json]:
-        with self._lock:
-            return list(self._requests)
 
     @property
     def headers(self) -> list[dict[str, str]]:

@@ -125,7 +125,7 @@ class Pane:
         return None
 
 
-class ViewModel(groups.GroupFold):
+class ViewModel(groups.GroupFold[None]):
     """Apply every event in order; read `state` and `panes` to draw.
 
     `tail_chars`: how much of each agent's stream is kept (a scrollable view keeps more

@@ -29,7 +29,9 @@ from massgen.ui.action_text import RunText
 _ENDINGS = (ev.CoordinationFinished, ev.RunFinished)
 
 
-class PlainView:
+class PlainView(groups.GroupFold[str | None]):
+    """Each event as the line it prints (`fold`: one `on_<group>` per group of events)."""
+
     def __init__(
         self, out: TextIO | None = None, *, show_text: bool = True, show_cost: bool = False
     ) -> None:
@@ -46,23 +48,12 @@ class PlainView:
         self._usage(event)
         if isinstance(event, _ENDINGS):
             self.close()  # half-written lines belong before the summary, not after it
-        line = self._line(event)
+        line = self.fold(event)  # None for an event that prints no line (or streams)
         if line is not None:
             self._flush_agent(getattr(event, "agent", None))
             self._write(line + "\n")
 
-    def _line(self, event: ev.AnyEvent) -> str | None:
-        """The line an event prints; None for one that prints none (or streams)."""
-        return groups.by_group(
-            event,
-            stream=self._streamed,
-            tool=_tool_line,
-            decision=self._decision_line,
-            aid=_aid_line,
-            progress=self._progress_line,
-        )
-
-    def _streamed(self, event: groups.AgentStream) -> None:
+    def on_stream(self, event: groups.AgentStream) -> None:
         """Text streams a line at a time as it completes; it is never the event's line."""
         match event:
             case ev.AgentStarted(agent=agent, json_actions=json_actions):
@@ -74,7 +65,13 @@ class PlainView:
             case _:
                 assert_never(event)
 
-    def _decision_line(self, event: groups.Decision) -> str:
+    def on_tool(self, event: groups.ToolActivity) -> str | None:
+        return _tool_line(event)
+
+    def on_aid(self, event: groups.AidActivity) -> str:
+        return _aid_line(event)
+
+    def on_decision(self, event: groups.Decision) -> str:
         match event:
             case ev.AnswerPublished(agent=agent, label=label, content=content):
                 unshown = self._runs.setdefault(agent, RunText()).unshown(content)
@@ -97,7 +94,7 @@ class PlainView:
             case _:
                 assert_never(event)
 
-    def _progress_line(self, event: groups.RunProgress) -> str | None:
+    def on_progress(self, event: groups.RunProgress) -> str | None:
         match event:
             case ev.RunStarted(agents=agents):
                 return f"massgen: {len(agents)} agent(s): {', '.join(agents)}"

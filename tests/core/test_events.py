@@ -87,3 +87,35 @@ def test_the_end_of_a_run_keeps_its_line_in_the_log():
 def test_every_event_is_in_exactly_one_group():
     grouped = [cls for group in groups.GROUPS for cls in get_args(group)]
     assert sorted(c.__name__ for c in grouped) == sorted(c.__name__ for c in get_args(ev.AnyEvent))
+
+
+class _GroupNames(groups.GroupFold[str]):
+    def on_stream(self, event: groups.AgentStream) -> str:
+        return "stream"
+
+    def on_tool(self, event: groups.ToolActivity) -> str:
+        return "tool"
+
+    def on_decision(self, event: groups.Decision) -> str:
+        return "decision"
+
+    def on_aid(self, event: groups.AidActivity) -> str:
+        return "aid"
+
+    def on_progress(self, event: groups.RunProgress) -> str:
+        return "progress"
+
+
+def test_a_fold_hands_every_event_to_the_method_of_its_group():
+    fold, names = _GroupNames(), ("stream", "tool", "decision", "aid", "progress")
+    for name, group in zip(names, groups.GROUPS, strict=True):
+        for cls in get_args(group):
+            event = object.__new__(cls)  # its class is all that the dispatch reads
+            assert fold.fold(event) == name, cls.__name__
+
+
+def test_a_subclass_of_an_event_class_folds_as_its_base_does():
+    class Late(ev.TextDelta):
+        pass
+
+    assert _GroupNames().fold(Late(agent="a", text="x")) == "stream"
