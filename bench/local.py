@@ -52,14 +52,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def write(doc: Path, section: str, begin: str = BEGIN, end: str = END) -> None:
-    """Put `section` between the markers in `doc` (appended the first time)."""
+def write(
+    doc: Path, section: str, begin: str = BEGIN, end: str = END, *, first_at_top: bool = False
+) -> None:
+    """Put `section` between the markers in `doc`, the rest of it as it was (appended the
+    first time, or put at the top with `first_at_top`)."""
     text = doc.read_text(encoding="utf-8") if doc.exists() else ""
     block = f"{begin}\n{section}\n{end}"
     if begin in text and end in text:
         head, _, rest = text.partition(begin)
         _, _, tail = rest.partition(end)
         text = f"{head}{block}{tail}"
+    elif first_at_top:
+        text = f"{block}\n\n{text.lstrip()}" if text.strip() else f"{block}\n"
     else:
         text = f"{text.rstrip()}\n\n{block}\n"
     doc.write_text(text, encoding="utf-8")

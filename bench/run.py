@@ -19,40 +19,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import (
-    aids,
-    batch,
-    cli_members,
     commands,
     doc,
-    first_run,
     inproc,
     journal,
     local,
-    permissions,
     report,
-    sandbox,
-    serving,
-    surfaces,
-    tui,
     workspace,
 )
 from bench.commands import Cli, TeamSample, Workdir
 from bench.proc import ROOT, Sample
 
-# Written by `python -m bench.local`, `.first_run`, `.sandbox`, `.serving`, `.batch`,
-# `.permissions`, `.aids`, `.surfaces`, `.cli_members`, `.tui`.
-KEPT_SECTIONS = (
-    (local.BEGIN, local.END),
-    (first_run.BEGIN, first_run.END),
-    (sandbox.BEGIN, sandbox.END),
-    (serving.BEGIN, serving.END),
-    (batch.BEGIN, batch.END),
-    (permissions.BEGIN, permissions.END),
-    (aids.BEGIN, aids.END),
-    (surfaces.BEGIN, surfaces.END),
-    (cli_members.BEGIN, cli_members.END),
-    (tui.BEGIN, tui.END),
-)
+# This module's part of docs/benchmarks.md (§1-9, at the top); a rerun replaces only it,
+# so the other modules' sections and the notes between them stay.
+BEGIN, END = "<!-- core: begin -->", "<!-- core: end -->"
 
 OTHER_ENV = "MASSGEN_BENCH_OTHER_CLI"
 GROWTH_SIZES = (2, 3, 5, 8)  # at 0 ms; the 3-agent runs double as the overhead benchmark
@@ -98,11 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out or ROOT / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    # Sections other bench modules write (minutes each); kept when this rewrites the file.
-    kept = [local.kept_section(out, begin, end) for begin, end in KEPT_SECTIONS]
-    tail = "\n\n".join(section for section in kept if section)
-    out.write_text(f"{text.rstrip()}\n\n{tail}\n" if tail else text, encoding="utf-8")
-    _say(f"wrote {out}")
+    local.write(out, text.rstrip(), BEGIN, END, first_at_top=True)
     return 0
 
 

@@ -60,8 +60,17 @@ def test_the_section_renders_passes_its_targets_and_is_kept_by_a_full_run(cost, 
     assert same_calls[2] and memory_bound[2]
     assert "§2's 3-agent run through the CLI takes 0.043 s" in text
     assert "| 64 |" in text and "| past the bounds |" in text
-    assert (aids.BEGIN, aids.END) in run.KEPT_SECTIONS
     doc = tmp_path / "benchmarks.md"
     doc.write_text("# Benchmarks\n")
     write(doc, text, aids.BEGIN, aids.END)
     assert kept_section(doc, aids.BEGIN, aids.END) == f"{aids.BEGIN}\n{text}\n{aids.END}"
+    # A full run (`python -m bench`) rewrites its own part only: this section, and a
+    # note written by hand between sections, stay as they were, twice over.
+    with doc.open("a") as file:
+        file.write("\nA note by hand.\n")
+    for core in ("# Benchmarks\n§1-9, first run", "# Benchmarks\n§1-9, second run"):
+        write(doc, core, run.BEGIN, run.END, first_at_top=True)
+    kept = doc.read_text()
+    assert kept.startswith(f"{run.BEGIN}\n# Benchmarks\n§1-9, second run\n{run.END}")
+    assert "first run" not in kept and kept.count("# Benchmarks") == 2  # ours, and the old one
+    assert f"{aids.BEGIN}\n{text}\n{aids.END}" in kept and "A note by hand." in kept
