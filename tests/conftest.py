@@ -1,3 +1,5 @@
+import os
+import pwd
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -8,6 +10,11 @@ from massgen.core import safe_open
 
 # Protocol tests share the scripted backend in tests/scripted.py.
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Tests give runs a HOME of their own; the caches still go where the user's do, so the
+# offline models (1.5 GB joined from their packages) are built once per machine, not once
+# per test (a CI disk ran out when each test built its own).
+os.environ.setdefault("XDG_CACHE_HOME", str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache"))
 
 
 @pytest.fixture

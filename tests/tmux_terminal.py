@@ -50,12 +50,14 @@ class TmuxTerminal:
         width: int = WIDTH,
         height: int = HEIGHT,
     ) -> None:
-        """`env`: added to a clean environment (PATH, HOME=cwd/home, TERM, PYTHONPATH)."""
+        """`env`: added to a clean environment (PATH, HOME=cwd/home, the user's caches, TERM,
+        PYTHONPATH)."""
         self.socket = f"massgen-test-{os.getpid()}-{next(_numbers)}"
         self.height = height
         variables = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(cwd / "home"),
+            "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],  # built models: tests/conftest.py
             "TERM": "xterm-256color",
             "LANG": "C.UTF-8",
             "PYTHONPATH": str(ROOT),

@@ -21,10 +21,9 @@ PROBLEM = (
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    # Built where a user's would be, but in a folder of this test session's own.
-    folder = tmp_path_factory.mktemp("models")
-    return local_models.built_path(local_models.QWEN_15B, report=lambda _: None, folder=folder)
+def cache():
+    # Built where a user's is (the joining itself is tested in test_local_models.py).
+    return local_models.built_path(local_models.QWEN_15B, report=lambda _: None)
 
 
 async def test_the_1_5b_model_solves_a_two_step_word_problem_at_temperature_0(cache):
