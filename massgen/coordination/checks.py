@@ -117,7 +117,7 @@ class Checking:
         self._tasks.clear()
 
 
-def failed_labels(verdicts: dict[str, Check]) -> frozenset[str]:
+def failed_labels(verdicts: Mapping[str, Check]) -> frozenset[str]:
     return frozenset(label for label, check in verdicts.items() if check.verdict == "failed")
 
 

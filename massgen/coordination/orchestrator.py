@@ -3,8 +3,9 @@
 The orchestrator owns the board and is the only place that changes it. Agents submit
 actions through `_submit`; everything observable leaves as events through `emit`. Its
 lifecycles live beside it and read it as `run_state.Orchestrated`: what a member is told
-for a run (`briefing.py`), how an attempt ends in a final answer (`final_answer.py`), and
-the attempts of a run with the evaluations between them (`restart_cycle.py`).
+for a run (`briefing.py`), whether first answers end an attempt early (`early_end.py`), how
+an attempt ends in a final answer (`final_answer.py`), and the attempts of a run with the
+evaluations between them (`restart_cycle.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from massgen.config.schema import OrchestratorConfig
 from massgen.coordination import (
     actions,
     briefing,
+    early_end,
     final_answer,
     first_answers,
     novelty,
@@ -25,13 +27,13 @@ from massgen.coordination import (
     stopping,
 )
 from massgen.coordination.agent import Emit, Member, Rejected, Verdict, run_agent
-from massgen.coordination.agreement import Agreement, ends_run, measure
+from massgen.coordination.agreement import Agreement, measure
 from massgen.coordination.aids import Aids
 from massgen.coordination.board import Vote
 from massgen.coordination.budget import Budget, BudgetedBackend, BudgetSpent
-from massgen.coordination.checks import Checking, Verifier, failed_labels
+from massgen.coordination.checks import Checking, Verifier
 from massgen.coordination.final_answer import Ended
-from massgen.coordination.ranking import Ranked, first_passing, settle
+from massgen.coordination.ranking import Ranked
 from massgen.coordination.restart_cycle import RestartCycle
 from massgen.coordination.restarts import Feedback
 from massgen.coordination.resume import Resumed
@@ -438,7 +440,7 @@ class Orchestrator:
         if self._checks_pending():  # a verdict may change the winner or the agreement
             return
         live = [m.id for m in self.members if m.id not in self.state.failed]
-        if self._agreement_ends(live) or self._split_ranked(live):
+        if self._ends_early(live):
             self.state.done.set()
             self._wake_all()
             return
@@ -450,38 +452,16 @@ class Orchestrator:
             self.state.done.set()
             self._wake_all()
 
-    def _agreement_ends(self, live: list[str]) -> bool:
-        """The live agents' first answers all agree (`agreement.py`). Not for a team with
-        workspaces: there an answer is its files too, and the presenter writes them."""
-        if self._agreed is not None:
-            return True
-        if self._has_workspaces():
-            return False
-        answers = self.state.board.all_answers()
-        failed = failed_labels(self.verdicts() or {})
-        settings = self.settings
-        self._agreed = ends_run(
-            answers, live, settings.agreement, failed, settings.agreement_quorum
-        )
-        return self._agreed is not None
-
-    def _split_ranked(self, live: list[str]) -> bool:
-        """With `when_split: rank`, every live first answer is in and none agreed: the
-        run ends ranked (`ranking.py`). Not for a team with workspaces, as above."""
-        if self._ranked is not None:
-            return True
-        if self.settings.when_split != "rank" or len(self.members) < 2:
-            return False
-        if self._has_workspaces():
-            return False
-        order = [m.id for m in self.members]
-        answers = self.state.board.all_answers()
-        if first_answers.one_by_one(self.settings, self.checking is not None):
-            self._ranked = first_passing(answers, live, self.verdicts() or {}, order)
-            if self._ranked is not None:
-                return True
-        self._ranked = settle(answers, live, self.settings.agreement, self.verdicts(), order)
-        return self._ranked is not None
+    def _ends_early(self, live: list[str]) -> bool:
+        """The first answers agree or, with `when_split: rank`, are ranked (`early_end.py`).
+        Not for a team with workspaces: there an answer is its files too."""
+        if self._agreed is None and self._ranked is None and not self._has_workspaces():
+            answers, verdicts = self.state.board.all_answers(), self.verdicts()
+            self._agreed = early_end.agreed(answers, live, self.settings, verdicts)
+            if self._agreed is None:
+                order = [m.id for m in self.members]
+                self._ranked = early_end.ranked(answers, live, self.settings, verdicts, order)
+        return self._agreed is not None or self._ranked is not None
 
     def agreement(self) -> Agreement | None:
         """How this attempt's first answers agree, whether or not that ended it."""
