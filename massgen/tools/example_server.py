@@ -38,12 +38,16 @@ def reverse(text: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m massgen.tools.example_server")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable-http")
-    args = parser.parse_args(argv)
-    if args.http is not None:
-        server.settings.host, server.settings.port = "127.0.0.1", args.http
-        server.run("streamable-http")
+    serve(server, parser.parse_args(argv).http)
+
+
+def serve(mcp: FastMCP, http_port: int | None) -> None:
+    """Over stdio, or over streamable-http on loopback only when given a port."""
+    if http_port is None:
+        mcp.run("stdio")
     else:
-        server.run("stdio")
+        mcp.settings.host, mcp.settings.port = "127.0.0.1", http_port
+        mcp.run("streamable-http")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import sys
 import anyio
 from mcp.server.fastmcp import Context, FastMCP
 
+from massgen.tools.example_server import serve
+
 server = FastMCP("faults")
 
 
@@ -81,11 +83,7 @@ def main() -> None:
     if args.garbage:
         print("hello, this is not JSON-RPC", flush=True)
         print("{not json either", flush=True)
-    if args.http is not None:
-        server.settings.host, server.settings.port = "127.0.0.1", args.http
-        server.run("streamable-http")
-    else:
-        server.run("stdio")
+    serve(server, args.http)
 
 
 if __name__ == "__main__":
