@@ -42,6 +42,17 @@ def test_three_agents_differ_in_temperature():
     assert len(set(temperatures)) == 3
 
 
+def test_the_math_preset_is_the_qwen_team_with_its_python_blocks_run():
+    # docs/quality.md compares the two as one team with and without the tool.
+    plain = load_config(resolve_config_arg("@examples/local_qwen"))
+    math = load_config(resolve_config_arg("@examples/local_qwen_math"))
+    assert math.agents == plain.agents
+    assert math.orchestrator.run_python_blocks and not plain.orchestrator.run_python_blocks
+    tool = {"run_python_blocks"}
+    settings = math.orchestrator.model_dump(exclude=tool)
+    assert settings == plain.orchestrator.model_dump(exclude=tool)
+
+
 def test_local_presets_follow_the_override_variables(monkeypatch):
     monkeypatch.setenv("MASSGEN_BASE_URL", "http://gpu:9000/v1")
     monkeypatch.setenv("MASSGEN_MODEL", "my-model")
